@@ -1,0 +1,59 @@
+"""Fixtures every test shares: a real database per test, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from pydantic_ai import models
+
+from tests.support.databases import Templates, build_templates
+from tests.support.postgres import PostgresCluster
+from tools.db import Database
+
+# No test ever talks to a real model provider.
+models.ALLOW_MODEL_REQUESTS = False
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    cluster = PostgresCluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def templates(postgres: PostgresCluster, tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return build_templates(tmp_path_factory.mktemp("templates"), postgres)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def database_url(backend: str, templates: Templates, tmp_path: Path) -> AsyncIterator[str]:
+    """A fresh, migrated database holding the demo data, private to this test."""
+    if backend == "sqlite":
+        yield templates.sqlite_copy(tmp_path)
+        return
+    url = await templates.postgres_copy()
+    try:
+        yield url
+    finally:
+        await templates.postgres_drop(url)
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[Database]:
+    database = Database(database_url)
+    try:
+        yield database
+    finally:
+        await database.dispose()

@@ -1,0 +1,1 @@
+"""Test support: a throwaway PostgreSQL cluster and per-test databases."""

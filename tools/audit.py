@@ -1,0 +1,95 @@
+"""Appends to the audit log: every call, proposal, refusal, decision and outcome; never edits a row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import structlog
+from sqlalchemy import select
+
+from tools.db import AuditRow, Database
+
+__all__ = ["AuditEntry", "AuditLog", "Outcome"]
+
+log = structlog.get_logger("countersign.audit")
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    PROPOSED = "proposed"
+    REFUSED = "refused"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    DONE = "done"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    UNKNOWN = "outcome_unknown"
+
+
+@dataclass(slots=True)
+class AuditEntry:
+    """One line of the trail, filled in as a call goes and written when it ends."""
+
+    at: datetime
+    agent: str
+    tool: str
+    userid: int | None
+    tenantid: int | None
+    scope: str
+    outcome: Outcome = Outcome.OK
+    detail: str = ""
+    rows: int = 0
+    took_ms: float = 0.0
+    args: dict[str, Any] | None = None
+    card_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+class AuditLog:
+    """Writes each entry in its own committed transaction, so a later failure cannot undo it."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def write(self, entry: AuditEntry) -> None:
+        row = AuditRow(
+            at=entry.at,
+            agent=entry.agent,
+            tool=entry.tool,
+            user_id=entry.userid,
+            tenant_id=entry.tenantid,
+            scope=entry.scope,
+            outcome=str(entry.outcome),
+            detail=entry.detail,
+            rows=entry.rows,
+            took_ms=round(entry.took_ms, 3),
+            args=entry.args,
+            card_id=entry.card_id,
+        )
+        async with self._db.session() as session, session.begin():
+            session.add(row)
+        log.info(
+            "audited",
+            tool=entry.tool,
+            outcome=str(entry.outcome),
+            tenant=entry.tenantid,
+            user=entry.userid,
+            card_id=entry.card_id,
+        )
+
+    async def recent(
+        self, *, tenantid: int | None = None, limit: int = 50, card_id: str | None = None
+    ) -> Sequence[AuditRow]:
+        """The newest entries first, optionally for one tenant or one card."""
+        stmt = select(AuditRow).order_by(AuditRow.id.desc()).limit(limit)
+        if tenantid is not None:
+            stmt = stmt.where(AuditRow.tenant_id == tenantid)
+        if card_id is not None:
+            stmt = stmt.where(AuditRow.card_id == card_id)
+        async with self._db.session() as session:
+            return (await session.scalars(stmt)).all()

@@ -1,0 +1,16 @@
+"""Storage: the engine, sessions (tenant-scoped ones too), the engine's tables and migrations."""
+
+from tools.db.base import Base, BigId, TenantScoped, UTCDateTime
+from tools.db.database import DEFAULT_URL, Database
+from tools.db.tables import AuditRow, ProposalRow
+
+__all__ = [
+    "DEFAULT_URL",
+    "AuditRow",
+    "Base",
+    "BigId",
+    "Database",
+    "ProposalRow",
+    "TenantScoped",
+    "UTCDateTime",
+]

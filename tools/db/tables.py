@@ -1,0 +1,67 @@
+"""The engine's own tables: proposals (the state of every card) and the append-only audit log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Float, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tools.db.base import Base, BigId, UTCDateTime
+
+__all__ = ["AuditRow", "ProposalRow"]
+
+
+class ProposalRow(Base):
+    """One card: what it runs, for whom, and where it is in its life.
+
+    ``pending → executing → done | failed``, ``pending → rejected | expired``,
+    ``executing → interrupted | outcome_unknown`` (the process stopped mid-write).
+    """
+
+    __tablename__ = "proposals"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tool: Mapped[str] = mapped_column(String(100))
+    agent: Mapped[str] = mapped_column(String(100))
+    user_id: Mapped[int] = mapped_column(Integer, index=True)
+    tenant_id: Mapped[int] = mapped_column(Integer)
+    args: Mapped[dict[str, Any]] = mapped_column(JSON)
+    digest: Mapped[str] = mapped_column(String(64))
+    summary: Mapped[str] = mapped_column(Text)
+    details: Mapped[list[dict[str, str]]] = mapped_column(JSON)
+    warning: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    decided_by: Mapped[int | None] = mapped_column(Integer)
+    decided_by_name: Mapped[str | None] = mapped_column(String(200))
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    reason: Mapped[str | None] = mapped_column(Text)
+    outcome: Mapped[str | None] = mapped_column(Text)
+    # Where a surface posted the card (platform, channel, message id), so any process can
+    # update it later. Opaque to the engine.
+    surface: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+    __table_args__ = (Index("ix_proposals_tenant_status", "tenant_id", "status"),)
+
+
+class AuditRow(Base):
+    """One audited event. Rows are only ever inserted; the migration forbids UPDATE and DELETE."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    agent: Mapped[str] = mapped_column(String(100))
+    tool: Mapped[str] = mapped_column(String(100))
+    user_id: Mapped[int | None] = mapped_column(Integer)
+    tenant_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    scope: Mapped[str] = mapped_column(String(10))
+    outcome: Mapped[str] = mapped_column(String(20))
+    detail: Mapped[str] = mapped_column(Text, default="")
+    rows: Mapped[int] = mapped_column(Integer, default=0)
+    took_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    args: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    card_id: Mapped[str | None] = mapped_column(String(32), index=True)

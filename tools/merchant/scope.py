@@ -1,0 +1,128 @@
+"""Resolves names to rows within the caller's tenant and shapes read results; never writes.
+
+"close Whitefield" must become branch 3, Whitefield, Bengaluru before a card is drawn; a name
+that matches nothing or several things is a refusal that lists the candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tools.errors import AmbiguousError, NotFoundError
+from tools.merchant.models import Branch, Product, Tenant
+from tools.merchant.money import format_money
+from tools.tool import Result
+
+__all__ = [
+    "ROW_LIMIT",
+    "Money",
+    "find_branch",
+    "find_product",
+    "load_tenant",
+    "page",
+    "tenant_name",
+]
+
+ROW_LIMIT = 50
+
+T = TypeVar("T")
+
+
+class Money:
+    """Formats minor units in one tenant's currency and locale."""
+
+    def __init__(self, tenant: Tenant) -> None:
+        self.currency, self.locale = tenant.currency, tenant.locale
+
+    def __call__(self, minor: int) -> str:
+        return format_money(minor, self.currency, self.locale)
+
+
+async def load_tenant(session: AsyncSession, tenantid: int) -> Tenant:
+    tenant = await session.get(Tenant, tenantid)
+    if tenant is None:
+        raise NotFoundError(f"Merchant {tenantid} does not exist.")
+    return tenant
+
+
+async def tenant_name(session: AsyncSession, tenantid: int) -> str:
+    tenant = await session.get(Tenant, tenantid)
+    return tenant.name if tenant else f"merchant {tenantid}"
+
+
+def _ref_id(ref: str | int) -> int | None:
+    if isinstance(ref, int):
+        return ref
+    text = ref.strip().lstrip("#")
+    return int(text) if text.isdigit() else None
+
+
+async def find_branch(session: AsyncSession, ref: str | int) -> Branch:
+    """A branch by id ("3", 3, "#3") or by name, exact or unambiguous prefix, any case."""
+    by_id = _ref_id(ref)
+    if by_id is not None:
+        branch = await session.get(Branch, by_id)
+        if branch is None:
+            raise NotFoundError(f"There is no branch {by_id}. {await _known_branches(session)}")
+        return branch
+    name = str(ref).strip()
+    return _one(
+        await _by_name(session, Branch, Branch.name, name),
+        what="branch",
+        asked=name,
+        label=lambda b: f"{b.name} ({b.city}, branch {b.id})",
+        known=await _known_branches(session),
+    )
+
+
+async def find_product(session: AsyncSession, ref: str) -> Product:
+    """A product by SKU (exact, any case) or by name (exact or unambiguous prefix)."""
+    text = ref.strip()
+    stmt = select(Product).where(func.lower(Product.sku) == text.lower())
+    by_sku = (await session.scalars(stmt)).all()
+    if by_sku:
+        return by_sku[0]
+    return _one(
+        await _by_name(session, Product, Product.name, text),
+        what="product",
+        asked=text,
+        label=lambda p: f"{p.name} (SKU {p.sku})",
+        known="Ask for stock levels to see the products.",
+    )
+
+
+async def _by_name(session: AsyncSession, model: type[T], column: Any, name: str) -> Sequence[T]:
+    exact = (await session.scalars(select(model).where(func.lower(column) == name.lower()))).all()
+    if exact:
+        return exact
+    pattern = name.lower().replace("%", r"\%").replace("_", r"\_") + "%"
+    stmt = select(model).where(func.lower(column).like(pattern, escape="\\")).limit(10)
+    return (await session.scalars(stmt)).all()
+
+
+def _one(found: Sequence[T], *, what: str, asked: str, label: Any, known: str) -> T:
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise NotFoundError(f"There is no {what} called {asked!r}. {known}")
+    raise AmbiguousError(f"{asked!r} matches more than one {what}.", [label(x) for x in found])
+
+
+async def _known_branches(session: AsyncSession) -> str:
+    names = (await session.scalars(select(Branch.name).order_by(Branch.id))).all()
+    return f"Branches: {', '.join(names)}." if names else "There are no branches."
+
+
+def page(rows: list[dict[str, Any]], *, total: int, noun: str, whose: str, filters: str = "") -> Result:
+    """A read result capped at ``ROW_LIMIT`` rows with a scope line stating whose and how many."""
+    shown = rows[:ROW_LIMIT]
+    where = f" {filters}" if filters else ""
+    if total > len(shown):
+        scope = f"{whose}: {len(shown)} of {total} {noun}{where} (truncated; narrow the search to see the rest)"
+    else:
+        scope = f"{whose}: all {total} {noun}{where}"
+    return Result(rows=shown, count=total, scope=scope)

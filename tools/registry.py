@@ -1,0 +1,147 @@
+"""Runs tool calls: a read runs its handler, a write only ever proposes; never performs a write.
+
+``Registry.call`` is the model's only door. It checks, in order, that the tool exists, that the
+agent may use it, that the caller's role is enough and that the arguments fit the schema; then a
+read runs and a write resolves into a card (``tools.approval``). Every call is audited, the
+refusals too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tools import approval, schema
+from tools.agent import Agent
+from tools.audit import AuditEntry, AuditLog, Outcome
+from tools.caller import Caller
+from tools.cards import CardSigner, Clock, utcnow
+from tools.db import Database
+from tools.errors import CountersignError, NotAllowedError, RoleRequiredError, UnknownToolError
+from tools.proposals import CardRecord, CardStore
+from tools.tool import Result, Scope, Tool, ToolContext
+
+__all__ = ["Registry"]
+
+
+class Registry:
+    """The tools, the card signer, the audit log and the database they share."""
+
+    def __init__(
+        self,
+        db: Database,
+        signer: CardSigner,
+        tools: Iterable[Tool] = (),
+        *,
+        clock: Clock = utcnow,
+        tenant_names: Callable[[AsyncSession, int], Awaitable[str]] | None = None,
+    ) -> None:
+        self.db = db
+        self.signer = signer
+        self.audit = AuditLog(db)
+        self.cards = CardStore(db)
+        self.clock = clock
+        self._tenant_names = tenant_names
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name} is registered twice")
+        self._tools[tool.name] = tool
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        return self._tools
+
+    def tools_for(self, agent: Agent) -> list[Tool]:
+        return [tool for name, tool in self._tools.items() if agent.allows(name)]
+
+    def lookup(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise UnknownToolError(name) from None
+
+    def lookup_or_none(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    async def call(
+        self, agent: Agent, name: str, args: Mapping[str, Any], caller: Caller
+    ) -> Result:
+        """Runs a read, or turns a write into a proposal with a signed card. Always audited."""
+        started, clock = self.clock(), time.perf_counter()
+        entry = AuditEntry(
+            at=started, agent=agent.name, tool=name, userid=caller.userid,
+            tenantid=caller.tenantid, scope="?", args=dict(args),
+        )  # fmt: skip
+        try:
+            result = await self._call(agent, name, args, caller, started, entry)
+        except CountersignError as refused:
+            entry.outcome, entry.detail = Outcome.REFUSED, str(refused)
+            raise
+        except Exception as broken:
+            entry.outcome, entry.detail = Outcome.FAILED, f"{type(broken).__name__}: {broken}"
+            raise
+        else:
+            entry.rows = result.count
+            if result.proposal is not None:
+                entry.outcome, entry.card_id = Outcome.PROPOSED, result.proposal.card_id
+                entry.detail = result.proposal.summary
+            return result
+        finally:
+            entry.took_ms = (time.perf_counter() - clock) * 1000
+            await self.audit.write(entry)
+
+    async def _call(
+        self,
+        agent: Agent,
+        name: str,
+        args: Mapping[str, Any],
+        caller: Caller,
+        now: datetime,
+        entry: AuditEntry,
+    ) -> Result:
+        tool = self.lookup(name)
+        entry.scope = str(tool.scope)
+        self.check_access(agent, tool, caller)
+        clean = schema.validate(tool.name, tool.args, args)
+        entry.args = clean.model_dump(mode="json")
+        async with self.db.tenant_session(caller.tenantid) as session:
+            ctx = await self.context(session, caller, now)
+            if tool.scope is Scope.READ:
+                return await tool.handler(ctx, clean)
+            return await approval.propose(self, agent, tool, ctx, clean, entry)
+
+    def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
+        """The allow-list, then the role: asked at every call and again at every approval."""
+        if not agent.allows(tool.name):
+            raise NotAllowedError(agent.name, tool.name)
+        if not caller.role.satisfies(tool.role):
+            raise RoleRequiredError(tool.name, str(tool.role), str(caller.role))
+
+    async def context(
+        self, session: AsyncSession, caller: Caller, now: datetime, card_id: str | None = None
+    ) -> ToolContext:
+        name = await self._tenant_names(session, caller.tenantid) if self._tenant_names else ""
+        return ToolContext(caller, session, now, tenant_name=name, card_id=card_id)
+
+    @property
+    def card_ttl(self) -> timedelta:
+        return self.signer.ttl
+
+    async def approve(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
+        """Runs an approved card once; see ``tools.approval.approve``."""
+        return await approval.approve(self, agent, token, caller)
+
+    async def reject(self, agent: Agent, token: str, caller: Caller, reason: str = "") -> approval.Decision:
+        """Declines a card; see ``tools.approval.reject``."""
+        return await approval.reject(self, agent, token, caller, reason)
+
+    async def card(self, card_id: str) -> CardRecord | None:
+        return await self.cards.get(card_id)

@@ -1,0 +1,146 @@
+"""The shape of a tool: its scope, context, result and proposal; nothing here runs a tool."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tools.caller import Caller, Role
+from tools.errors import NeedsApprovalError
+
+__all__ = [
+    "ExecuteFn",
+    "Handler",
+    "ProposeFn",
+    "Proposal",
+    "ProposalDetail",
+    "Result",
+    "Scope",
+    "Tool",
+    "ToolContext",
+    "refuse_plain_call",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalDetail:
+    """One line on the card. Values carry ids AND names: an id alone is unverifiable, a name
+    alone is ambiguous."""
+
+    label: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A resolved write, waiting on a person.
+
+    Built by a write tool's ``propose``; the registry fills in the card. ``summary`` is one
+    sentence written by the tool, never the model: it is what the button agrees to. ``warning``
+    is absent when nothing is unusual, because a warning on every card is a warning on none.
+    """
+
+    summary: str
+    details: tuple[ProposalDetail, ...] = ()
+    warning: str | None = None
+    # The resolved arguments, sealed into the card by digest. Never shown to the model.
+    args: BaseModel | None = field(default=None, repr=False)
+    # Filled in by the registry: the signed token, its card id and when it stops being valid.
+    card: str = field(default="", repr=False)
+    card_id: str = ""
+    expires_at: datetime | None = None
+
+    def public(self) -> dict[str, Any]:
+        """What the model may read of a proposal: the words on the card, no token, no arguments."""
+        shown: dict[str, Any] = {
+            "summary": self.summary,
+            "details": [{"label": d.label, "value": d.value} for d in self.details],
+        }
+        if self.warning:
+            shown["warning"] = self.warning
+        if self.expires_at:
+            shown["expires_at"] = self.expires_at.isoformat(timespec="minutes")
+        return shown
+
+
+class Scope(StrEnum):
+    READ = "read"
+    WRITE = "write"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a handler gets besides its arguments. The session sees only the caller's tenant."""
+
+    caller: Caller
+    session: AsyncSession
+    now: datetime
+    tenant_name: str = ""
+    # Set only when executing an approved card: the idempotency key of the write.
+    card_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a tool returns. ``scope`` says whose rows these are and whether the list is cut short."""
+
+    rows: list[dict[str, Any]]
+    count: int
+    scope: str
+    note: str = ""
+    proposal: Proposal | None = field(default=None, repr=False)
+
+    def for_model(self) -> dict[str, Any]:
+        """The result as the model may see it: never the signed card or the resolved arguments."""
+        shown: dict[str, Any] = {"scope": self.scope, "count": self.count, "rows": self.rows}
+        if self.note:
+            shown["note"] = self.note
+        return shown
+
+
+Handler = Callable[[ToolContext, Any], Awaitable[Result]]
+ProposeFn = Callable[[ToolContext, Any], Awaitable["Proposal"]]
+ExecuteFn = Callable[[ToolContext, Any], Awaitable[Result]]
+
+
+async def refuse_plain_call(ctx: ToolContext, args: Any) -> Result:
+    """The handler of every write tool.
+
+    Unreachable in practice, since ``Registry.call`` diverts writes to ``propose`` first; but a
+    write tool whose handler wrote would be a very quiet disaster if that ever stopped being true.
+    """
+    raise NeedsApprovalError("this tool")
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A named capability with an argument schema, a scope and the role it needs.
+
+    Build reads directly with a ``handler``; build writes only with ``tools.approval.write_tool``.
+    There is no shape of Tool that writes when called.
+    """
+
+    name: str
+    description: str
+    args: type[BaseModel]
+    handler: Handler = refuse_plain_call
+    role: Role = Role.STAFF
+    scope: Scope = Scope.READ
+    propose: ProposeFn | None = None
+    execute: ExecuteFn | None = None
+    # A write whose effect leaves the database transaction (an email, a payment API). After a
+    # crash its outcome cannot be known, and the reconciler says so instead of "nothing changed".
+    external: bool = False
+
+    def __post_init__(self) -> None:
+        if self.scope is Scope.READ:
+            if self.handler is refuse_plain_call or self.propose or self.execute:
+                raise TypeError(f"read tool {self.name} needs a handler and nothing else")
+        elif self.handler is not refuse_plain_call or not (self.propose and self.execute):
+            raise TypeError(f"write tool {self.name} must be built with write_tool(propose, execute)")
