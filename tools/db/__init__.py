@@ -2,15 +2,17 @@
 
 from tools.db.base import Base, BigId, TenantScoped, UTCDateTime
 from tools.db.database import DEFAULT_URL, Database
-from tools.db.tables import AuditRow, ProposalRow
+from tools.db.tables import AuditRow, ConversationRow, ProposalRow, ReceiptRow
 
 __all__ = [
     "DEFAULT_URL",
     "AuditRow",
     "Base",
     "BigId",
+    "ConversationRow",
     "Database",
     "ProposalRow",
+    "ReceiptRow",
     "TenantScoped",
     "UTCDateTime",
 ]

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from tools.db.base import Base, BigId, UTCDateTime
 
-__all__ = ["AuditRow", "ProposalRow"]
+__all__ = ["AuditRow", "ConversationRow", "ProposalRow", "ReceiptRow"]
 
 
 class ProposalRow(Base):
@@ -65,3 +65,32 @@ class AuditRow(Base):
     took_ms: Mapped[float] = mapped_column(Float, default=0.0)
     args: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     card_id: Mapped[str | None] = mapped_column(String(32), index=True)
+
+
+class ConversationRow(Base):
+    """A surface's conversation (one chat thread): the model's message history as JSON.
+
+    ``version`` increases on every save, so two turns racing on one thread cannot both write
+    a history that forgets the other's messages (the loser reloads and retries).
+    """
+
+    __tablename__ = "conversations"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    tenant_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    messages: Mapped[str] = mapped_column(Text, default="[]")
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ReceiptRow(Base):
+    """An inbound event a surface has already taken (an event id, a channel+ts): dedupe keys.
+
+    Inserting the key is the claim; a second insert of the same key fails, so a retried or
+    doubly delivered event is answered once, across every process sharing the database.
+    """
+
+    __tablename__ = "receipts"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

@@ -1,1 +1,25 @@
-"""The reference toolset over a merchant's data: reads that answer, writes that propose."""
+"""The reference toolset over a merchant's data: reads that answer, writes that propose.
+
+``build_registry`` is how a surface gets a registry holding every merchant tool; the two agents
+are the default (every tool) and a read-only one.
+"""
+
+from __future__ import annotations
+
+from tools.agent import Agent
+from tools.cards import CardSigner, Clock, utcnow
+from tools.db import Database
+from tools.merchant.reads import READ_TOOLS
+from tools.merchant.scope import tenant_name
+from tools.merchant.writes import WRITE_TOOLS
+from tools.registry import Registry
+
+__all__ = ["DEFAULT_AGENT", "READ_ONLY_AGENT", "READ_TOOLS", "WRITE_TOOLS", "build_registry"]
+
+DEFAULT_AGENT = Agent("countersign")
+READ_ONLY_AGENT = Agent.only("countersign-readonly", (tool.name for tool in READ_TOOLS))
+
+
+def build_registry(db: Database, signer: CardSigner, *, clock: Clock = utcnow) -> Registry:
+    """A registry with every merchant tool, sharing ``db`` for data, cards and audit."""
+    return Registry(db, signer, [*READ_TOOLS, *WRITE_TOOLS], clock=clock, tenant_names=tenant_name)
