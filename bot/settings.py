@@ -1,0 +1,125 @@
+"""Reads the configuration from the environment, once; the only module that looks at os.environ.
+
+A ``Settings`` is built at start-up and passed down. Missing or contradictory settings fail
+there, with a message naming the variable and what to set, rather than on the first button.
+"""
+
+from __future__ import annotations
+
+import secrets
+from enum import StrEnum
+from pathlib import Path
+from typing import Self
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tools.db import DEFAULT_URL
+
+__all__ = ["SettingsError", "Settings", "SlackMode", "load_settings"]
+
+
+class SlackMode(StrEnum):
+    """How the bot meets Slack: a local sandbox, one workspace over HTTP or Socket Mode, or OAuth."""
+
+    SANDBOX = "sandbox"
+    HTTP = "http"
+    SOCKET = "socket"
+    OAUTH = "oauth"
+
+
+class SettingsError(Exception):
+    """The configuration cannot work; the message says which variable to set and how."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
+    # Overrides the Slack Web API base URL (the sandbox and the tests point it at loopback).
+    slack_api_url: str | None = None
+
+    database_url: str = DEFAULT_URL
+    # Comma-separated: the first signs new cards, the rest are still accepted (key rotation).
+    countersign_secret: SecretStr | None = None
+    countersign_card_ttl: int = Field(default=1800, ge=60, le=7 * 24 * 3600)
+    countersign_model: str = "offline"
+    countersign_model_base_url: str | None = None
+    countersign_audit_channel: str | None = None
+    countersign_host: str = "127.0.0.1"
+    port: int = Field(default=3000, ge=1, le=65535)
+    openai_api_key: SecretStr | None = None
+    anthropic_api_key: SecretStr | None = None
+    log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        problems = _contradictions(self)
+        if problems:
+            raise ValueError(" ".join(problems))
+        return self
+
+    @property
+    def slack_mode(self) -> SlackMode:
+        if self.slack_client_id:
+            return SlackMode.OAUTH
+        if self.slack_app_token:
+            return SlackMode.SOCKET
+        if self.slack_bot_token:
+            return SlackMode.HTTP
+        return SlackMode.SANDBOX
+
+    def card_secrets(self) -> list[str]:
+        """The card signing keys, newest first.
+
+        Production (any Slack credentials) must set COUNTERSIGN_SECRET. The sandbox, which runs
+        on one machine with nothing configured, keeps a generated key in a file beside the
+        database so cards survive a restart.
+        """
+        if self.countersign_secret is not None:
+            return [part.strip() for part in self.countersign_secret.get_secret_value().split(",")]
+        return [_local_secret(Path(".countersign-secret"))]
+
+
+def _contradictions(s: Settings) -> list[str]:
+    problems: list[str] = []
+    if s.countersign_secret is not None:
+        parts = [p.strip() for p in s.countersign_secret.get_secret_value().split(",")]
+        if not all(len(p) >= 16 for p in parts):
+            problems.append("COUNTERSIGN_SECRET: every comma-separated key must be at least 16 characters.")
+    live = any((s.slack_bot_token, s.slack_app_token, s.slack_client_id))
+    if live and s.countersign_secret is None:
+        problems.append("COUNTERSIGN_SECRET must be set when Slack credentials are (e.g. `openssl rand -hex 32`).")
+    if live and s.slack_signing_secret is None and not s.slack_app_token:
+        problems.append("SLACK_SIGNING_SECRET must be set (Basic Information → Signing Secret).")
+    if s.slack_app_token and not s.slack_bot_token and not s.slack_client_id:
+        problems.append("SLACK_APP_TOKEN (Socket Mode) also needs SLACK_BOT_TOKEN.")
+    if bool(s.slack_client_id) != bool(s.slack_client_secret):
+        problems.append("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET must be set together (OAuth installs).")
+    if s.slack_app_token and not s.slack_app_token.get_secret_value().startswith("xapp-"):
+        problems.append("SLACK_APP_TOKEN must be an app-level token starting with xapp-.")
+    if s.countersign_model_base_url and not s.countersign_model_base_url.startswith(("http://", "https://")):
+        problems.append("COUNTERSIGN_MODEL_BASE_URL must be an http(s) URL.")
+    return problems
+
+
+def _local_secret(path: Path) -> str:
+    if path.exists():
+        return path.read_text().strip()
+    value = secrets.token_hex(32)
+    path.write_text(value + "\n")
+    path.chmod(0o600)
+    return value
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Builds the settings or raises ``SettingsError`` with every problem spelled out."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as invalid:
+        lines = [f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in invalid.errors()]
+        raise SettingsError("Configuration problem: " + " ".join(lines)) from invalid

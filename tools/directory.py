@@ -1,0 +1,103 @@
+"""Maps a chat identity to a person (a ``Caller``); never guesses who someone is.
+
+Identities are keyed by platform, installation (the workspace or organisation the app is
+installed in — never the clicker's own team, which differs in shared channels) and the
+platform's user id. A person is linked by a verified email on first contact, or by the CLI.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from tools.caller import Caller, Role
+from tools.cards import Clock, utcnow
+from tools.db import Database
+from tools.errors import NotFoundError
+from tools.merchant.models import Identity, Person
+
+__all__ = ["Directory"]
+
+
+def _caller(person: Person) -> Caller:
+    return Caller(userid=person.id, tenantid=person.tenant_id, role=Role(person.role), name=person.name)
+
+
+class Directory:
+    """Looks people up by chat identity, email or id, across tenants (it is what picks the tenant)."""
+
+    def __init__(self, db: Database, *, clock: Clock = utcnow) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def resolve(self, platform: str, installation: str, user_id: str) -> Caller | None:
+        """The person linked to this chat identity, or None when nobody is linked yet."""
+        stmt = (
+            select(Person)
+            .join(Identity, Identity.person_id == Person.id)
+            .where(
+                Identity.platform == platform,
+                Identity.installation == installation,
+                Identity.platform_user_id == user_id,
+            )
+        )
+        async with self._db.session() as session:
+            person = (await session.scalars(stmt)).first()
+            return _caller(person) if person else None
+
+    async def person(self, userid: int) -> Caller | None:
+        async with self._db.session() as session:
+            person = await session.get(Person, userid)
+            return _caller(person) if person else None
+
+    async def by_email(self, email: str) -> Caller | None:
+        stmt = select(Person).where(func.lower(Person.email) == email.strip().lower())
+        async with self._db.session() as session:
+            person = (await session.scalars(stmt)).first()
+            return _caller(person) if person else None
+
+    async def link(self, platform: str, installation: str, user_id: str, email: str) -> Caller:
+        """Links a chat identity to the person with this email; linking again is harmless.
+
+        Raises:
+            NotFoundError: nobody has that email; the message says how to get added.
+        """
+        caller = await self.by_email(email)
+        if caller is None:
+            raise NotFoundError(
+                f"Nobody with the email {email} is set up in Countersign. "
+                "Ask your merchant's owner to add you."
+            )
+        existing = await self.resolve(platform, installation, user_id)
+        if existing is not None and existing.userid == caller.userid:
+            return existing
+        await self._store(platform, installation, user_id, caller.userid, self._clock())
+        return caller
+
+    async def _store(
+        self, platform: str, installation: str, user_id: str, person_id: int, now: datetime
+    ) -> None:
+        async with self._db.session() as session:
+            current = (
+                await session.scalars(
+                    select(Identity).where(
+                        Identity.platform == platform,
+                        Identity.installation == installation,
+                        Identity.platform_user_id == user_id,
+                    )
+                )
+            ).first()
+            if current is not None:
+                current.person_id, current.linked_at = person_id, now
+            else:
+                session.add(
+                    Identity(platform=platform, installation=installation,
+                             platform_user_id=user_id, person_id=person_id, linked_at=now)
+                )  # fmt: skip
+            try:
+                await session.commit()
+            except IntegrityError:
+                # Two first messages from one person raced; the other insert linked them.
+                await session.rollback()
