@@ -223,7 +223,7 @@ async def _execute(
     """The write, its live re-check and the card's move to ``done``, in one transaction."""
     assert tool.execute is not None
     try:
-        async with registry.db.tenant_session(caller.tenantid) as session:
+        async with registry.db.tenant_session(caller.tenantid, write=True) as session:
             ctx = await registry.context(session, caller, now, card_id=card_id)
             result = await tool.execute(ctx, clean)
             outcome = _describe(result)

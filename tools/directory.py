@@ -79,7 +79,7 @@ class Directory:
     async def _store(
         self, platform: str, installation: str, user_id: str, person_id: int, now: datetime
     ) -> None:
-        async with self._db.session() as session:
+        async with self._db.session(write=True) as session:
             current = (
                 await session.scalars(
                     select(Identity).where(

@@ -23,7 +23,7 @@ from tools.cards import CardSigner, Clock, utcnow
 from tools.db import Database
 from tools.errors import CountersignError, NotAllowedError, RoleRequiredError, UnknownToolError
 from tools.proposals import CardRecord, CardStore
-from tools.tool import Result, Scope, Tool, ToolContext
+from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
 __all__ = ["Registry"]
 
@@ -51,6 +51,8 @@ class Registry:
             self.register(tool)
 
     def register(self, tool: Tool) -> None:
+        if tool.scope is Scope.READ and tool.handler is refuse_plain_call:
+            raise TypeError(f"read tool {tool.name} has no handler")
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name} is registered twice")
         self._tools[tool.name] = tool
@@ -112,7 +114,8 @@ class Registry:
         self.check_access(agent, tool, caller)
         clean = schema.validate(tool.name, tool.args, args)
         entry.args = clean.model_dump(mode="json")
-        async with self.db.tenant_session(caller.tenantid) as session:
+        writes = tool.scope is Scope.WRITE  # a proposal reads, then stores its card
+        async with self.db.tenant_session(caller.tenantid, write=writes) as session:
             ctx = await self.context(session, caller, now)
             if tool.scope is Scope.READ:
                 return await tool.handler(ctx, clean)

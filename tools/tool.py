@@ -139,8 +139,10 @@ class Tool:
     external: bool = False
 
     def __post_init__(self) -> None:
+        # A read without a handler is allowed only as the base handed to write_tool; the
+        # registry refuses to register one.
         if self.scope is Scope.READ:
-            if self.handler is refuse_plain_call or self.propose or self.execute:
-                raise TypeError(f"read tool {self.name} needs a handler and nothing else")
+            if self.propose or self.execute:
+                raise TypeError(f"read tool {self.name} cannot have propose or execute")
         elif self.handler is not refuse_plain_call or not (self.propose and self.execute):
             raise TypeError(f"write tool {self.name} must be built with write_tool(propose, execute)")

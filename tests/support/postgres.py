@@ -7,6 +7,7 @@ missing). Its data directory, socket and port are the run's own; nothing else is
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 __all__ = ["PostgresCluster", "find_bindir"]
 
@@ -34,10 +36,12 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _as_user(argv: list[str]) -> list[str]:
+def _as_user() -> dict[str, Any]:
+    """Popen options that drop root for the server (signals then reach postgres itself)."""
     if os.geteuid() != 0:
-        return argv
-    return ["runuser", "-u", _USER, "--", *argv]
+        return {}
+    account = pwd.getpwnam(_USER)
+    return {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
 
 
 def _ensure_user() -> None:
@@ -53,6 +57,7 @@ class PostgresCluster:
     root: Path
     port: int
     process: subprocess.Popen[bytes] | None = None
+    log: BinaryIO | None = None
 
     @classmethod
     def start(cls) -> PostgresCluster:
@@ -78,19 +83,19 @@ class PostgresCluster:
 
     def _init(self) -> None:
         subprocess.run(
-            _as_user([str(self.bindir / "initdb"), "-D", str(self.data), "-U", "countersign",
-                      "--auth=trust", "--encoding=UTF8", "--no-sync"]),
-            check=True, capture_output=True,
+            [str(self.bindir / "initdb"), "-D", str(self.data), "-U", "countersign",
+             "--auth=trust", "--encoding=UTF8", "--no-sync"],
+            check=True, capture_output=True, **_as_user(),
         )  # fmt: skip
 
     def _run(self) -> None:
-        log = open(self.root / "postgres.log", "wb")  # noqa: SIM115 (lives as long as the server)
+        self.log = open(self.root / "postgres.log", "ab")  # noqa: SIM115 (lives as long as the server)
         self.process = subprocess.Popen(
-            _as_user([str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port),
-                      "-k", str(self.root), "-c", "listen_addresses=127.0.0.1",
-                      "-c", "fsync=off", "-c", "synchronous_commit=off",
-                      "-c", "full_page_writes=off", "-c", "max_connections=300"]),
-            stdout=log, stderr=subprocess.STDOUT,
+            [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port),
+             "-k", str(self.root), "-c", "listen_addresses=127.0.0.1",
+             "-c", "fsync=off", "-c", "synchronous_commit=off",
+             "-c", "full_page_writes=off", "-c", "max_connections=300"],
+            stdout=self.log, stderr=subprocess.STDOUT, **_as_user(),
         )  # fmt: skip
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -114,6 +119,7 @@ class PostgresCluster:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self._close_log()
         shutil.rmtree(self.root, ignore_errors=True)
 
     def pause(self) -> None:
@@ -121,6 +127,12 @@ class PostgresCluster:
         if self.process and self.process.poll() is None:
             self.process.send_signal(2)
             self.process.wait(timeout=20)
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
     def resume(self) -> None:
         self._run()

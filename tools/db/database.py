@@ -13,6 +13,7 @@ from tools.db import tenancy
 __all__ = ["DEFAULT_URL", "Database"]
 
 DEFAULT_URL = "sqlite+aiosqlite:///countersign.db"
+_IMMEDIATE = "countersign_begin_immediate"
 
 
 class Database:
@@ -29,18 +30,25 @@ class Database:
         if self.is_sqlite:
             _serialise_sqlite_writers(self.engine)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._writes = async_sessionmaker(
+            self.engine.execution_options(**{_IMMEDIATE: True}), expire_on_commit=False
+        )
 
     @property
     def is_sqlite(self) -> bool:
         return self.url.get_backend_name() == "sqlite"
 
-    def session(self) -> AsyncSession:
-        """A session for the engine's own tables (proposals, audit); not limited to a tenant."""
-        return self._sessions()
+    def session(self, *, write: bool = False) -> AsyncSession:
+        """A session for the engine's own tables (proposals, audit); not limited to a tenant.
 
-    def tenant_session(self, tenantid: int) -> AsyncSession:
+        ``write=True`` marks a transaction that reads and then writes (on SQLite it takes the
+        write lock up front; see ``_serialise_sqlite_writers``).
+        """
+        return self._writes() if write else self._sessions()
+
+    def tenant_session(self, tenantid: int, *, write: bool = False) -> AsyncSession:
         """A session whose every ORM statement sees only ``tenantid``'s rows."""
-        session = self._sessions()
+        session = self.session(write=write)
         session.info[tenancy.TENANT_KEY] = tenantid
         return session
 
@@ -49,12 +57,13 @@ class Database:
 
 
 def _serialise_sqlite_writers(engine: AsyncEngine) -> None:
-    """Makes every SQLite transaction take the write lock when it begins.
+    """Makes SQLite transactions that read then write take the write lock when they begin.
 
     SQLite's default deferred transactions upgrade a read lock to a write lock at the first
     write; when another connection wrote in between, the upgrade fails at once with "database
-    is locked" instead of waiting — fifty presses of one card failed that way. BEGIN IMMEDIATE
-    makes them queue on the busy timeout instead. WAL lets readers outside a transaction proceed.
+    is locked" instead of waiting: fifty presses of one card failed that way. Write sessions
+    therefore BEGIN IMMEDIATE and queue on the busy timeout. Read sessions stay deferred, so a
+    long write never stalls a reader (WAL lets them read the last committed state).
     """
 
     @event.listens_for(engine.sync_engine, "connect")
@@ -68,4 +77,5 @@ def _serialise_sqlite_writers(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        immediate = conn.get_execution_options().get(_IMMEDIATE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

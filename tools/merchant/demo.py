@@ -87,7 +87,7 @@ class DemoSummary:
 async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary:
     """Loads both demo merchants unless they are there already."""
     now = now or datetime.now(UTC)
-    async with db.session() as session, session.begin():
+    async with db.session(write=True) as session, session.begin():
         if await session.get(Tenant, FIESTA) is not None:
             return DemoSummary(loaded=False, tenants=2, orders=0)
         session.add_all(

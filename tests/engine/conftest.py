@@ -1,0 +1,45 @@
+"""A registry over the toy tools, a clock the tests can step, and the demo people as callers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.engine.toy import TOY_TOOLS
+from tools import Agent, Caller, CardSigner, Registry, Role
+from tools.db import Database
+from tools.merchant.scope import tenant_name
+
+SECRET = "engine-test-secret-0123456789"
+
+
+@dataclass
+class SteppedClock:
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def step(self, delta: timedelta) -> None:
+        self.now += delta
+
+
+PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")
+ARJUN = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
+MEERA = Caller(3, 1, Role.MANAGER, "Meera Iyer")
+RAVI = Caller(4, 1, Role.STAFF, "Ravi Kumar")
+SAM = Caller(5, 2, Role.OWNER, "Sam Lee")
+EVERYTHING = Agent("test")
+
+
+@pytest.fixture
+def clock() -> SteppedClock:
+    return SteppedClock()
+
+
+@pytest.fixture
+def registry(db: Database, clock: SteppedClock) -> Registry:
+    signer = CardSigner([SECRET], ttl=timedelta(minutes=30), clock=clock)
+    return Registry(db, signer, TOY_TOOLS, clock=clock, tenant_names=tenant_name)

@@ -1,0 +1,72 @@
+"""The start-up reconciler settles cards that a killed process left executing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from tests.engine.conftest import ARJUN, EVERYTHING
+from tools import CardStatus, Registry, reconcile
+from tools.audit import Outcome
+from tools.merchant.models import Branch
+from tools.reconcile import INTERRUPTED_NOTE, UNKNOWN_NOTE
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _wait_for(path: Path, process: asyncio.subprocess.Process, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert process.returncode is None, "the approving process ended before its write began"
+        assert time.monotonic() < deadline, "the approving process never reached its write"
+        await asyncio.sleep(0.05)
+
+
+async def test_card_killed_mid_write_becomes_interrupted(
+    registry: Registry, database_url: str, tmp_path: Path
+) -> None:
+    """SIGKILL between 'approved / executing' and the commit: the reconciler marks the card
+    interrupted, audits it, reports it, and the half-made write is not in the database."""
+    proposal = (await registry.call(EVERYTHING, "wait_forever", {"branch_id": 1, "name": "marker"}, ARJUN)).proposal
+    assert proposal is not None
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "tests/engine/crash_child.py"), database_url, proposal.card,
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    try:
+        await _wait_for(tmp_path / "marker", child)
+        trail = await registry.audit.recent(card_id=proposal.card_id)
+        assert [(r.outcome, r.detail) for r in trail][0] == (Outcome.APPROVED, "executing")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        assert await child.wait() == -signal.SIGKILL
+
+    settled = await reconcile(registry)
+
+    assert [(c.card_id, c.status, c.outcome) for c in settled] == [
+        (proposal.card_id, CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
+    ]
+    async with registry.db.session() as session:
+        branch = await session.get(Branch, 1)
+        assert branch is not None and branch.name == "Indiranagar"
+    assert (await registry.audit.recent(card_id=proposal.card_id))[0].outcome == Outcome.INTERRUPTED
+    assert await reconcile(registry) == []
+
+
+async def test_external_side_effects_are_reported_as_unknown(registry: Registry) -> None:
+    """A tool declaring effects outside the database is settled as 'outcome unknown'."""
+    from dataclasses import replace
+
+    tool = registry.lookup("rename_branch")
+    registry._tools["rename_branch"] = replace(tool, external=True)
+    proposal = (await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)).proposal
+    assert proposal is not None
+    assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
+
+    settled = await reconcile(registry)
+
+    assert [(c.status, c.outcome) for c in settled] == [(CardStatus.UNKNOWN, UNKNOWN_NOTE)]
