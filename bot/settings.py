@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tools.db import DEFAULT_URL
 
-__all__ = ["SettingsError", "Settings", "SlackMode", "load_settings"]
+__all__ = ["Settings", "SettingsError", "SlackMode", "load_settings"]
 
 
 class SlackMode(StrEnum):
@@ -90,19 +90,27 @@ def _contradictions(s: Settings) -> list[str]:
     if s.countersign_secret is not None:
         parts = [p.strip() for p in s.countersign_secret.get_secret_value().split(",")]
         if not all(len(p) >= 16 for p in parts):
-            problems.append("COUNTERSIGN_SECRET: every comma-separated key must be at least 16 characters.")
+            problems.append(
+                "COUNTERSIGN_SECRET: every comma-separated key must be at least 16 characters."
+            )
     live = any((s.slack_bot_token, s.slack_app_token, s.slack_client_id))
     if live and s.countersign_secret is None:
-        problems.append("COUNTERSIGN_SECRET must be set when Slack credentials are (e.g. `openssl rand -hex 32`).")
+        problems.append(
+            "COUNTERSIGN_SECRET must be set when Slack credentials are (e.g. `openssl rand -hex 32`)."
+        )
     if live and s.slack_signing_secret is None and not s.slack_app_token:
         problems.append("SLACK_SIGNING_SECRET must be set (Basic Information → Signing Secret).")
     if s.slack_app_token and not s.slack_bot_token and not s.slack_client_id:
         problems.append("SLACK_APP_TOKEN (Socket Mode) also needs SLACK_BOT_TOKEN.")
     if bool(s.slack_client_id) != bool(s.slack_client_secret):
-        problems.append("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET must be set together (OAuth installs).")
+        problems.append(
+            "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET must be set together (OAuth installs)."
+        )
     if s.slack_app_token and not s.slack_app_token.get_secret_value().startswith("xapp-"):
         problems.append("SLACK_APP_TOKEN must be an app-level token starting with xapp-.")
-    if s.countersign_model_base_url and not s.countersign_model_base_url.startswith(("http://", "https://")):
+    if s.countersign_model_base_url and not s.countersign_model_base_url.startswith(
+        ("http://", "https://")
+    ):
         problems.append("COUNTERSIGN_MODEL_BASE_URL must be an http(s) URL.")
     return problems
 
@@ -121,5 +129,7 @@ def load_settings(**overrides: object) -> Settings:
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as invalid:
-        lines = [f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in invalid.errors()]
+        lines = [
+            f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in invalid.errors()
+        ]
         raise SettingsError("Configuration problem: " + " ".join(lines)) from invalid

@@ -43,7 +43,7 @@ from tools.errors import (
     UnknownToolError,
 )
 from tools.proposals import CardRecord, CardStatus
-from tools.tool import ExecuteFn, ProposeFn, Proposal, Result, Scope, Tool, ToolContext
+from tools.tool import ExecuteFn, ProposeFn, Result, Scope, Tool, ToolContext
 
 if TYPE_CHECKING:
     from tools.registry import Registry
@@ -80,7 +80,13 @@ class Decision:
 
 
 async def propose(
-    registry: Registry, agent: Agent, tool: Tool, ctx: ToolContext, clean: BaseModel, entry: AuditEntry
+    registry: Registry,
+    ctx: ToolContext,
+    clean: BaseModel,
+    *,
+    agent: Agent,
+    tool: Tool,
+    entry: AuditEntry,
 ) -> Result:
     """What ``Registry.call`` does instead of running a write: resolve, seal, store, answer."""
     assert tool.propose is not None
@@ -145,7 +151,9 @@ async def _verify(
     except CardExpiredError as expired:
         trail.entry.card_id = expired.card_id
         if expired.card_id:
-            await registry.cards.move(expired.card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED)
+            await registry.cards.move(
+                expired.card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED
+            )
         await trail.write(Outcome.EXPIRED, str(expired))
         raise
     except InvalidCardError as invalid:
@@ -154,7 +162,9 @@ async def _verify(
     # A card is not transferable. Without this, one person's approval could be replayed by
     # another, including by somebody in a different shop.
     if claims.userid != caller.userid or claims.tenantid != caller.tenantid:
-        raise await trail.refuse(NotYourCardError(card_id=claims.card_id, owner_userid=claims.userid))
+        raise await trail.refuse(
+            NotYourCardError(card_id=claims.card_id, owner_userid=claims.userid)
+        )
     tool = registry.lookup_or_none(claims.tool)
     if tool is None:
         raise await trail.refuse(UnknownToolError(claims.tool))
@@ -208,12 +218,15 @@ async def approve(registry: Registry, agent: Agent, token: str, caller: Caller) 
     # nothing; everything below might change something, and the trail has to say so even if
     # the process dies mid-write.
     await trail.write(Outcome.APPROVED, "executing")
-    return await _execute(registry, trail, tool, claims.card_id, clean, caller, now)
+    return await _execute(
+        registry, trail, tool=tool, card_id=claims.card_id, clean=clean, caller=caller, now=now
+    )
 
 
 async def _execute(
     registry: Registry,
     trail: _Trail,
+    *,
     tool: Tool,
     card_id: str,
     clean: BaseModel,
@@ -235,17 +248,21 @@ async def _execute(
                 # The reconciler of another process declared this card interrupted while we
                 # ran; rolling back keeps its "nothing was changed" true.
                 await session.rollback()
-                return await _finish(registry, trail, card_id, Outcome.INTERRUPTED, None, None)
+                return await _finish(registry, trail, card_id, Outcome.INTERRUPTED)
             await session.commit()
     except CountersignError as failed:
-        await registry.cards.move(card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, outcome=str(failed))
-        return await _finish(registry, trail, card_id, Outcome.FAILED, None, failed)
+        await registry.cards.move(
+            card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, outcome=str(failed)
+        )
+        return await _finish(registry, trail, card_id, Outcome.FAILED, error=failed)
     except Exception as broken:
         detail = f"it failed unexpectedly ({type(broken).__name__}); nothing was changed"
-        await registry.cards.move(card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, outcome=detail)
+        await registry.cards.move(
+            card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, outcome=detail
+        )
         await trail.write(Outcome.FAILED, f"{type(broken).__name__}: {broken}")
         raise
-    return await _finish(registry, trail, card_id, Outcome.DONE, result, None)
+    return await _finish(registry, trail, card_id, Outcome.DONE, result=result)
 
 
 async def _finish(
@@ -253,8 +270,9 @@ async def _finish(
     trail: _Trail,
     card_id: str,
     outcome: Outcome,
-    result: Result | None,
-    error: CountersignError | None,
+    *,
+    result: Result | None = None,
+    error: CountersignError | None = None,
 ) -> Decision:
     record = await registry.cards.get(card_id)
     assert record is not None
@@ -276,7 +294,10 @@ async def _lost_claim(registry: Registry, card_id: str, now: datetime) -> Counte
         await registry.cards.move(card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED)
         return CardExpiredError(card_id=card_id)
     return CardDecidedError(
-        card_id=card_id, status=_PAST[record.status], by=record.decided_by_name, at=record.decided_at
+        card_id=card_id,
+        status=_PAST[record.status],
+        by=record.decided_by_name,
+        at=record.decided_at,
     )
 
 
@@ -310,4 +331,3 @@ async def reject(
     record = await registry.cards.get(claims.card_id)
     assert record is not None
     return Decision(record)
-

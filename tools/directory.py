@@ -22,7 +22,9 @@ __all__ = ["Directory"]
 
 
 def _caller(person: Person) -> Caller:
-    return Caller(userid=person.id, tenantid=person.tenant_id, role=Role(person.role), name=person.name)
+    return Caller(
+        userid=person.id, tenantid=person.tenant_id, role=Role(person.role), name=person.name
+    )
 
 
 class Directory:

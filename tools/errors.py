@@ -128,7 +128,9 @@ class NotYourCardError(CardError):
 
 class NotAWriteError(CardError):
     def __init__(self, tool: str, *, card_id: str | None = None) -> None:
-        super().__init__(f"{tool} does not change anything, so there is nothing to approve.", card_id=card_id)
+        super().__init__(
+            f"{tool} does not change anything, so there is nothing to approve.", card_id=card_id
+        )
         self.tool = tool
 
 
@@ -142,9 +144,7 @@ class CardMismatchError(CardError):
 
 
 class CardDecidedError(CardError):
-    def __init__(
-        self, *, card_id: str, status: str, by: str | None, at: datetime | None
-    ) -> None:
+    def __init__(self, *, card_id: str, status: str, by: str | None, at: datetime | None) -> None:
         who = by or "someone"
         when = f" at {at:%Y-%m-%d %H:%M} UTC" if at else ""
         super().__init__(f"This card was already {status} by {who}{when}.", card_id=card_id)

@@ -31,10 +31,14 @@ async def reconcile(registry: Registry) -> list[CardRecord]:
         tool = registry.lookup_or_none(card.tool)
         external = tool is not None and tool.external
         status, note = (
-            (CardStatus.UNKNOWN, UNKNOWN_NOTE) if external else (CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
+            (CardStatus.UNKNOWN, UNKNOWN_NOTE)
+            if external
+            else (CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
         )
         started = time.perf_counter()
-        if not await registry.cards.move(card.card_id, frm=CardStatus.EXECUTING, to=status, outcome=note):
+        if not await registry.cards.move(
+            card.card_id, frm=CardStatus.EXECUTING, to=status, outcome=note
+        ):
             continue  # finished (or settled by another process) since we looked
         await registry.audit.write(
             AuditEntry(

@@ -83,7 +83,7 @@ class Registry:
             tenantid=caller.tenantid, scope="?", args=dict(args),
         )  # fmt: skip
         try:
-            result = await self._call(agent, name, args, caller, started, entry)
+            result = await self._call(agent, name, args, caller, now=started, entry=entry)
         except CountersignError as refused:
             entry.outcome, entry.detail = Outcome.REFUSED, str(refused)
             raise
@@ -106,6 +106,7 @@ class Registry:
         name: str,
         args: Mapping[str, Any],
         caller: Caller,
+        *,
         now: datetime,
         entry: AuditEntry,
     ) -> Result:
@@ -119,7 +120,7 @@ class Registry:
             ctx = await self.context(session, caller, now)
             if tool.scope is Scope.READ:
                 return await tool.handler(ctx, clean)
-            return await approval.propose(self, agent, tool, ctx, clean, entry)
+            return await approval.propose(self, ctx, clean, agent=agent, tool=tool, entry=entry)
 
     def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
         """The allow-list, then the role: asked at every call and again at every approval."""
@@ -142,7 +143,9 @@ class Registry:
         """Runs an approved card once; see ``tools.approval.approve``."""
         return await approval.approve(self, agent, token, caller)
 
-    async def reject(self, agent: Agent, token: str, caller: Caller, reason: str = "") -> approval.Decision:
+    async def reject(
+        self, agent: Agent, token: str, caller: Caller, reason: str = ""
+    ) -> approval.Decision:
         """Declines a card; see ``tools.approval.reject``."""
         return await approval.reject(self, agent, token, caller, reason)
 

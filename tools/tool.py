@@ -17,9 +17,9 @@ from tools.errors import NeedsApprovalError
 __all__ = [
     "ExecuteFn",
     "Handler",
-    "ProposeFn",
     "Proposal",
     "ProposalDetail",
+    "ProposeFn",
     "Result",
     "Scope",
     "Tool",
@@ -145,4 +145,6 @@ class Tool:
             if self.propose or self.execute:
                 raise TypeError(f"read tool {self.name} cannot have propose or execute")
         elif self.handler is not refuse_plain_call or not (self.propose and self.execute):
-            raise TypeError(f"write tool {self.name} must be built with write_tool(propose, execute)")
+            raise TypeError(
+                f"write tool {self.name} must be built with write_tool(propose, execute)"
+            )

@@ -31,7 +31,9 @@ async def test_card_killed_mid_write_becomes_interrupted(
 ) -> None:
     """SIGKILL between 'approved / executing' and the commit: the reconciler marks the card
     interrupted, audits it, reports it, and the half-made write is not in the database."""
-    proposal = (await registry.call(EVERYTHING, "wait_forever", {"branch_id": 1, "name": "marker"}, ARJUN)).proposal
+    proposal = (
+        await registry.call(EVERYTHING, "wait_forever", {"branch_id": 1, "name": "marker"}, ARJUN)
+    ).proposal
     assert proposal is not None
     child = await asyncio.create_subprocess_exec(
         sys.executable, str(ROOT / "tests/engine/crash_child.py"), database_url, proposal.card,
@@ -40,7 +42,7 @@ async def test_card_killed_mid_write_becomes_interrupted(
     try:
         await _wait_for(tmp_path / "marker", child)
         trail = await registry.audit.recent(card_id=proposal.card_id)
-        assert [(r.outcome, r.detail) for r in trail][0] == (Outcome.APPROVED, "executing")
+        assert (trail[0].outcome, trail[0].detail) == (Outcome.APPROVED, "executing")
     finally:
         child.send_signal(signal.SIGKILL)
         assert await child.wait() == -signal.SIGKILL
@@ -63,7 +65,9 @@ async def test_external_side_effects_are_reported_as_unknown(registry: Registry)
 
     tool = registry.lookup("rename_branch")
     registry._tools["rename_branch"] = replace(tool, external=True)
-    proposal = (await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)).proposal
+    proposal = (
+        await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)
+    ).proposal
     assert proposal is not None
     assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
 

@@ -44,7 +44,9 @@ async def _branch_name(registry: Registry, branch_id: int = 1) -> str:
         return branch.name
 
 
-async def _card(registry: Registry, tool: str = "rename_branch", args: dict[str, object] | None = None) -> str:
+async def _card(
+    registry: Registry, tool: str = "rename_branch", args: dict[str, object] | None = None
+) -> str:
     result = await registry.call(EVERYTHING, tool, args or RENAME, ARJUN)
     assert result.proposal is not None
     return result.proposal.card
@@ -85,7 +87,7 @@ async def test_model_path_call_of_a_write_changes_nothing_and_says_so(registry: 
     shown = result.for_model()
     assert result.proposal is not None
     assert result.proposal.card not in repr(shown)
-    assert "Rename branch 1 from Indiranagar to Indiranagar East." == shown["rows"][0]["summary"]
+    assert shown["rows"][0]["summary"] == "Rename branch 1 from Indiranagar to Indiranagar East."
     rows = await _audit(registry)
     assert (rows[-1].outcome, rows[-1].card_id) == (Outcome.PROPOSED, result.proposal.card_id)
 
@@ -128,7 +130,9 @@ async def test_foreign_key_signed_token_is_refused(registry: Registry, clock: St
         await registry.approve(EVERYTHING, forged, ARJUN)
 
 
-async def test_rotated_key_still_accepts_older_cards(registry: Registry, clock: SteppedClock) -> None:
+async def test_rotated_key_still_accepts_older_cards(
+    registry: Registry, clock: SteppedClock
+) -> None:
     """Cards minted with the previous key verify after rotation; new cards use the new key."""
     token = await _card(registry)
     registry.signer = CardSigner(["new-secret-0123456789abcdef", SECRET], clock=clock)
@@ -136,7 +140,9 @@ async def test_rotated_key_still_accepts_older_cards(registry: Registry, clock: 
     assert decision.ok
 
 
-async def test_expired_card_is_its_own_error_and_marks_the_card(registry: Registry, clock: SteppedClock) -> None:
+async def test_expired_card_is_its_own_error_and_marks_the_card(
+    registry: Registry, clock: SteppedClock
+) -> None:
     """Past the TTL the card is refused as expired (not invalid), stored as expired, audited."""
     token = await _card(registry)
     clock.step(timedelta(minutes=31))
@@ -215,7 +221,9 @@ async def test_unknown_tool_and_bad_arguments_are_distinct_errors(registry: Regi
 async def _rewrite_args(registry: Registry, token: str, args: dict[str, object]) -> None:
     card_id = registry.signer.parse(token).card_id
     async with registry.db.session() as session, session.begin():
-        await session.execute(update(ProposalRow).where(ProposalRow.id == card_id).values(args=args))
+        await session.execute(
+            update(ProposalRow).where(ProposalRow.id == card_id).values(args=args)
+        )
 
 
 async def test_schema_invalid_stored_arguments_are_refused(registry: Registry) -> None:
@@ -296,7 +304,7 @@ async def test_json_round_trip_keeps_every_argument_type(registry: Registry) -> 
     args = {**RENAME, "budget": "1250.50", "opens": "2026-12-01", "kind": "refund"}
     token = await _card(registry, args=args)
     await registry.approve(EVERYTHING, token, ARJUN)
-    assert toy.SEEN_TYPES == [(int, Decimal, dt.date, toy.RequestKind)]
+    assert [(int, Decimal, dt.date, toy.RequestKind)] == toy.SEEN_TYPES
     record = await registry.card(registry.signer.parse(token).card_id)
     assert record is not None
     assert record.args["budget"] == "1250.50" and record.args["branch_id"] == 1

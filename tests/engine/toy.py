@@ -63,7 +63,9 @@ async def execute_rename(ctx: ToolContext, args: RenameArgs) -> Result:
     SEEN_TYPES.append(tuple(type(v) for v in (args.branch_id, args.budget, args.opens, args.kind)))
     branch = await _branch(ctx, args.branch_id)
     if branch.status != BranchStatus.OPEN:
-        raise ConflictError(f"Branch {branch.id} ({branch.name}) was closed since the card was made.")
+        raise ConflictError(
+            f"Branch {branch.id} ({branch.name}) was closed since the card was made."
+        )
     branch.name = args.name
     return Result(rows=[{"branch_id": branch.id, "name": args.name}], count=1, scope="renamed")
 
@@ -87,7 +89,12 @@ def _base(name: str, role: Role = Role.MANAGER) -> Tool:
 
 
 TOY_TOOLS = [
-    Tool(name="count_branches", description="Counts branches.", args=CountArgs, handler=count_branches),
+    Tool(
+        name="count_branches",
+        description="Counts branches.",
+        args=CountArgs,
+        handler=count_branches,
+    ),
     write_tool(_base("rename_branch"), propose_rename, execute_rename),
     write_tool(_base("explode"), propose_rename, explode),
     write_tool(_base("wait_forever"), propose_rename, wait_forever),

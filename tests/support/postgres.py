@@ -63,7 +63,9 @@ class PostgresCluster:
     def start(cls) -> PostgresCluster:
         bindir = find_bindir()
         if bindir is None:
-            raise RuntimeError("PostgreSQL is not installed: run `make deps` (apt-get install postgresql)")
+            raise RuntimeError(
+                "PostgreSQL is not installed: run `make deps` (apt-get install postgresql)"
+            )
         _ensure_user()
         root = Path(tempfile.mkdtemp(prefix="countersign-pg-"))
         root.chmod(0o755)

@@ -60,5 +60,5 @@ class TenantScoped:
     """
 
     @declared_attr
-    def tenant_id(cls) -> Mapped[int]:
+    def tenant_id(cls) -> Mapped[int]:  # noqa: N805 (declared_attr receives the class)
         return mapped_column(Integer, index=True, nullable=False)

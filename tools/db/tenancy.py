@@ -46,9 +46,10 @@ def _stamp_new_rows(session: Session, flush_context: Any, instances: Any) -> Non
     for obj in list(session.new) + list(session.dirty):
         if not isinstance(obj, TenantScoped):
             continue
-        if obj.tenant_id is None:
+        current: int | None = obj.tenant_id  # unset on a new row until the flush fills it
+        if current is None:
             obj.tenant_id = tenantid
-        elif obj.tenant_id != tenantid:
+        elif current != tenantid:
             raise CrossTenantWriteError(
                 f"{type(obj).__name__} for tenant {obj.tenant_id} in a session of tenant {tenantid}"
             )

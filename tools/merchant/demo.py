@@ -60,19 +60,148 @@ _PRODUCTS = [
 ]
 # (id, tenant, branch, kind, amount, requested_by, reason, status, decided_by, note, hours ago)
 _REQUESTS = [
-    (1, FIESTA, 1, RequestKind.STOCK, 1850000, 4, "Paneer is running low before the weekend rush.", "pending", None, None, 5),
-    (2, FIESTA, 2, RequestKind.REFUND, 124000, 4, "Customer found the biryani cold; asked for a refund.", "pending", None, None, 9),
-    (3, FIESTA, 3, RequestKind.DISCOUNT, 500000, 4, "Corporate lunch for 40 people at a tech park next door.", "pending", None, None, 20),
-    (4, FIESTA, 1, RequestKind.EXPENSE, 780000, 2, "Walk-in freezer compressor repair.", "pending", None, None, 26),
-    (5, FIESTA, 3, RequestKind.STOCK, 4200000, 4, "Festival week stock-up: rice, paneer, ghee.", "pending", None, None, 30),
-    (6, FIESTA, 2, RequestKind.EXPENSE, 230000, 4, "Replace the broken receipt printer at the counter.", "pending", None, None, 48),
-    (7, FIESTA, 1, RequestKind.DISCOUNT, 150000, 4, "Loyalty discount for a regular's birthday party.", "approved", 2, "Fine, once.", 72),
-    (8, FIESTA, 4, RequestKind.EXPENSE, 1200000, 4, "Repaint the dining area.", "rejected", 3, "MG Road is closed for renovation already.", 96),
-    (9, HARBOR, 5, RequestKind.STOCK, 35000, 5, "Restock the atlas before the summer tourists.", "pending", None, None, 12),
-    (10, HARBOR, 6, RequestKind.REFUND, 2499, 5, "Damaged copy returned by a customer.", "pending", None, None, 30),
+    (
+        1,
+        FIESTA,
+        1,
+        RequestKind.STOCK,
+        1850000,
+        4,
+        "Paneer is running low before the weekend rush.",
+        "pending",
+        None,
+        None,
+        5,
+    ),
+    (
+        2,
+        FIESTA,
+        2,
+        RequestKind.REFUND,
+        124000,
+        4,
+        "Customer found the biryani cold; asked for a refund.",
+        "pending",
+        None,
+        None,
+        9,
+    ),
+    (
+        3,
+        FIESTA,
+        3,
+        RequestKind.DISCOUNT,
+        500000,
+        4,
+        "Corporate lunch for 40 people at a tech park next door.",
+        "pending",
+        None,
+        None,
+        20,
+    ),
+    (
+        4,
+        FIESTA,
+        1,
+        RequestKind.EXPENSE,
+        780000,
+        2,
+        "Walk-in freezer compressor repair.",
+        "pending",
+        None,
+        None,
+        26,
+    ),
+    (
+        5,
+        FIESTA,
+        3,
+        RequestKind.STOCK,
+        4200000,
+        4,
+        "Festival week stock-up: rice, paneer, ghee.",
+        "pending",
+        None,
+        None,
+        30,
+    ),
+    (
+        6,
+        FIESTA,
+        2,
+        RequestKind.EXPENSE,
+        230000,
+        4,
+        "Replace the broken receipt printer at the counter.",
+        "pending",
+        None,
+        None,
+        48,
+    ),
+    (
+        7,
+        FIESTA,
+        1,
+        RequestKind.DISCOUNT,
+        150000,
+        4,
+        "Loyalty discount for a regular's birthday party.",
+        "approved",
+        2,
+        "Fine, once.",
+        72,
+    ),
+    (
+        8,
+        FIESTA,
+        4,
+        RequestKind.EXPENSE,
+        1200000,
+        4,
+        "Repaint the dining area.",
+        "rejected",
+        3,
+        "MG Road is closed for renovation already.",
+        96,
+    ),
+    (
+        9,
+        HARBOR,
+        5,
+        RequestKind.STOCK,
+        35000,
+        5,
+        "Restock the atlas before the summer tourists.",
+        "pending",
+        None,
+        None,
+        12,
+    ),
+    (
+        10,
+        HARBOR,
+        6,
+        RequestKind.REFUND,
+        2499,
+        5,
+        "Damaged copy returned by a customer.",
+        "pending",
+        None,
+        None,
+        30,
+    ),
 ]
 _CUSTOMERS = {
-    FIESTA: ["Ananya S", "Karthik R", "Divya P", "Rohit M", "Sneha K", "Vikram N", "Lakshmi T", "Farhan A"],
+    FIESTA: [
+        "Ananya S",
+        "Karthik R",
+        "Divya P",
+        "Rohit M",
+        "Sneha K",
+        "Vikram N",
+        "Lakshmi T",
+        "Farhan A",
+    ],
     HARBOR: ["Olivia B", "Noah C", "Emma D", "Liam F", "Ava G"],
 }
 
@@ -96,12 +225,23 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
                 Tenant(id=HARBOR, name="Harbor Books", currency="USD", locale="en_US"),
             ]
         )
-        session.add_all(Person(id=i, tenant_id=t, name=n, email=e, role=r) for i, t, n, e, r in _PEOPLE)
         session.add_all(
-            Branch(id=i, tenant_id=t, name=n, city=c, status=s, status_changed_at=now - timedelta(days=20))
+            Person(id=i, tenant_id=t, name=n, email=e, role=r) for i, t, n, e, r in _PEOPLE
+        )
+        session.add_all(
+            Branch(
+                id=i,
+                tenant_id=t,
+                name=n,
+                city=c,
+                status=s,
+                status_changed_at=now - timedelta(days=20),
+            )
             for i, t, n, c, s in _BRANCHES
         )
-        session.add_all(Product(id=i, tenant_id=t, sku=s, name=n, price=p) for i, t, s, n, p in _PRODUCTS)
+        session.add_all(
+            Product(id=i, tenant_id=t, sku=s, name=n, price=p) for i, t, s, n, p in _PRODUCTS
+        )
         await session.flush()
         session.add_all(_stock())
         session.add_all(_requests(now))
@@ -117,7 +257,9 @@ def _stock() -> list[Stock]:
         for product, product_tenant, *_p in _PRODUCTS:
             if product_tenant == tenant:
                 quantity = (branch * 7 + product * 13) % 60 + 5
-                rows.append(Stock(tenant_id=tenant, branch_id=branch, product_id=product, quantity=quantity))
+                rows.append(
+                    Stock(tenant_id=tenant, branch_id=branch, product_id=product, quantity=quantity)
+                )
     return rows
 
 
@@ -153,7 +295,11 @@ def _orders(now: datetime) -> list[Order]:
                     status=status, note="", created_at=now - age,
                 )
             )  # fmt: skip
-    rows[5].status, rows[5].refunded, rows[5].note = OrderStatus.REFUNDED, rows[5].total, "Wrong address; refunded."
+    rows[5].status, rows[5].refunded, rows[5].note = (
+        OrderStatus.REFUNDED,
+        rows[5].total,
+        "Wrong address; refunded.",
+    )
     rows[-25].note = "Leave at the gate."
     return rows
 
@@ -163,6 +309,8 @@ async def _advance_sequences(session: AsyncSession) -> None:
     if session.get_bind().dialect.name != "postgresql":
         return
     for table in ("tenants", "people", "branches", "products", "branch_requests"):
-        await session.execute(
-            text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        # Table names come from the constant tuple above, never from input.
+        sql = (
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"  # noqa: S608
         )
+        await session.execute(text(sql))

@@ -117,7 +117,9 @@ async def _known_branches(session: AsyncSession) -> str:
     return f"Branches: {', '.join(names)}." if names else "There are no branches."
 
 
-def page(rows: list[dict[str, Any]], *, total: int, noun: str, whose: str, filters: str = "") -> Result:
+def page(
+    rows: list[dict[str, Any]], *, total: int, noun: str, whose: str, filters: str = ""
+) -> Result:
     """A read result capped at ``ROW_LIMIT`` rows with a scope line stating whose and how many."""
     shown = rows[:ROW_LIMIT]
     where = f" {filters}" if filters else ""
