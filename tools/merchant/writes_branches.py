@@ -1,0 +1,174 @@
+"""close_branch and reopen_branch: an owner opens or closes a branch.
+
+``propose`` resolves the branch by id or name and counts the work still open there, never
+writes; ``execute`` locks the branch, checks it is still in the state the card showed, flips it.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tools.approval import write_tool
+from tools.caller import Role
+from tools.errors import ConflictError, NotFoundError
+from tools.merchant.models import (
+    Branch,
+    BranchRequest,
+    BranchStatus,
+    Order,
+    OrderStatus,
+    RequestStatus,
+)
+from tools.merchant.scope import find_branch
+from tools.merchant.writes_common import APPROVAL_NOTE, arrow, branch_label, done, stamp
+from tools.schema import Args
+from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
+
+__all__ = ["CLOSE_BRANCH", "REOPEN_BRANCH", "CloseBranchArgs", "ReopenBranchArgs"]
+
+
+class CloseBranchArgs(Args):
+    """Which open branch to close."""
+
+    branch: str | int = Field(
+        description='The branch to close: its id (e.g. 3) or its name (e.g. "Whitefield").'
+    )
+
+
+class ReopenBranchArgs(Args):
+    """Which closed branch to open again."""
+
+    branch: str | int = Field(
+        description='The branch to reopen: its id (e.g. 4) or its name (e.g. "MG Road").'
+    )
+
+
+async def lock_branch(session: AsyncSession, ref: str | int) -> Branch:
+    """The branch under a row lock, read fresh: whatever the session held before is replaced.
+
+    Without ``populate_existing`` a branch the session had already loaded keeps its old status
+    after the lock is granted, and a branch closed meanwhile would be "closed" twice.
+    """
+    branch_id = ref if isinstance(ref, int) else (await find_branch(session, ref)).id
+    stmt = (
+        select(Branch)
+        .where(Branch.id == branch_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    branch = (await session.scalars(stmt)).one_or_none()
+    if branch is None:
+        raise NotFoundError(f"There is no branch {branch_id}. List the branches to see them.")
+    return branch
+
+
+def _ensure_status(branch: Branch, wanted: BranchStatus, verb: str) -> None:
+    if branch.status == wanted:
+        return
+    raise ConflictError(
+        f"{branch.name} (branch {branch.id}) is already {branch.status} "
+        f"(since {stamp(branch.status_changed_at)}), so there is nothing to {verb}."
+    )
+
+
+async def _open_work(session: AsyncSession, branch_id: int) -> tuple[int, int]:
+    """How many orders are still open and how many requests still wait at this branch."""
+    orders = (
+        select(func.count())
+        .select_from(Order)
+        .where(Order.branch_id == branch_id, Order.status == OrderStatus.OPEN)
+    )
+    requests = (
+        select(func.count())
+        .select_from(BranchRequest)
+        .where(BranchRequest.branch_id == branch_id, BranchRequest.status == RequestStatus.PENDING)
+    )
+    return int(await session.scalar(orders) or 0), int(await session.scalar(requests) or 0)
+
+
+def _close_warning(branch: Branch, orders: int, requests: int) -> str | None:
+    parts = []
+    if orders:
+        parts.append(f"{orders} open order{'s' if orders != 1 else ''}")
+    if requests:
+        parts.append(f"{requests} pending request{'s' if requests != 1 else ''}")
+    if not parts:
+        return None
+    return (
+        f"{branch.name} still has {' and '.join(parts)}; closing it does not cancel or decide them."
+    )
+
+
+async def _propose_close(ctx: ToolContext, args: CloseBranchArgs) -> Proposal:
+    branch = await find_branch(ctx.session, args.branch)
+    _ensure_status(branch, BranchStatus.OPEN, "close")
+    orders, requests = await _open_work(ctx.session, branch.id)
+    return Proposal(
+        summary=f"Close {branch.name} (branch {branch.id}, {branch.city}).",
+        details=(
+            ProposalDetail("Branch", branch_label(branch)),
+            ProposalDetail("Status", arrow(BranchStatus.OPEN, BranchStatus.CLOSED)),
+            ProposalDetail("Open orders", str(orders)),
+            ProposalDetail("Pending requests", str(requests)),
+        ),
+        warning=_close_warning(branch, orders, requests),
+        args=CloseBranchArgs(branch=branch.id),
+    )
+
+
+async def _propose_reopen(ctx: ToolContext, args: ReopenBranchArgs) -> Proposal:
+    branch = await find_branch(ctx.session, args.branch)
+    _ensure_status(branch, BranchStatus.CLOSED, "reopen")
+    return Proposal(
+        summary=f"Reopen {branch.name} (branch {branch.id}, {branch.city}).",
+        details=(
+            ProposalDetail("Branch", branch_label(branch)),
+            ProposalDetail("Status", arrow(BranchStatus.CLOSED, BranchStatus.OPEN)),
+            ProposalDetail("Closed since", stamp(branch.status_changed_at)),
+        ),
+        args=ReopenBranchArgs(branch=branch.id),
+    )
+
+
+async def _flip(ctx: ToolContext, ref: str | int, frm: BranchStatus, to: BranchStatus) -> Result:
+    branch = await lock_branch(ctx.session, ref)
+    _ensure_status(branch, frm, "close" if to is BranchStatus.CLOSED else "reopen")
+    branch.status = to
+    branch.status_changed_at = ctx.now
+    await ctx.session.flush()
+    note = f"{branch.name} (branch {branch.id}) is now {to}."
+    row = {"branch_id": branch.id, "branch": branch.name, "status": str(to)}
+    return done(ctx, note, row, f"branch {branch.id}")
+
+
+async def _execute_close(ctx: ToolContext, args: CloseBranchArgs) -> Result:
+    return await _flip(ctx, args.branch, BranchStatus.OPEN, BranchStatus.CLOSED)
+
+
+async def _execute_reopen(ctx: ToolContext, args: ReopenBranchArgs) -> Result:
+    return await _flip(ctx, args.branch, BranchStatus.CLOSED, BranchStatus.OPEN)
+
+
+CLOSE_BRANCH = write_tool(
+    Tool(
+        name="close_branch",
+        description="Close an open branch (by id or name). " + APPROVAL_NOTE,
+        args=CloseBranchArgs,
+        role=Role.OWNER,
+    ),
+    _propose_close,
+    _execute_close,
+)
+
+REOPEN_BRANCH = write_tool(
+    Tool(
+        name="reopen_branch",
+        description="Reopen a closed branch (by id or name). " + APPROVAL_NOTE,
+        args=ReopenBranchArgs,
+        role=Role.OWNER,
+    ),
+    _propose_reopen,
+    _execute_reopen,
+)

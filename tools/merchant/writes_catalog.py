@@ -1,0 +1,258 @@
+"""adjust_stock and set_price: a manager corrects stock at a branch, an owner changes a price.
+
+``propose`` resolves branch and product and shows before → after, never writes; ``execute``
+locks the stock line or the product, checks again against what is there now, and writes it
+with a ledger row (StockMovement, PriceChange) keyed by the card's id.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pydantic import Field, field_validator
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tools.approval import write_tool
+from tools.caller import Role
+from tools.errors import ConflictError, NotFoundError
+from tools.merchant.models import Branch, PriceChange, Product, Stock, StockMovement
+from tools.merchant.scope import Money, find_branch, find_product
+from tools.merchant.writes_common import (
+    APPROVAL_NOTE,
+    Reason,
+    arrow,
+    branch_label,
+    card_key,
+    done,
+    product_label,
+    tenant_money,
+)
+from tools.schema import Args
+from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
+
+__all__ = [
+    "ADJUST_STOCK",
+    "MAX_STOCK_DELTA",
+    "PRICE_WARNING_PERCENT",
+    "SET_PRICE",
+    "AdjustStockArgs",
+    "SetPriceArgs",
+]
+
+# Larger than any real correction, small enough that no sum of them overflows the column.
+MAX_STOCK_DELTA = 100_000
+# A price moving by more than this share (up or down) gets a warning: likely a typo.
+PRICE_WARNING_PERCENT = Decimal(30)
+
+_SKU = 'The product\'s SKU (e.g. "FF-PANEER-WRAP") or its name (e.g. "Paneer Tikka Wrap").'
+
+
+class AdjustStockArgs(Args):
+    """Which stock line to correct, by how many units, and why."""
+
+    branch: str | int = Field(description='The branch: its id (e.g. 3) or name ("Whitefield").')
+    sku: str = Field(min_length=1, max_length=200, description=_SKU)
+    delta: int = Field(
+        ge=-MAX_STOCK_DELTA,
+        le=MAX_STOCK_DELTA,
+        description="Units to add (positive, e.g. 20) or remove (negative, e.g. -5); never 0.",
+    )
+    reason: Reason = Field(description="Why the stock changes, e.g. 'delivery arrived'.")
+
+    @field_validator("delta")
+    @classmethod
+    def _not_zero(cls, delta: int) -> int:
+        if delta == 0:
+            raise ValueError("a change of 0 units changes nothing")
+        return delta
+
+
+class SetPriceArgs(Args):
+    """Which product gets which new price."""
+
+    sku: str = Field(min_length=1, max_length=200, description=_SKU)
+    price: Decimal = Field(
+        gt=0,
+        description=(
+            "The new price in major units of the merchant's currency (rupees or dollars, "
+            "e.g. 299.00, not paise or cents)."
+        ),
+    )
+
+
+async def _stock_line(
+    session: AsyncSession, branch: Branch, product: Product, *, lock: bool
+) -> Stock:
+    stmt = select(Stock).where(Stock.branch_id == branch.id, Stock.product_id == product.id)
+    if lock:
+        # A second card for the same line waits here and then sees the first one's quantity,
+        # so two removals cannot both pass the "never below zero" check.
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    stock = (await session.scalars(stmt)).one_or_none()
+    if stock is None:
+        raise NotFoundError(
+            f"{branch.name} (branch {branch.id}) does not stock {product.name} (SKU {product.sku})."
+        )
+    return stock
+
+
+def _after(stock: Stock, delta: int, branch: Branch, product: Product) -> int:
+    after = stock.quantity + delta
+    if after < 0:
+        raise ConflictError(
+            f"{branch.name} (branch {branch.id}) has {stock.quantity} of {product.name} "
+            f"(SKU {product.sku}); removing {-delta} would leave {after}, so nothing was changed."
+        )
+    return after
+
+
+def _stock_summary(delta: int, product: Product, branch: Branch) -> str:
+    units = (
+        f"{abs(delta)} unit{'s' if abs(delta) != 1 else ''} of {product.name} (SKU {product.sku})"
+    )
+    where = f"{branch.name} (branch {branch.id})"
+    if delta > 0:
+        return f"Add {units} to the stock at {where}."
+    return f"Remove {units} from the stock at {where}."
+
+
+async def _propose_stock(ctx: ToolContext, args: AdjustStockArgs) -> Proposal:
+    branch = await find_branch(ctx.session, args.branch)
+    product = await find_product(ctx.session, args.sku)
+    stock = await _stock_line(ctx.session, branch, product, lock=False)
+    after = _after(stock, args.delta, branch, product)
+    warning = None
+    if after == 0:
+        warning = f"This leaves {branch.name} with no {product.name} at all."
+    return Proposal(
+        summary=_stock_summary(args.delta, product, branch),
+        details=(
+            ProposalDetail("Branch", branch_label(branch)),
+            ProposalDetail("Product", product_label(product)),
+            ProposalDetail("Change", f"{args.delta:+d}"),
+            ProposalDetail("Quantity", arrow(stock.quantity, after)),
+            ProposalDetail("Reason", args.reason),
+        ),
+        warning=warning,
+        args=AdjustStockArgs(
+            branch=branch.id, sku=product.sku, delta=args.delta, reason=args.reason
+        ),
+    )
+
+
+async def _execute_stock(ctx: ToolContext, args: AdjustStockArgs) -> Result:
+    branch = await find_branch(ctx.session, args.branch)
+    product = await find_product(ctx.session, args.sku)
+    stock = await _stock_line(ctx.session, branch, product, lock=True)
+    # The delta is what was approved ("remove the 5 damaged ones"); the quantity it lands on is
+    # re-checked here, because stock may have moved since the card was drawn.
+    before, after = stock.quantity, _after(stock, args.delta, branch, product)
+    stock.quantity = after
+    ctx.session.add(
+        StockMovement(
+            stock_id=stock.id, delta=args.delta, reason=args.reason,
+            approved_by=ctx.caller.userid, card_id=card_key(ctx), created_at=ctx.now,
+        )
+    )  # fmt: skip
+    await ctx.session.flush()
+    note = f"{product.name} at {branch.name} (branch {branch.id}): {arrow(before, after)}."
+    row = {"branch_id": branch.id, "sku": product.sku, "quantity": after}
+    return done(ctx, note, row, f"stock of {product.sku} at branch {branch.id}")
+
+
+def _percent(old: int, new: int) -> Decimal:
+    return ((Decimal(new - old) * 100) / Decimal(old)).quantize(Decimal("0.1"))
+
+
+async def _lock_product(session: AsyncSession, sku: str) -> Product:
+    product = await find_product(session, sku)
+    stmt = (
+        select(Product)
+        .where(Product.id == product.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    return (await session.scalars(stmt)).one()
+
+
+async def _propose_price(ctx: ToolContext, args: SetPriceArgs) -> Proposal:
+    money = await tenant_money(ctx)
+    product = await find_product(ctx.session, args.sku)
+    new = money.minor("set_price", "price", args.price)
+    _ensure_changes(product, new, money.show)
+    change = _percent(product.price, new)
+    warning = None
+    if abs(change) > PRICE_WARNING_PERCENT:
+        warning = f"This changes the price by {change:+} %, more than {PRICE_WARNING_PERCENT} %."
+    old_shown, new_shown = money.show(product.price), money.show(new)
+    return Proposal(
+        summary=(
+            f"Change the price of {product.name} (SKU {product.sku}) from {old_shown} to "
+            f"{new_shown} ({change:+} %)."
+        ),
+        details=(
+            ProposalDetail("Product", product_label(product)),
+            ProposalDetail("Price", arrow(old_shown, new_shown)),
+            ProposalDetail("Change", f"{change:+} %"),
+        ),
+        warning=warning,
+        args=SetPriceArgs(sku=product.sku, price=money.major(new)),
+    )
+
+
+def _ensure_changes(product: Product, new: int, show: Money) -> None:
+    if product.price != new:
+        return
+    raise ConflictError(
+        f"{product.name} (SKU {product.sku}) already costs {show(new)}, so nothing was changed."
+    )
+
+
+async def _execute_price(ctx: ToolContext, args: SetPriceArgs) -> Result:
+    money = await tenant_money(ctx)
+    product = await _lock_product(ctx.session, args.sku)
+    new = money.minor("set_price", "price", args.price)
+    _ensure_changes(product, new, money.show)
+    # The price is absolute ("make it ₹299"): if it moved since the card was drawn, the approved
+    # price still stands, and the ledger records the price it actually replaced.
+    old = product.price
+    product.price = new
+    ctx.session.add(
+        PriceChange(
+            product_id=product.id, old_price=old, new_price=new, approved_by=ctx.caller.userid,
+            card_id=card_key(ctx), created_at=ctx.now,
+        )
+    )  # fmt: skip
+    await ctx.session.flush()
+    note = (
+        f"{product.name} (SKU {product.sku}) now costs {money.show(new)} (was {money.show(old)})."
+    )
+    row = {"sku": product.sku, "price": money.show(new), "was": money.show(old)}
+    return done(ctx, note, row, f"product {product.sku}")
+
+
+ADJUST_STOCK = write_tool(
+    Tool(
+        name="adjust_stock",
+        description=(
+            "Add or remove units of a product in a branch's stock (never below zero), with a "
+            "reason. " + APPROVAL_NOTE
+        ),
+        args=AdjustStockArgs,
+        role=Role.MANAGER,
+    ),
+    _propose_stock,
+    _execute_stock,
+)
+
+SET_PRICE = write_tool(
+    Tool(
+        name="set_price",
+        description="Set a product's price for every branch. " + APPROVAL_NOTE,
+        args=SetPriceArgs,
+        role=Role.OWNER,
+    ),
+    _propose_price,
+    _execute_price,
+)

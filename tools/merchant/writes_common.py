@@ -1,0 +1,115 @@
+"""What every merchant write shares: money in and out, labels with ids AND names, the outcome.
+
+Helpers only; nothing here proposes or performs a write on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Any
+
+from babel.numbers import get_currency_precision
+from pydantic import StringConstraints
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tools.errors import InvalidArgumentsError
+from tools.merchant.models import Branch, Person, Product
+from tools.merchant.money import parse_money
+from tools.merchant.scope import Money, load_tenant
+from tools.tool import Result, ToolContext
+
+__all__ = [
+    "APPROVAL_NOTE",
+    "Reason",
+    "TenantMoney",
+    "arrow",
+    "branch_label",
+    "card_key",
+    "done",
+    "person_name",
+    "product_label",
+    "stamp",
+    "tenant_money",
+]
+
+# Appended to every write tool's description: the model must know that calling the tool is a
+# question to a person, not the change itself, or it reports the change as already made.
+APPROVAL_NOTE = (
+    "Calling this tool does NOT make the change: it only proposes it, and the person must press "
+    "Approve on the card before anything happens."
+)
+
+# A reason a person will read later in the ledger; blank after trimming counts as missing.
+Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+
+
+@dataclass(frozen=True, slots=True)
+class TenantMoney:
+    """The tenant's currency: formats minor units and reads major units the way the card shows."""
+
+    currency: str
+    show: Money
+
+    def minor(self, tool: str, field: str, amount: Decimal) -> int:
+        """Major units from the arguments into minor units; too many decimals is a refusal."""
+        try:
+            return parse_money(amount, self.currency)
+        except ValueError as bad:
+            raise InvalidArgumentsError(tool, [f"{field}: {bad}"]) from None
+
+    def major(self, minor: int) -> Decimal:
+        """Minor units back into major units with the currency's decimals ("1240.00")."""
+        return Decimal(minor).scaleb(-self.digits)
+
+    def major_whole(self, major: int) -> int:
+        """A threshold written in whole major units, in minor units."""
+        return major * int(10**self.digits)
+
+    @property
+    def digits(self) -> int:
+        return int(get_currency_precision(self.currency))
+
+
+async def tenant_money(ctx: ToolContext) -> TenantMoney:
+    tenant = await load_tenant(ctx.session, ctx.caller.tenantid)
+    return TenantMoney(tenant.currency, Money(tenant))
+
+
+def card_key(ctx: ToolContext) -> str:
+    """The approved card's id, which every ledger row stores as its idempotency key."""
+    if ctx.card_id is None:
+        # Only approve() runs execute, and it always passes the card; reaching this is a bug.
+        raise RuntimeError("a write ran without the card that approved it")
+    return ctx.card_id
+
+
+async def person_name(session: AsyncSession, person_id: int | None) -> str:
+    """A person's name for a sentence; "someone" when the row is gone or was never recorded."""
+    if person_id is None:
+        return "someone"
+    person = await session.get(Person, person_id)
+    return person.name if person else f"person {person_id}"
+
+
+def branch_label(branch: Branch) -> str:
+    return f"{branch.name} (branch {branch.id}, {branch.city})"
+
+
+def product_label(product: Product) -> str:
+    return f"{product.name} (SKU {product.sku}, product {product.id})"
+
+
+def arrow(before: object, after: object) -> str:
+    return f"{before} → {after}"
+
+
+def stamp(at: datetime | None) -> str:
+    return f"{at:%Y-%m-%d %H:%M} UTC" if at else "an unknown time"
+
+
+def done(ctx: ToolContext, note: str, row: dict[str, Any], what: str) -> Result:
+    """The result of an executed write: one row, and a past-tense note the card shows as outcome."""
+    whose = ctx.tenant_name or f"merchant {ctx.caller.tenantid}"
+    return Result(rows=[row], count=1, scope=f"{whose}: {what}", note=note)
