@@ -129,7 +129,14 @@ def load_settings(**overrides: object) -> Settings:
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as invalid:
-        lines = [
-            f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in invalid.errors()
-        ]
-        raise SettingsError("Configuration problem: " + " ".join(lines)) from invalid
+        raise SettingsError("Configuration problem: " + " ".join(_describe(invalid))) from invalid
+
+
+def _describe(invalid: ValidationError) -> list[str]:
+    """One readable line per problem, named by its environment variable."""
+    lines = []
+    for error in invalid.errors():
+        message = str(error["msg"]).removeprefix("Value error, ")
+        field = ".".join(map(str, error["loc"]))
+        lines.append(f"{field.upper()}: {message}" if field else message)
+    return lines

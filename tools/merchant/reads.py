@@ -1,9 +1,242 @@
-"""Read tools over a merchant's data (placeholder until the read tools land)."""
+"""Read tools over branches and branch requests, and the list of every read tool; never writes.
+
+Reads run as soon as the model calls them: they only look. Each answers with rows carrying ids
+AND names, money both formatted and in minor units, and a scope line saying whose rows these
+are and whether the list was cut short.
+"""
 
 from __future__ import annotations
 
-from tools.tool import Tool
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import Field
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from tools.caller import Role
+from tools.errors import NotFoundError
+from tools.merchant.models import (
+    Branch,
+    BranchRequest,
+    Order,
+    OrderStatus,
+    RequestKind,
+    RequestStatus,
+)
+from tools.merchant.reads_common import (
+    BranchRef,
+    ReadArgs,
+    branch_filter,
+    counted,
+    describe,
+    money_for,
+    one,
+    stamp,
+    whose,
+)
+from tools.merchant.reads_orders import ORDER_TOOLS
+from tools.merchant.reads_sales import SALES_TOOLS
+from tools.merchant.scope import MAX_ID, Money, find_branch, page
+from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["READ_TOOLS"]
 
-READ_TOOLS: list[Tool] = []
+_REQUEST_LOADS = (
+    selectinload(BranchRequest.branch),
+    selectinload(BranchRequest.requester),
+    selectinload(BranchRequest.decider),
+)
+
+
+class ListBranchesArgs(ReadArgs):
+    status: Literal["open", "closed"] | None = Field(
+        default=None, description="Only branches that are open, or only closed ones; omit for all."
+    )
+
+
+class GetBranchArgs(ReadArgs):
+    branch: BranchRef = Field(
+        description="The branch: its name (any case; a unique prefix is enough) or its id, e.g. 3."
+    )
+
+
+class ListRequestsArgs(ReadArgs):
+    status: Literal["pending", "approved", "rejected"] | None = Field(
+        default="pending",
+        description="Which requests: pending (the default, still waiting for a decision), "
+        "approved or rejected; null for every status.",
+    )
+    branch: BranchRef | None = Field(
+        default=None, description="Only this branch's requests: a name or an id; omit for all."
+    )
+    kind: RequestKind | None = Field(
+        default=None, description="Only requests of this kind; omit for every kind."
+    )
+
+
+class GetRequestArgs(ReadArgs):
+    request_id: int = Field(
+        ge=1, le=MAX_ID, description="The request's number, e.g. 4 for request #4."
+    )
+
+
+async def _branch_counts(
+    session: AsyncSession, ids: Sequence[int]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Open orders and pending requests per branch, for the branches in ``ids``."""
+    orders = select(Order.branch_id, func.count(Order.id)).where(
+        Order.branch_id.in_(ids), Order.status == OrderStatus.OPEN
+    )
+    requests = select(BranchRequest.branch_id, func.count(BranchRequest.id)).where(
+        BranchRequest.branch_id.in_(ids), BranchRequest.status == RequestStatus.PENDING
+    )
+    open_orders = await session.execute(orders.group_by(Order.branch_id))
+    pending = await session.execute(requests.group_by(BranchRequest.branch_id))
+    return dict(open_orders.all()), dict(pending.all())
+
+
+def _branch_row(branch: Branch, open_orders: int, pending: int) -> dict[str, Any]:
+    return {
+        "id": branch.id,
+        "name": branch.name,
+        "city": branch.city,
+        "status": branch.status,
+        "status_changed_at": stamp(branch.status_changed_at),
+        "open_orders": open_orders,
+        "pending_requests": pending,
+    }
+
+
+async def list_branches(ctx: ToolContext, args: ListBranchesArgs) -> Result:
+    """Every branch of the merchant, optionally only the open or the closed ones."""
+    conditions = [Branch.status == args.status] if args.status else []
+    branches, total = await counted(ctx.session, Branch, conditions, order=[Branch.id])
+    orders, pending = await _branch_counts(ctx.session, [b.id for b in branches])
+    rows = [_branch_row(b, orders.get(b.id, 0), pending.get(b.id, 0)) for b in branches]
+    filters = f"that are {args.status}" if args.status else ""
+    return page(rows, total=total, noun="branches", whose=whose(ctx), filters=filters)
+
+
+async def get_branch(ctx: ToolContext, args: GetBranchArgs) -> Result:
+    """One branch by name or id, with its open orders and pending requests counted."""
+    branch = await find_branch(ctx.session, args.branch)
+    orders, pending = await _branch_counts(ctx.session, [branch.id])
+    row = _branch_row(branch, orders.get(branch.id, 0), pending.get(branch.id, 0))
+    return one(ctx, row, f"branch {branch.id}, {branch.name}")
+
+
+def _request_row(request: BranchRequest, money: Money) -> dict[str, Any]:
+    return {
+        "id": request.id,
+        "branch_id": request.branch_id,
+        "branch": request.branch.name,
+        "kind": request.kind,
+        "amount": money(request.amount),
+        "amount_minor": request.amount,
+        "requested_by_id": request.requested_by,
+        "requested_by": request.requester.name,
+        "reason": request.reason,
+        "status": request.status,
+        "created_at": stamp(request.created_at),
+        "decided_by_id": request.decided_by,
+        "decided_by": request.decider.name if request.decider else None,
+        "decided_at": stamp(request.decided_at),
+        "decision_note": request.decision_note,
+    }
+
+
+async def list_requests(ctx: ToolContext, args: ListRequestsArgs) -> Result:
+    """Branch requests, newest first, filtered by status, branch and kind."""
+    branch, conditions = await branch_filter(ctx, args.branch, BranchRequest.branch_id)
+    conditions += _request_conditions(args)
+    found, total = await counted(
+        ctx.session,
+        BranchRequest,
+        conditions,
+        order=[BranchRequest.created_at.desc(), BranchRequest.id.desc()],
+        options=_REQUEST_LOADS,
+    )
+    money = await money_for(ctx)
+    noun = f"{args.status} requests" if args.status else "requests of every status"
+    filters = describe(
+        f"at {branch.name}" if branch else None, f"of kind {args.kind}" if args.kind else None
+    )
+    rows = [_request_row(r, money) for r in found]
+    return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
+
+
+def _request_conditions(args: ListRequestsArgs) -> list[ColumnElement[bool]]:
+    conditions: list[ColumnElement[bool]] = []
+    if args.status:
+        conditions.append(BranchRequest.status == args.status)
+    if args.kind:
+        conditions.append(BranchRequest.kind == args.kind)
+    return conditions
+
+
+async def get_request(ctx: ToolContext, args: GetRequestArgs) -> Result:
+    """One branch request by its number."""
+    stmt = select(BranchRequest).where(BranchRequest.id == args.request_id).options(*_REQUEST_LOADS)
+    request = await ctx.session.scalar(stmt)
+    if request is None:
+        raise NotFoundError(
+            f"There is no request {args.request_id}. List the requests to see their numbers."
+        )
+    row = _request_row(request, await money_for(ctx))
+    return one(ctx, row, f"request {request.id} from {request.branch.name}")
+
+
+_BRANCH_TOOLS = [
+    Tool(
+        name="list_branches",
+        description=(
+            "List the merchant's branches (shops, outlets) with id, name, city, whether each is "
+            "open or closed, and how many open orders and pending requests each has. Use it to "
+            "see which branches exist or to find a branch's id."
+        ),
+        args=ListBranchesArgs,
+        handler=list_branches,
+        role=Role.STAFF,
+    ),
+    Tool(
+        name="get_branch",
+        description=(
+            "Look up one branch by name or id: its city, open or closed status (and since when), "
+            "and its counts of open orders and pending requests. Use it before talking about a "
+            "branch's state, for example before suggesting to close or reopen it."
+        ),
+        args=GetBranchArgs,
+        handler=get_branch,
+        role=Role.STAFF,
+    ),
+]
+
+_REQUEST_TOOLS = [
+    Tool(
+        name="list_requests",
+        description=(
+            "List branch requests (stock, refund, discount and expense requests that wait for a "
+            "manager's decision), newest first. By default only the pending ones; filter by "
+            "status, branch or kind. Each row has the request id, branch id and name, kind, "
+            "amount, who asked and why, and for decided requests who decided, when and the note."
+        ),
+        args=ListRequestsArgs,
+        handler=list_requests,
+        role=Role.STAFF,
+    ),
+    Tool(
+        name="get_request",
+        description=(
+            "Look up one branch request by its number: branch, kind, amount, who asked and why, "
+            "its status and, if decided, who decided it, when and with what note. Use it before "
+            "talking about approving or rejecting a specific request."
+        ),
+        args=GetRequestArgs,
+        handler=get_request,
+        role=Role.STAFF,
+    ),
+]
+
+READ_TOOLS: list[Tool] = [*_BRANCH_TOOLS, *_REQUEST_TOOLS, *ORDER_TOOLS, *SALES_TOOLS]

@@ -18,6 +18,7 @@ from tools.merchant.money import format_money
 from tools.tool import Result
 
 __all__ = [
+    "MAX_ID",
     "ROW_LIMIT",
     "Money",
     "find_branch",
@@ -28,6 +29,9 @@ __all__ = [
 ]
 
 ROW_LIMIT = 50
+# Ids are 32-bit integers. PostgreSQL refuses a larger number in a query with a driver error
+# (SQLite just finds nothing), so a lookup by a larger "id" is answered as not found up front.
+MAX_ID = 2**31 - 1
 
 T = TypeVar("T")
 
@@ -58,14 +62,15 @@ def _ref_id(ref: str | int) -> int | None:
     if isinstance(ref, int):
         return ref
     text = ref.strip().lstrip("#")
-    return int(text) if text.isdigit() else None
+    # ASCII only: "²".isdigit() is true, yet int("²") raises ValueError.
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 async def find_branch(session: AsyncSession, ref: str | int) -> Branch:
     """A branch by id ("3", 3, "#3") or by name, exact or unambiguous prefix, any case."""
     by_id = _ref_id(ref)
     if by_id is not None:
-        branch = await session.get(Branch, by_id)
+        branch = await session.get(Branch, by_id) if 0 < by_id <= MAX_ID else None
         if branch is None:
             raise NotFoundError(f"There is no branch {by_id}. {await _known_branches(session)}")
         return branch
@@ -99,7 +104,8 @@ async def _by_name(session: AsyncSession, model: type[T], column: Any, name: str
     exact = (await session.scalars(select(model).where(func.lower(column) == name.lower()))).all()
     if exact:
         return exact
-    pattern = name.lower().replace("%", r"\%").replace("_", r"\_") + "%"
+    escaped = name.lower().replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
+    pattern = escaped + "%"
     stmt = select(model).where(func.lower(column).like(pattern, escape="\\")).limit(10)
     return (await session.scalars(stmt)).all()
 

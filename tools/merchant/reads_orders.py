@@ -1,0 +1,221 @@
+"""Read tools over orders, their refunds and stock levels; never writes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pydantic import Field
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.orm import selectinload
+
+from tools.caller import Role
+from tools.errors import NotFoundError
+from tools.merchant.models import Order, OrderStatus, Person, Refund, Stock
+from tools.merchant.reads_common import (
+    BranchRef,
+    ReadArgs,
+    SearchText,
+    branch_filter,
+    counted,
+    describe,
+    like_pattern,
+    money_for,
+    one,
+    stamp,
+    whose,
+)
+from tools.merchant.scope import MAX_ID, Money, find_product, page
+from tools.tool import Result, Tool, ToolContext
+
+__all__ = ["ORDER_TOOLS"]
+
+
+class ListOrdersArgs(ReadArgs):
+    branch: BranchRef | None = Field(
+        default=None, description="Only this branch's orders: a name or an id; omit for all."
+    )
+    status: OrderStatus | None = Field(
+        default=None, description="Only orders in this state; omit for every state."
+    )
+    customer: SearchText | None = Field(
+        default=None,
+        description="Only orders whose customer name contains this text, in any case.",
+    )
+    days: int = Field(
+        default=30, ge=1, le=365, description="How many days back to look, 1 to 365 (default 30)."
+    )
+
+
+class GetOrderArgs(ReadArgs):
+    order_id: int = Field(
+        ge=1, le=MAX_ID, description="The order's number, e.g. 1042 for order #1042."
+    )
+
+
+class StockLevelsArgs(ReadArgs):
+    branch: BranchRef | None = Field(
+        default=None, description="Only this branch's stock: a name or an id; omit for all."
+    )
+    sku: SearchText | None = Field(
+        default=None,
+        description="Only this product: its SKU (e.g. FF-MASALA-DOSA) or its name; omit for all.",
+    )
+
+
+def _order_row(order: Order, money: Money) -> dict[str, Any]:
+    return {
+        "id": order.id,
+        "branch_id": order.branch_id,
+        "branch": order.branch.name,
+        "customer": order.customer,
+        "status": order.status,
+        "total": money(order.total),
+        "total_minor": order.total,
+        "refunded": money(order.refunded),
+        "refunded_minor": order.refunded,
+        "created_at": stamp(order.created_at),
+        "note": order.note,
+    }
+
+
+async def list_orders(ctx: ToolContext, args: ListOrdersArgs) -> Result:
+    """Orders of the last ``days`` days, newest first, filtered by branch, status and customer."""
+    branch, conditions = await branch_filter(ctx, args.branch, Order.branch_id)
+    conditions += _order_conditions(ctx, args)
+    found, total = await counted(
+        ctx.session,
+        Order,
+        conditions,
+        order=[Order.created_at.desc(), Order.id.desc()],
+        options=[selectinload(Order.branch)],
+    )
+    money = await money_for(ctx)
+    filters = describe(
+        f"in the last {args.days} days",
+        f"at {branch.name}" if branch else None,
+        f"for customers matching {args.customer!r}" if args.customer else None,
+    )
+    noun = f"{args.status} orders" if args.status else "orders"
+    rows = [_order_row(o, money) for o in found]
+    return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
+
+
+def _order_conditions(ctx: ToolContext, args: ListOrdersArgs) -> list[ColumnElement[bool]]:
+    conditions = [Order.created_at >= ctx.now - timedelta(days=args.days)]
+    if args.status:
+        conditions.append(Order.status == args.status)
+    if args.customer:
+        pattern = like_pattern(args.customer)
+        conditions.append(func.lower(Order.customer).like(pattern, escape="\\"))
+    return conditions
+
+
+async def get_order(ctx: ToolContext, args: GetOrderArgs) -> Result:
+    """One order with what was paid, refunded and is left to refund, and each refund made."""
+    stmt = select(Order).where(Order.id == args.order_id).options(selectinload(Order.branch))
+    order = await ctx.session.scalar(stmt)
+    if order is None:
+        raise NotFoundError(
+            f"There is no order {args.order_id}. List the orders to find the right number."
+        )
+    money = await money_for(ctx)
+    left = max(order.total - order.refunded, 0)
+    row = _order_row(order, money) | {
+        "refundable": money(left),
+        "refundable_minor": left,
+        "refunds": await _refunds(ctx, order.id, money),
+    }
+    return one(ctx, row, f"order {order.id} at {order.branch.name}")
+
+
+async def _refunds(ctx: ToolContext, order_id: int, money: Money) -> list[dict[str, Any]]:
+    stmt = (
+        select(Refund, Person.name)
+        .join(Person, Person.id == Refund.approved_by)
+        .where(Refund.order_id == order_id)
+        .order_by(Refund.created_at, Refund.id)
+    )
+    return [
+        {
+            "id": refund.id,
+            "amount": money(refund.amount),
+            "amount_minor": refund.amount,
+            "reason": refund.reason,
+            "approved_by_id": refund.approved_by,
+            "approved_by": approver,
+            "at": stamp(refund.created_at),
+        }
+        for refund, approver in await ctx.session.execute(stmt)
+    ]
+
+
+async def stock_levels(ctx: ToolContext, args: StockLevelsArgs) -> Result:
+    """Quantity on hand per branch and product, optionally for one branch or one product."""
+    branch, conditions = await branch_filter(ctx, args.branch, Stock.branch_id)
+    product = await find_product(ctx.session, args.sku) if args.sku else None
+    if product is not None:
+        conditions.append(Stock.product_id == product.id)
+    found, total = await counted(
+        ctx.session,
+        Stock,
+        conditions,
+        order=[Stock.branch_id, Stock.product_id],
+        options=[selectinload(Stock.branch), selectinload(Stock.product)],
+    )
+    rows = [_stock_row(stock) for stock in found]
+    filters = describe(
+        f"at {branch.name}" if branch else None,
+        f"for {product.sku} ({product.name})" if product else None,
+    )
+    return page(rows, total=total, noun="stock levels", whose=whose(ctx), filters=filters)
+
+
+def _stock_row(stock: Stock) -> dict[str, Any]:
+    return {
+        "branch_id": stock.branch_id,
+        "branch": stock.branch.name,
+        "branch_status": stock.branch.status,
+        "product_id": stock.product_id,
+        "sku": stock.product.sku,
+        "product": stock.product.name,
+        "quantity": stock.quantity,
+    }
+
+
+ORDER_TOOLS = [
+    Tool(
+        name="list_orders",
+        description=(
+            "List customer orders of the last N days (30 unless asked), newest first, optionally "
+            "for one branch, one status or customers whose name contains some text. Each row has "
+            "the order id, branch id and name, customer, status, total, amount refunded, when it "
+            "was placed and any note. Use get_order for one order's refunds."
+        ),
+        args=ListOrdersArgs,
+        handler=list_orders,
+        role=Role.STAFF,
+    ),
+    Tool(
+        name="get_order",
+        description=(
+            "Look up one order by number: branch, customer, status, total, how much was already "
+            "refunded, how much can still be refunded, the note and every refund made (amount, "
+            "reason, who approved it, when). Use it before talking about refunding an order."
+        ),
+        args=GetOrderArgs,
+        handler=get_order,
+        role=Role.STAFF,
+    ),
+    Tool(
+        name="stock_levels",
+        description=(
+            "Show stock on hand: one row per branch and product with the SKU, product name and "
+            "quantity. Narrow it to one branch (name or id) and/or one product (SKU or name). "
+            "Use it before talking about adjusting stock."
+        ),
+        args=StockLevelsArgs,
+        handler=stock_levels,
+        role=Role.STAFF,
+    ),
+]

@@ -1,0 +1,158 @@
+"""Sums up sales per branch over a period: orders, gross, refunded and net; never writes.
+
+Periods are computed in UTC from the time of the call, so every surface and every process gives
+the same figures for the same moment: "today" starts at 00:00 UTC, "this_week" on Monday at
+00:00 UTC, "this_month" on the 1st at 00:00 UTC; "last_7_days" and "last_30_days" reach back
+exactly that long from now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, assert_never
+
+from pydantic import Field
+from sqlalchemy import func, select
+
+from tools.caller import Role
+from tools.merchant.models import Branch, Order, OrderStatus
+from tools.merchant.reads_common import BranchRef, ReadArgs, counted, money_for, whose
+from tools.merchant.scope import Money, find_branch, page
+from tools.tool import Result, Tool, ToolContext
+
+__all__ = ["SALES_TOOLS", "Period", "period_start"]
+
+Period = Literal["today", "this_week", "last_7_days", "this_month", "last_30_days"]
+
+_LABELS: dict[Period, str] = {
+    "today": "today",
+    "this_week": "this week",
+    "last_7_days": "in the last 7 days",
+    "this_month": "this month",
+    "last_30_days": "in the last 30 days",
+}
+
+
+class SalesSummaryArgs(ReadArgs):
+    branch: BranchRef | None = Field(
+        default=None, description="Only this branch: a name or an id; omit for every branch."
+    )
+    period: Period = Field(
+        default="this_week",
+        description="today (since 00:00 UTC), this_week (since Monday 00:00 UTC, the default), "
+        "last_7_days, this_month (since the 1st, 00:00 UTC) or last_30_days.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Sales:
+    orders: int = 0
+    gross: int = 0
+    refunded: int = 0
+
+    @property
+    def net(self) -> int:
+        return self.gross - self.refunded
+
+    def __add__(self, other: _Sales) -> _Sales:
+        return _Sales(
+            self.orders + other.orders, self.gross + other.gross, self.refunded + other.refunded
+        )
+
+
+def period_start(period: Period, now: datetime) -> datetime:
+    """Where ``period`` begins, in UTC, for a call made at ``now``."""
+    now = now.astimezone(UTC)
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    match period:
+        case "today":
+            return midnight
+        case "this_week":
+            return midnight - timedelta(days=midnight.weekday())
+        case "last_7_days":
+            return now - timedelta(days=7)
+        case "this_month":
+            return midnight.replace(day=1)
+        case "last_30_days":
+            return now - timedelta(days=30)
+        case _:
+            assert_never(period)
+
+
+async def _sales_by_branch(ctx: ToolContext, start: datetime) -> dict[int, _Sales]:
+    # Cancelled orders never took money, so they are not sales. Refunds count against the order
+    # they were paid on, so gross minus refunded is what the period's orders finally brought in.
+    stmt = (
+        select(
+            Order.branch_id,
+            func.count(Order.id),
+            func.coalesce(func.sum(Order.total), 0),
+            func.coalesce(func.sum(Order.refunded), 0),
+        )
+        .where(Order.created_at >= start, Order.created_at <= ctx.now)
+        .where(Order.status != OrderStatus.CANCELLED)
+        .group_by(Order.branch_id)
+    )
+    # int(): PostgreSQL sums a BIGINT into a NUMERIC, which arrives as a Decimal.
+    return {
+        branch_id: _Sales(int(count), int(gross), int(refunded))
+        for branch_id, count, gross, refunded in await ctx.session.execute(stmt)
+    }
+
+
+def _sales_row(branch: Branch, sales: _Sales, money: Money) -> dict[str, Any]:
+    return {
+        "branch_id": branch.id,
+        "branch": branch.name,
+        "branch_status": branch.status,
+        "orders": sales.orders,
+        "gross": money(sales.gross),
+        "gross_minor": sales.gross,
+        "refunded": money(sales.refunded),
+        "refunded_minor": sales.refunded,
+        "net": money(sales.net),
+        "net_minor": sales.net,
+    }
+
+
+async def sales_summary(ctx: ToolContext, args: SalesSummaryArgs) -> Result:
+    """Per-branch order count, gross, refunded and net for a period, with totals in the note."""
+    start = period_start(args.period, ctx.now)
+    if args.branch is None:
+        branches, total = await counted(ctx.session, Branch, [], order=[Branch.id])
+    else:
+        branches, total = [await find_branch(ctx.session, args.branch)], 1
+    by_branch = await _sales_by_branch(ctx, start)
+    money = await money_for(ctx)
+    rows = [_sales_row(b, by_branch.get(b.id, _Sales()), money) for b in branches]
+    shown = {b.id for b in branches} if args.branch else set(by_branch)
+    overall = sum((by_branch[i] for i in shown if i in by_branch), _Sales())
+    window = f"{start:%Y-%m-%d %H:%M} to {ctx.now.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    label = _LABELS[args.period]
+    result = page(rows, total=total, noun="branches", whose=whose(ctx), filters=f"(sales {label})")
+    return replace(result, note=_totals_note(label, window, overall, money))
+
+
+def _totals_note(label: str, window: str, sales: _Sales, money: Money) -> str:
+    return (
+        f"Total {label} ({window}): {sales.orders} orders, gross {money(sales.gross)}, "
+        f"refunded {money(sales.refunded)}, net {money(sales.net)}. "
+        "Cancelled orders are not counted; refunds count against the order they were made on."
+    )
+
+
+SALES_TOOLS = [
+    Tool(
+        name="sales_summary",
+        description=(
+            "Summarise sales for a period: one row per branch with the number of orders, gross "
+            "takings, amount refunded and net, plus the totals across branches in the note. "
+            "Periods are in UTC: today, this_week (since Monday 00:00 UTC, the default), "
+            "last_7_days, this_month or last_30_days. Cancelled orders are left out."
+        ),
+        args=SalesSummaryArgs,
+        handler=sales_summary,
+        role=Role.STAFF,
+    ),
+]
