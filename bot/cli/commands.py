@@ -1,0 +1,132 @@
+"""The commands that set up and run the bot: migrate, demo data, linking, serving, reconciling.
+
+Each command takes the settings and the parsed arguments and returns the text to print. None of
+them changes merchant data: ``demo`` only adds the demo merchants to an empty database, and
+``reconcile`` only records what became of cards a stopped process left half-way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import importlib
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import cast
+
+from bot.cli.failures import CliError, checked_url, database_errors, shown_url
+from bot.cli.lookup import person_names, tenant_names
+from bot.cli.session import open_database, probe_database
+from bot.settings import Settings
+from tools.cards import CardSigner
+from tools.directory import Directory
+from tools.merchant import build_registry
+from tools.merchant.demo import load_demo
+from tools.proposals import CardRecord
+from tools.reconcile import reconcile
+
+__all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "serve"]
+
+ServeFn = Callable[[Settings], Awaitable[None]]
+
+_SERVER_MODULE = "bot.slack.server"
+_NO_SERVER = (
+    "The Slack server is not part of this build yet (bot.slack.server is missing), so the bot "
+    "cannot start. Please update to a build that includes it; `countersign demo`, `link` and "
+    "`audit` work meanwhile."
+)
+
+
+async def db_upgrade(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign db upgrade``: applies every pending migration."""
+    # Alembic takes over a second to import; only this command (and demo) needs it.
+    from alembic.util.exc import CommandError
+
+    from tools.db.migrate import upgrade_async
+
+    url = checked_url(settings.database_url)
+    try:
+        with database_errors(url):
+            await upgrade_async(url.render_as_string(hide_password=False))
+    except CommandError as failed:
+        # e.g. the database was migrated by a newer Countersign than this one.
+        raise CliError(f"Could not migrate the database {shown_url(url)}: {failed}") from failed
+    return f"The database {shown_url(url)} is up to date."
+
+
+async def demo(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign demo``: migrates, then loads the demo merchants unless they are there."""
+    migrated = await db_upgrade(settings, args)
+    async with open_database(checked_url(settings.database_url)) as db:
+        summary = await load_demo(db)
+    if not summary.loaded:
+        return f"{migrated}\nDemo data already present; nothing was changed."
+    return (
+        f"{migrated}\nLoaded Fiesta Foods and Harbor Books ({summary.orders} orders).\n"
+        "Next, link your chat account, for example: "
+        "countersign link slack T0123ABCD U0456EFGH arjun@fiesta.example"
+    )
+
+
+async def link(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign link``: links a chat identity to the person with that email."""
+    async with open_database(checked_url(settings.database_url)) as db:
+        caller = await Directory(db).link(args.platform, args.installation, args.user, args.email)
+        merchant = (await tenant_names(db, [caller.tenantid])).get(caller.tenantid, "?")
+    return (
+        f"Linked {args.platform} {args.installation}/{args.user} to "
+        f"{caller.name} ({caller.role}, {merchant})"
+    )
+
+
+async def reconcile_cards(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign reconcile``: settles cards left ``executing`` and lists them."""
+    signer = CardSigner(
+        settings.card_secrets(), ttl=timedelta(seconds=settings.countersign_card_ttl)
+    )
+    async with open_database(checked_url(settings.database_url)) as db:
+        settled = await reconcile(build_registry(db, signer))
+        people = await person_names(db, (card.userid for card in settled))
+        merchants = await tenant_names(db, (card.tenantid for card in settled))
+    if not settled:
+        return "No cards were left half-way; nothing needed settling."
+    lines = [f"Settled {len(settled)} card(s) a stopped process left half-way:"]
+    lines += [_settled_line(card, people, merchants) for card in settled]
+    return "\n".join(lines)
+
+
+def _settled_line(card: CardRecord, people: dict[int, str], merchants: dict[int, str]) -> str:
+    who = people.get(card.userid, f"person {card.userid}")
+    where = merchants.get(card.tenantid, f"merchant {card.tenantid}")
+    return f"  card {card.card_id[:8]} ({card.tool}, {who}, {where}): {card.outcome}"
+
+
+async def serve(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign serve``: checks the database, then runs the Slack surface until stopped."""
+    run = _slack_server()
+    await probe_database(checked_url(settings.database_url))
+    try:
+        await run(settings)
+    except OSError as failed:
+        if failed.errno != errno.EADDRINUSE:
+            raise
+        raise CliError(
+            f"Port {settings.port} on {settings.countersign_host} is already in use. "
+            "Please stop the other process or set PORT to a free port."
+        ) from None
+    return ""
+
+
+def _slack_server() -> ServeFn:
+    # Imported here, not at the top: the CLI must work (demo, link, audit) in builds and
+    # checkouts where the Slack surface is missing or still being written.
+    try:
+        module = importlib.import_module(_SERVER_MODULE)
+    except ModuleNotFoundError as missing:
+        if missing.name not in ("bot.slack", _SERVER_MODULE):
+            raise  # a dependency of the server is missing: a broken install, keep the trace
+        raise CliError(_NO_SERVER) from None
+    run = getattr(module, "serve", None)
+    if not callable(run):
+        raise CliError(f"{_SERVER_MODULE} has no serve() function; this build is incomplete.")
+    return cast("ServeFn", run)

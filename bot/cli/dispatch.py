@@ -1,0 +1,63 @@
+"""Loads the settings, runs one parsed command and maps its failures to exit codes.
+
+Exit status: 0 on success, 2 on a usage error (argparse prints it), 1 on an expected failure
+(a setting, the database, an unknown email...) with one line on stderr. Bugs keep their
+traceback, so they can be reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from bot.cli.audit import show_audit
+from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
+from bot.cli.failures import CliError
+from bot.logging import LogLevelError, configure_logging
+from bot.settings import Settings, SettingsError, load_settings
+from tools.errors import CountersignError
+
+__all__ = ["execute"]
+
+Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, str]]
+
+_COMMANDS: dict[tuple[str, str | None], Command] = {
+    ("db", "upgrade"): db_upgrade,
+    ("demo", None): demo,
+    ("link", None): link,
+    ("audit", None): show_audit,
+    ("serve", None): serve,
+    ("reconcile", None): reconcile_cards,
+}
+
+# Ctrl-C's conventional exit status (128 + SIGINT).
+_INTERRUPTED = 130
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Runs the command ``args`` names and prints its answer.
+
+    Returns:
+        0 on success, 1 on an expected failure (one line on stderr), 130 on Ctrl-C.
+    """
+    command = _COMMANDS[(args.command, getattr(args, "db_command", None))]
+    try:
+        settings = load_settings()
+        configure_logging(settings.log_level)
+        output = asyncio.run(command(settings, args))
+    except (SettingsError, LogLevelError, CliError, CountersignError) as failed:
+        _complain(str(failed))
+        return 1
+    except KeyboardInterrupt:
+        return _INTERRUPTED
+    if output:
+        print(output)
+    return 0
+
+
+def _complain(message: str) -> None:
+    # One line: whatever reads stderr (a person, a process manager's log) sees it whole.
+    print(f"countersign: {' '.join(message.split())}", file=sys.stderr)

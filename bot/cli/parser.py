@@ -1,0 +1,133 @@
+"""Describes the command line: every command, argument and help text; never runs anything."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["PLATFORMS", "build_parser"]
+
+PLATFORMS = ("slack", "teams", "sandbox")
+
+_DESCRIPTION = """\
+Countersign: a chat agent for merchants that reads business data freely and changes it
+only when a person approves a signed card.
+
+Configuration comes from the environment (or a .env file in the current directory):
+DATABASE_URL, SLACK_BOT_TOKEN, COUNTERSIGN_SECRET, LOG_LEVEL and the others in the README.
+"""
+
+_EPILOG = """\
+a first run on this machine:
+  countersign demo
+  countersign link slack T0123ABCD U0456EFGH arjun@fiesta.example
+  countersign serve
+"""
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= number <= 10_000:
+        raise argparse.ArgumentTypeError(f"{number} is outside 1 to 10000")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``countersign`` parser; each command stores its name in ``args.command``."""
+    parser = argparse.ArgumentParser(
+        prog="countersign",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_db(commands)
+    commands.add_parser(
+        "demo",
+        help="create the tables and load the demo merchants (safe to run again)",
+        description="Brings the database schema up to date, then loads the demo merchants "
+        "Fiesta Foods and Harbor Books with their branches, people, requests and about 90 "
+        "orders. Running it again changes nothing.",
+    )
+    _add_link(commands)
+    _add_audit(commands)
+    commands.add_parser(
+        "serve",
+        help="start the bot (Slack over HTTP, Socket Mode or OAuth, or the local sandbox)",
+        description="Starts the bot and runs until interrupted (Ctrl-C). Which Slack mode it "
+        "uses follows from the settings: SLACK_CLIENT_ID (OAuth), SLACK_APP_TOKEN (Socket "
+        "Mode), SLACK_BOT_TOKEN (one workspace over HTTP) or none of them (local sandbox).",
+    )
+    commands.add_parser(
+        "reconcile",
+        help="settle approval cards left half-way by a stopped process",
+        description="Finds cards a stopped process left 'executing' and records what became "
+        "of them: 'interrupted' (nothing was changed) or 'outcome unknown' for tools with "
+        "effects outside the database. Never runs a change again. The bot does this at "
+        "start-up too.",
+    )
+    return parser
+
+
+def _add_db(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    db = commands.add_parser(
+        "db",
+        help="manage the database schema",
+        description="Manage the database schema at DATABASE_URL.",
+    )
+    actions = db.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    actions.add_parser(
+        "upgrade",
+        help="apply every pending migration",
+        description="Applies every pending migration to the database at DATABASE_URL. "
+        "Safe to run on an up-to-date database.",
+    )
+
+
+def _add_link(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    link = commands.add_parser(
+        "link",
+        help="link a chat account to a person (by email)",
+        description="Links a chat account to the person with this email, so the bot knows "
+        "who is asking and in which merchant. Linking again is harmless.",
+    )
+    link.add_argument("platform", choices=PLATFORMS, help="the chat platform")
+    link.add_argument(
+        "installation",
+        metavar="installation-id",
+        help="where the app is installed: the Slack team id (T…) or enterprise id (E…), "
+        "or the Teams tenant id",
+    )
+    link.add_argument(
+        "user",
+        metavar="platform-user-id",
+        help="the person's id on the platform (Slack: U…; Teams: the AAD object id)",
+    )
+    link.add_argument("email", help="the email the person is set up with in Countersign")
+
+
+def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    audit = commands.add_parser(
+        "audit",
+        help="show the audit log, newest first",
+        description="Shows the audit log, newest first: every read, proposal, refusal, "
+        "decision and outcome, with who asked, in which merchant and what came of it. "
+        "Times are UTC.",
+    )
+    audit.add_argument(
+        "--tenant", metavar="ID_OR_NAME", help="only this merchant (its id, or its name)"
+    )
+    audit.add_argument(
+        "--limit",
+        type=_positive,
+        default=50,
+        metavar="N",
+        help="show at most N entries (default 50)",
+    )
+    audit.add_argument(
+        "--card",
+        metavar="CARD_ID",
+        help="only entries about this approval card (the full id, or the short id shown)",
+    )
