@@ -73,8 +73,9 @@ class NotAllowedError(CallError):
 
 class RoleRequiredError(CallError):
     def __init__(self, tool: str, needed: str, actual: str) -> None:
+        article = "an" if needed[:1] in "aeiou" else "a"
         super().__init__(
-            f"{tool} needs the {needed} role; you are {actual}. Ask a {needed} to do this."
+            f"{tool} needs the {needed} role; you are {actual}. Ask {article} {needed} to do this."
         )
         self.tool, self.needed, self.actual = tool, needed, actual
 

@@ -1,0 +1,182 @@
+"""The offline model: reads a fixed set of phrasings and calls the real tools; never writes itself.
+
+A deterministic pydantic-ai ``FunctionModel``, so the product runs with no API key and tests
+script the loop exactly as a real model drives it. Each message either maps to one tool call or
+gets an answer straight away; once the tool results come back, it phrases them (``phrasing``).
+It goes through the same tools, registry and checks as any model: a write it asks for comes
+back as a proposal like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from bot.agent import phrasing
+from bot.agent.prompts import unspoken
+
+__all__ = ["OFFLINE_MODEL_NAME", "Call", "normalise", "offline_model", "respond", "understand"]
+
+OFFLINE_MODEL_NAME = "countersign-offline"
+
+Call = tuple[str, dict[str, Any]]
+_AMOUNT = r"[₹$€£]?\s?\d[\d,]*(?:\.\d+)?"
+_MENTIONS = re.compile(r"^(?:\s*(?:<@[^>]+>|@[\w.\-]+)[\s,:;]*)+")
+_EDGES = " \t\r\n.!?,;:"
+
+
+@dataclass(frozen=True, slots=True)
+class _Intent:
+    pattern: re.Pattern[str]
+    build: Callable[[re.Match[str]], Call | str]
+
+
+def _intent(pattern: str, build: Callable[[re.Match[str]], Call | str]) -> _Intent:
+    return _Intent(re.compile(pattern, re.IGNORECASE), build)
+
+
+def _with(**values: Any) -> dict[str, Any]:
+    """Tool arguments without the ones the person left out (the tool's default applies)."""
+    return {key: value for key, value in values.items() if value not in (None, "")}
+
+
+def _money(text: str | None) -> str | None:
+    return text.replace(" ", "").lstrip("₹$€£") if text else None
+
+
+def _reject(m: re.Match[str]) -> Call | str:
+    if not m["reason"]:
+        return f'Tell me why, and I\'ll prepare it: "reject request {m["id"]} because …".'
+    return "reject_request", {"request_id": int(m["id"]), "reason": m["reason"]}
+
+
+_INTENTS = (
+    _intent(r"help|\?|what can you do|commands", lambda m: phrasing.HELP),
+    _intent(
+        r"(?:show |list |any )?(?:the )?(?:pending|open|waiting) (?:branch )?requests",
+        lambda m: ("list_requests", {"status": "pending"}),
+    ),
+    _intent(
+        r"(?:show |list )?(?:pending )?requests (?:at|for|in|from) (?P<branch>.+)",
+        lambda m: ("list_requests", {"branch": m["branch"]}),
+    ),
+    _intent(
+        r"(?:(?:show|get|view) )?request #?(?P<id>\d+)",
+        lambda m: ("get_request", {"request_id": int(m["id"])}),
+    ),
+    _intent(
+        r"approve request #?(?P<id>\d+)(?:[,:]? (?:with note|note|saying):? (?P<note>.+))?",
+        lambda m: ("approve_request", _with(request_id=int(m["id"]), note=m["note"])),
+    ),
+    _intent(r"reject request #?(?P<id>\d+)(?:[,:]? (?:because|reason:?) (?P<reason>.+))?", _reject),
+    _intent(r"(?:show |list )?(?:all |our |my )?branches", lambda m: ("list_branches", {})),
+    _intent(
+        r"close (?:the )?branch (?P<name>.+)",
+        lambda m: ("close_branch", {"branch": m["name"]}),
+    ),
+    _intent(
+        r"re-?open (?:the )?branch (?P<name>.+)",
+        lambda m: ("reopen_branch", {"branch": m["name"]}),
+    ),
+    _intent(
+        r"(?:(?:show|get|view) )?order #?(?P<id>\d+)",
+        lambda m: ("get_order", {"order_id": int(m["id"])}),
+    ),
+    _intent(
+        rf"refund order #?(?P<id>\d+)(?: (?:for |by )?(?P<amount>{_AMOUNT}))?"
+        r"(?:,? because (?P<reason>.+))?",
+        lambda m: (
+            "refund_order",
+            _with(order_id=int(m["id"]), amount=_money(m["amount"]), reason=m["reason"]),
+        ),
+    ),
+    _intent(
+        r"(?:show )?stock(?: levels)? (?:at|in|for) (?P<branch>.+)",
+        lambda m: ("stock_levels", {"branch": m["branch"]}),
+    ),
+    _intent(
+        rf"set (?:the )?price (?:of|for) (?P<sku>.+?) to (?P<amount>{_AMOUNT})",
+        lambda m: ("set_price", {"sku": m["sku"], "price": _money(m["amount"])}),
+    ),
+    _intent(
+        r"(?:show )?sales (?P<period>this week|today|last 7 days|this month|last 30 days)"
+        r"(?: (?:at|for|in) (?P<branch>.+))?",
+        lambda m: (
+            "sales_summary",
+            _with(period=m["period"].lower().replace(" ", "_"), branch=m["branch"]),
+        ),
+    ),
+)
+
+
+def normalise(text: str) -> str:
+    """The message without its speaker tag, @mentions, edge punctuation and doubled spaces."""
+    text = _MENTIONS.sub("", unspoken(text).strip())
+    return re.sub(r"\s+", " ", text).strip(_EDGES)
+
+
+def understand(text: str) -> Call | str:
+    """The tool call one message asks for, or the answer to give without one."""
+    said = normalise(text)
+    for intent in _INTENTS:
+        match = intent.pattern.fullmatch(said)
+        if match:
+            return intent.build(match)
+    return "I didn't catch that. " + phrasing.HELP
+
+
+async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """One step of the loop: a tool call for a new message, or words for the results."""
+    last = messages[-1]
+    results = [
+        part
+        for part in (last.parts if isinstance(last, ModelRequest) else ())
+        if isinstance(part, ToolReturnPart | RetryPromptPart)
+    ]
+    if results:
+        return _text("\n\n".join(_phrase(part) for part in results))
+    decision = understand(_latest_prompt(last))
+    if isinstance(decision, str):
+        return _text(decision)
+    tool, args = decision
+    if tool not in {definition.name for definition in info.function_tools}:
+        return _text(phrasing.phrase_missing_tool(tool))
+    return ModelResponse(parts=[ToolCallPart(tool, args)])
+
+
+def offline_model() -> FunctionModel:
+    return FunctionModel(respond, model_name=OFFLINE_MODEL_NAME)
+
+
+def _phrase(part: ToolReturnPart | RetryPromptPart) -> str:
+    if isinstance(part, RetryPromptPart):
+        return phrasing.phrase_failure(part.model_response())
+    if part.outcome != "success":
+        return phrasing.phrase_failure(part.model_response_str(wrap_if_error=False))
+    return phrasing.phrase_result(part.tool_name, part.content)
+
+
+def _latest_prompt(message: ModelMessage) -> str:
+    if isinstance(message, ModelRequest):
+        for part in reversed(message.parts):
+            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                return part.content
+    return ""
+
+
+def _text(text: str) -> ModelResponse:
+    return ModelResponse(parts=[TextPart(text)])

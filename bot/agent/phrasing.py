@@ -1,0 +1,143 @@
+"""Words for the offline model: help, and replies built from tool results; never calls a tool.
+
+Replies are plain text for a phone: a short first line, then a few bullets. Values are shown as
+the tools gave them (money is already formatted in the merchant's currency), so the reply can
+never disagree with the card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from tools.approval import NOT_DONE_NOTE
+
+__all__ = ["HELP", "MAX_ROWS", "phrase_failure", "phrase_missing_tool", "phrase_result"]
+
+MAX_ROWS = 12
+
+PHRASINGS = (
+    "pending requests",
+    "requests at <branch>",
+    "show request <id>",
+    "approve request <id>",
+    "reject request <id> because <reason>",
+    "branches",
+    "close branch <name> / reopen branch <name>",
+    "show order <id>",
+    "refund order <id> [amount]",
+    "stock at <branch>",
+    "set price of <sku> to <amount>",
+    "sales this week (or today, this month)",
+)
+
+HELP = (
+    "I can look things up for you and prepare changes for approval. Try:\n"
+    + "\n".join(f"• {p}" for p in PHRASINGS)
+    + "\nChanges are never made until you press Approve on the card I post."
+)
+
+# The fields a one-line summary of a row shows first, in this order, when a row has them.
+_FIRST = (
+    "name", "branch", "sku", "product", "kind", "customer", "city", "amount", "total",
+    "price", "quantity", "orders", "net", "status", "requested_by", "created_at",
+)  # fmt: skip
+# How a bare number reads in a one-line summary.
+_UNITS = {"quantity": "{} in stock", "orders": "{} orders", "net": "net {}"}
+
+
+def phrase_failure(message: str) -> str:
+    return f"I couldn't do that. {message.strip()}"
+
+
+def phrase_missing_tool(tool: str) -> str:
+    return f"I can't do that here: {tool.replace('_', ' ')} is not available to me."
+
+
+def phrase_result(tool: str, content: Any) -> str:
+    """One tool's successful result, in a few short lines."""
+    if not isinstance(content, Mapping):
+        return str(content)
+    rows = [row for row in content.get("rows", []) if isinstance(row, Mapping)]
+    if content.get("note") == NOT_DONE_NOTE and rows:
+        return _proposal(rows[0])
+    scope = str(content.get("scope", "")).strip()
+    if tool.startswith("get_") and len(rows) == 1:
+        return _detail(rows[0], title=tool.removeprefix("get_").capitalize())
+    return _listing(scope, rows, int(content.get("count", len(rows))))
+
+
+def _proposal(row: Mapping[str, Any]) -> str:
+    lines = [f"Not done yet: {row.get('summary', 'a change')}"]
+    for detail in row.get("details", []):
+        if isinstance(detail, Mapping):
+            lines.append(f"• {detail.get('label')}: {detail.get('value')}")
+    if row.get("warning"):
+        lines.append(f"⚠ {row['warning']}")
+    until = f" (the card expires at {_clock(row['expires_at'])})" if row.get("expires_at") else ""
+    lines.append(f"Nothing has changed. It is waiting for your approval on the card{until}.")
+    return "\n".join(lines)
+
+
+def _detail(row: Mapping[str, Any], *, title: str) -> str:
+    lines = [f"{title} {row['id']}" if "id" in row else title]
+    for key, value in row.items():
+        shown = _value(value)
+        if shown and _shown(key) and key != "id":
+            lines.append(f"{_label(key)}: {shown}")
+    return "\n".join(lines)
+
+
+def _shown(key: str) -> bool:
+    """Machine copies of a value (minor units, foreign keys) only repeat what a person reads."""
+    return not key.endswith(("_minor", "_id"))
+
+
+def _listing(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
+    if not rows:
+        return _join(scope, "Nothing to show.")
+    bullets = [f"• {_line(row)}" for row in rows[:MAX_ROWS]]
+    hidden = max(count, len(rows)) - len(bullets)
+    if hidden > 0:
+        bullets.append(f"…and {hidden} more; ask more narrowly to see them.")
+    return _join(scope, *bullets)
+
+
+def _line(row: Mapping[str, Any]) -> str:
+    """A row on one line: its id, then the telling fields, then whatever else fits."""
+    head = f"#{row['id']}" if "id" in row else ""
+    picked = [key for key in _FIRST if key in row] or [k for k in row if k != "id" and _shown(k)]
+    values = [_unit(key, _value(row[key])) for key in picked[:5]]
+    return " · ".join(part for part in (head, *values) if part)[:160]
+
+
+def _value(value: Any) -> str:
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{_label(k)} {_value(v)}" for k, v in value.items() if _value(v))
+    if isinstance(value, list | tuple):
+        return "; ".join(_value(item) for item in value[:MAX_ROWS] if _value(item))
+    return str(value)
+
+
+def _unit(key: str, shown: str) -> str:
+    return _UNITS[key].format(shown) if shown and key in _UNITS else shown
+
+
+def _clock(stamp: Any) -> str:
+    try:
+        return f"{datetime.fromisoformat(str(stamp)):%H:%M} UTC"
+    except ValueError:
+        return str(stamp)
+
+
+def _label(key: str) -> str:
+    return str(key).replace("_", " ").capitalize()
+
+
+def _join(*parts: str) -> str:
+    return "\n".join(part for part in parts if part)

@@ -1,0 +1,100 @@
+"""Wires the bolt app: the Web API client, authorization (one token or OAuth) and the listeners.
+
+Builds objects only; never serves HTTP (``server``) and never handles a message itself. The
+client shares one aiohttp session (without it every call opens and closes a connection) and
+retries Slack's 429s and 5xxs; bolt copies both, and ``base_url``, into per-request clients.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import aiohttp
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
+from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.settings import Settings, SlackMode
+from bot.slack import actions, commands, events, home
+from bot.slack.surface import Surface
+
+__all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
+
+# Exactly what the listeners use; manifest.yml lists the same scopes.
+BOT_SCOPES = (
+    "app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write",
+    "commands", "reactions:write", "users:read", "users:read.email",
+)  # fmt: skip
+_OAUTH_STATE_SECONDS = 600
+_SLACK_API = "https://slack.com/api/"
+
+
+@dataclass
+class Bolt:
+    """The bolt app and what it owns: its client and, with OAuth, the installation store."""
+
+    app: AsyncApp
+    client: AsyncWebClient
+    installations: AsyncInstallationStore | None = None
+
+
+def web_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWebClient:
+    """The app's Web API client: one session, Slack's rate limits and hiccups retried."""
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    if settings.slack_mode is SlackMode.OAUTH:
+        token = None  # each request gets its workspace's token from the installation store
+    base = (settings.slack_api_url or _SLACK_API).rstrip("/") + "/"
+    retries = [
+        AsyncRateLimitErrorRetryHandler(max_retry_count=2),
+        AsyncServerErrorRetryHandler(max_retry_count=2),
+    ]
+    return AsyncWebClient(token=token, base_url=base, session=session, retry_handlers=retries)
+
+
+async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.ClientSession) -> Bolt:
+    """The bolt app for this configuration, with every listener registered."""
+    client = web_client(settings, session)
+    oauth = (
+        await _oauth_settings(settings, surface) if settings.slack_mode is SlackMode.OAUTH else None
+    )
+    secret = (
+        settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    )
+    app = AsyncApp(
+        name="countersign", signing_secret=secret, client=client, oauth_settings=oauth,
+        logger=logging.getLogger("bot.slack.bolt"),
+    )  # fmt: skip
+    events.register(app, surface, ignore_uninstall=oauth is None)
+    if oauth is not None:
+        app.enable_token_revocation_listeners()
+    actions.register(app, surface)
+    commands.register(app, surface)
+    home.register(app, surface)
+    return Bolt(app, client, oauth.installation_store if oauth else None)
+
+
+async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSettings:
+    """Multi-workspace installs, stored beside everything else in the product's database."""
+    assert settings.slack_client_id
+    assert settings.slack_client_secret
+    engine = surface.registry.db.engine
+    installations = AsyncSQLAlchemyInstallationStore(
+        client_id=settings.slack_client_id, engine=engine
+    )
+    states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=_OAUTH_STATE_SECONDS, engine=engine)
+    # Both stores create only their own tables, and only when missing.
+    await installations.create_tables()  # type: ignore[no-untyped-call]
+    await states.create_tables()  # type: ignore[no-untyped-call]
+    return AsyncOAuthSettings(
+        client_id=settings.slack_client_id,
+        client_secret=settings.slack_client_secret.get_secret_value(),
+        scopes=list(BOT_SCOPES), installation_store=installations, state_store=states,
+    )  # fmt: skip

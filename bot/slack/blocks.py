@@ -1,0 +1,207 @@
+"""Renders cards, the reject modal and the App Home as Block Kit; never calls Slack.
+
+Everything here is a pure function from a card to a payload within Slack's limits (header 150,
+section 3,000, field 2,000, ten fields a section, 50 blocks, button value 2,000). Every block
+gets a fresh ``block_id``: Slack keeps a client's stale state keyed by block id, and reusing one
+across an update can leave the old buttons showing on a phone.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from bot.slack import copy
+from bot.slack.copy import clip, esc
+from tools import CardRecord, Proposal
+
+__all__ = [
+    "APPROVE_ACTION",
+    "REJECT_ACTION",
+    "REJECT_VIEW",
+    "CardView",
+    "card_id_of_block",
+    "decided_blocks",
+    "home_view",
+    "pending_blocks",
+    "reject_modal",
+]
+
+Block = dict[str, Any]
+
+APPROVE_ACTION: Final = "card_approve"
+REJECT_ACTION: Final = "card_reject"
+REJECT_VIEW: Final = "card_reject_modal"
+REASON_BLOCK: Final = "reason"
+REASON_INPUT: Final = "reason_input"
+
+_MAX_BLOCKS, _MAX_FIELDS, _FIELD, _SECTION, _HEADER, _VALUE = 50, 10, 2000, 3000, 150, 2000
+
+
+@dataclass(frozen=True, slots=True)
+class CardView:
+    """What a card shows, whether fresh from a proposal or read back from the store."""
+
+    card_id: str
+    summary: str
+    details: tuple[tuple[str, str], ...]
+    warning: str | None
+    expires_at: datetime | None
+    token: str = ""
+
+    @classmethod
+    def of_proposal(cls, proposal: Proposal) -> CardView:
+        details = tuple((d.label, d.value) for d in proposal.details)
+        return cls(proposal.card_id, proposal.summary, details, proposal.warning,
+                   proposal.expires_at, proposal.card)  # fmt: skip
+
+    @classmethod
+    def of_record(cls, record: CardRecord, token: str = "") -> CardView:
+        return cls(record.card_id, record.summary, record.details, record.warning,
+                   record.expires_at, token)  # fmt: skip
+
+
+def _id(kind: str, card_id: str = "") -> str:
+    return (
+        f"{kind}-{card_id}-{uuid.uuid4().hex[:8]}" if card_id else f"{kind}-{uuid.uuid4().hex[:8]}"
+    )
+
+
+def card_id_of_block(block_id: str) -> str | None:
+    """The card id an actions block was rendered for (``card-<id>-<nonce>``)."""
+    parts = block_id.split("-")
+    return parts[1] if len(parts) == 3 and parts[0] == "card" else None
+
+
+def _plain(text: str, limit: int) -> dict[str, Any]:
+    return {"type": "plain_text", "text": clip(text, limit), "emoji": True}
+
+
+def _mrkdwn(text: str, limit: int = _SECTION) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": clip(text, limit)}
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "block_id": _id("text"), "text": _mrkdwn(text)}
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "block_id": _id("ctx"), "elements": [_mrkdwn(text)]}
+
+
+def _fields(details: Sequence[tuple[str, str]]) -> list[Block]:
+    """Details as two-column fields: one short line each, readable on a phone."""
+    fields = [_mrkdwn(f"*{esc(label)}*\n{esc(value)}", _FIELD) for label, value in details]
+    return [
+        {"type": "section", "block_id": _id("fields"), "fields": fields[i : i + _MAX_FIELDS]}
+        for i in range(0, len(fields), _MAX_FIELDS)
+    ]
+
+
+def _body(card: CardView) -> list[Block]:
+    blocks = [_section(f"*{esc(card.summary)}*"), *_fields(card.details)]
+    if card.warning:
+        blocks.append(_section(f":warning: {esc(card.warning)}"))
+    return blocks
+
+
+def _buttons(card: CardView) -> Block:
+    if len(card.token) > _VALUE:
+        raise ValueError(f"card {card.card_id}: token longer than a button value may be")
+    confirm = {
+        "title": _plain(copy.confirm_title(), 100),
+        "text": _plain(copy.confirm_text(card.summary), 300),
+        "confirm": _plain(copy.confirm_ok(), 30),
+        "deny": _plain(copy.CONFIRM_DENY, 30),
+    }
+    return {
+        "type": "actions",
+        "block_id": _id("card", card.card_id),
+        "elements": [
+            {"type": "button", "action_id": APPROVE_ACTION, "style": "primary",
+             "text": _plain(copy.APPROVE, 75), "value": card.token, "confirm": confirm},
+            {"type": "button", "action_id": REJECT_ACTION, "style": "danger",
+             "text": _plain(copy.REJECT, 75), "value": card.token},
+        ],
+    }  # fmt: skip
+
+
+def _cap(blocks: list[Block]) -> list[Block]:
+    # The buttons and the who-and-when line come last; an overlong card loses detail rows
+    # from the middle, never its buttons.
+    if len(blocks) <= _MAX_BLOCKS:
+        return blocks
+    return [*blocks[: _MAX_BLOCKS - 2], *blocks[-2:]]
+
+
+def pending_blocks(card: CardView, *, for_user: str | None) -> list[Block]:
+    """A card waiting for a decision: header, summary, details, warning, who and when, buttons."""
+    head = {"type": "header", "block_id": _id("head"), "text": _plain(copy.card_header(), _HEADER)}
+    tail = [_context(copy.card_for(for_user, card.expires_at)), _buttons(card)]
+    return _cap([head, *_body(card), *tail])
+
+
+def decided_blocks(record: CardRecord, *, decided_by_slack: str | None) -> list[Block]:
+    """A decided card: what it was, who decided and when, the outcome; no buttons."""
+    status = str(record.status)
+    title = copy.DECIDED_HEADERS.get(status, status)
+    head = {"type": "header", "block_id": _id("head"), "text": _plain(title, _HEADER)}
+    by = record.decided_by_name or ""
+    lines = [copy.decided_line(status, by, decided_by_slack, record.decided_at)]
+    outcome = copy.outcome_line(status, record.outcome, record.reason)
+    if outcome:
+        lines.append(outcome)
+    return _cap([head, *_body(CardView.of_record(record)), _context("\n".join(lines))])
+
+
+def reject_modal(
+    *, token: str, channel: str | None, thread_ts: str | None, summary: str
+) -> dict[str, Any]:
+    """The modal asking why a card is rejected; the token rides in ``private_metadata``."""
+    meta = json.dumps({"token": token, "channel": channel, "thread_ts": thread_ts})
+    return {
+        "type": "modal",
+        "callback_id": REJECT_VIEW,
+        "private_metadata": meta,
+        "title": _plain(copy.REJECT_MODAL_TITLE, 24),
+        "submit": _plain(copy.REJECT, 24),
+        "close": _plain(copy.CONFIRM_DENY, 24),
+        "blocks": [
+            _section(f"*{esc(summary)}*"),
+            {"type": "input", "block_id": REASON_BLOCK, "optional": True,
+             "label": _plain(copy.REASON_LABEL, 2000), "hint": _plain(copy.REASON_HINT, 2000),
+             "element": {"type": "plain_text_input", "action_id": REASON_INPUT,
+                         "multiline": True, "max_length": 500}},
+        ],
+    }  # fmt: skip
+
+
+def pending_list(cards: Sequence[CardView], *, for_user: str | None) -> list[Block]:
+    """The person's waiting cards, each with its buttons (slash command and App Home)."""
+    if not cards:
+        return [_section(copy.pending_none())]
+    blocks: list[Block] = [_section(copy.pending_title(len(cards)))]
+    for card in cards:
+        blocks.append({"type": "divider", "block_id": _id("div")})
+        blocks.extend([*_body(card), _context(copy.card_for(for_user, card.expires_at))])
+        if card.token:
+            blocks.append(_buttons(card))
+    return blocks[:_MAX_BLOCKS]
+
+
+def home_view(
+    cards: Sequence[CardView], *, for_user: str | None, linked: bool = True
+) -> dict[str, Any]:
+    """The App Home tab: a short introduction, then the person's waiting cards."""
+    intro = [_section(copy.HOME_INTRO), {"type": "divider", "block_id": _id("div")}]
+    if not linked:
+        listed = [_section(copy.not_linked())]
+    elif cards:
+        listed = pending_list(cards, for_user=for_user)
+    else:
+        listed = [_section(copy.home_empty())]
+    return {"type": "home", "blocks": [*intro, *listed][:100]}

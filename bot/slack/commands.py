@@ -1,0 +1,64 @@
+"""Answers ``/countersign``: ``help`` and the person's waiting cards, privately; never decides.
+
+The answer goes to the command's ``response_url`` as an ephemeral message, so nobody else in
+the channel sees another person's queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack import copy
+from bot.slack.blocks import pending_list
+from bot.slack.home import pending_cards
+from bot.slack.identity import installation_of, resolve
+from bot.slack.surface import Surface
+
+__all__ = ["COMMAND", "register"]
+
+COMMAND = "/countersign"
+log = structlog.get_logger("bot.slack.commands")
+
+
+def register(app: AsyncApp, surface: Surface) -> None:
+    async def on_command(ack: AsyncAck, command: dict[str, Any], context: AsyncBoltContext,
+                         client: AsyncWebClient, respond: AsyncRespond) -> None:  # fmt: skip
+        await ack()
+        installation, user = installation_of(context), str(command["user_id"])
+        word = str(command.get("text") or "").strip().lower()
+        surface.tasks.spawn(
+            answer(surface, client, respond, installation=installation, user=user, word=word),
+            name=f"command {user}",
+        )
+
+    app.command(COMMAND)(on_command)
+
+
+async def answer(
+    surface: Surface,
+    client: AsyncWebClient,
+    respond: AsyncRespond,
+    *,
+    installation: str,
+    user: str,
+    word: str,
+) -> None:
+    """``help`` (or anything unknown) explains; ``pending`` or nothing lists the person's cards."""
+    if word not in ("", "pending", "list"):
+        await respond(text=copy.HELP, response_type="ephemeral")
+        return
+    caller = await resolve(surface.directory, client, installation, user)
+    if caller is None:
+        await respond(text=copy.not_linked(), response_type="ephemeral")
+        return
+    cards = await pending_cards(surface, caller)
+    await respond(text=copy.pending_text(len(cards)) if cards else copy.pending_none(),
+                  blocks=pending_list(cards, for_user=user), response_type="ephemeral")  # fmt: skip
+    log.info("pending_listed", tenant=caller.tenantid, user=caller.userid, cards=len(cards))

@@ -1,0 +1,197 @@
+"""Serves the Slack surface over aiohttp (or Socket Mode) until stopped; never handles a message.
+
+``POST /slack/events`` takes events, interactivity and slash commands through bolt; ``GET
+/healthz`` answers 200 only when the database does. At start-up it settles cards a stopped
+process left half-way and shows their fate in Slack; on shutdown it lets the work in flight
+finish, so nobody's approval is cut between the write and the card update.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from dataclasses import dataclass
+from datetime import timedelta
+
+import aiohttp
+import structlog
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.response import BoltResponse
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.settings import Settings, SlackMode
+from bot.slack.app import Bolt, build_bolt
+from bot.slack.cards import show_decision
+from bot.slack.surface import Surface
+from tools import CardRecord, CardSigner, reconcile
+from tools.db import Database
+from tools.directory import Directory
+from tools.merchant import build_registry
+
+__all__ = ["RUNTIME", "Runtime", "serve", "web_application"]
+
+log = structlog.get_logger("bot.slack.server")
+_HEALTH_TIMEOUT = 5.0
+
+
+@dataclass
+class Runtime:
+    """What the web application holds once started: the bolt app and the HTTP session."""
+
+    settings: Settings
+    surface: Surface
+    bolt: Bolt | None = None
+    session: aiohttp.ClientSession | None = None
+
+    @property
+    def ready(self) -> Bolt:
+        assert self.bolt is not None, "the web application has not started"
+        return self.bolt
+
+
+RUNTIME = web.AppKey("countersign_slack", Runtime)
+
+
+def web_application(settings: Settings, surface: Surface) -> web.Application:
+    """The aiohttp application: Slack's endpoint (unless Socket Mode), OAuth pages, health."""
+    web_app = web.Application()
+    web_app[RUNTIME] = Runtime(settings, surface)
+    web_app.router.add_get("/healthz", _healthz)
+    if settings.slack_mode is not SlackMode.SOCKET:
+        web_app.router.add_post("/slack/events", _slack_events)
+    if settings.slack_mode is SlackMode.OAUTH:
+        web_app.router.add_get("/slack/install", _oauth_install)
+        web_app.router.add_get("/slack/oauth_redirect", _oauth_redirect)
+    web_app.on_startup.append(_start)
+    web_app.on_cleanup.append(_stop)
+    return web_app
+
+
+async def _start(web_app: web.Application) -> None:
+    runtime = web_app[RUNTIME]
+    runtime.session = aiohttp.ClientSession()
+    runtime.bolt = await build_bolt(runtime.settings, runtime.surface, runtime.session)
+    runtime.surface.tasks.spawn(_settle(runtime), name="reconcile")
+    log.info("slack_started", mode=str(runtime.settings.slack_mode))
+
+
+async def _stop(web_app: web.Application) -> None:
+    runtime = web_app[RUNTIME]
+    await runtime.surface.tasks.drain()
+    if runtime.session is not None:
+        await runtime.session.close()
+    log.info("slack_stopped")
+
+
+async def _slack_events(request: web.Request) -> web.Response:
+    bolt = request.app[RUNTIME].ready
+    return await to_aiohttp_response(await bolt.app.async_dispatch(await to_bolt_request(request)))
+
+
+async def _oauth_install(request: web.Request) -> web.Response:
+    flow = request.app[RUNTIME].ready.app.oauth_flow
+    if flow is None:
+        raise web.HTTPNotFound
+    return await to_aiohttp_response(await flow.handle_installation(await to_bolt_request(request)))
+
+
+async def _oauth_redirect(request: web.Request) -> web.Response:
+    flow = request.app[RUNTIME].ready.app.oauth_flow
+    if flow is None:
+        raise web.HTTPNotFound
+    response: BoltResponse = await flow.handle_callback(await to_bolt_request(request))
+    return await to_aiohttp_response(response)
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    db = request.app[RUNTIME].surface.registry.db
+    try:
+        async with asyncio.timeout(_HEALTH_TIMEOUT), db.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except (SQLAlchemyError, OSError, TimeoutError) as down:
+        log.warning("health_failed", error=type(down).__name__)
+        return web.json_response({"ok": False, "database": "unreachable"}, status=503)
+    return web.json_response({"ok": True, "database": "ok"})
+
+
+async def _settle(runtime: Runtime) -> None:
+    """Settles cards left ``executing`` and updates them where they were posted."""
+    for record in await reconcile(runtime.surface.registry):
+        client = await _client_for(runtime, record)
+        if client is None:
+            log.warning("settled_unposted", card_id=record.card_id, tenant=record.tenantid)
+            continue
+        await show_decision(runtime.surface, client, record)
+        log.info("settled_posted", card_id=record.card_id, tenant=record.tenantid)
+
+
+async def _client_for(runtime: Runtime, record: CardRecord) -> AsyncWebClient | None:
+    """The app's client, or with OAuth a client holding that workspace's bot token."""
+    bolt = runtime.ready
+    if bolt.installations is None:
+        return bolt.client
+    team = str((record.surface or {}).get("team") or "")
+    org = team.startswith("E")
+    bot = await bolt.installations.async_find_bot(
+        enterprise_id=team if org else None,
+        team_id=None if org else team,
+        is_enterprise_install=org,
+    )
+    if bot is None:
+        return None
+    return AsyncWebClient(token=bot.bot_token, base_url=bolt.client.base_url, session=runtime.session,
+                          retry_handlers=bolt.client.retry_handlers)  # fmt: skip
+
+
+def build_surface(settings: Settings, db: Database) -> Surface:
+    """The production surface: every merchant tool and the configured model."""
+    from bot.agent import Assistant
+
+    ttl = timedelta(seconds=settings.countersign_card_ttl)
+    registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
+    return Surface(registry, Assistant(registry, settings), Directory(db),
+                   audit_channel=settings.countersign_audit_channel)  # fmt: skip
+
+
+async def serve(settings: Settings) -> None:
+    """Runs the Slack surface on ``settings.countersign_host``:``settings.port`` until SIGTERM/SIGINT."""
+    db = Database(settings.database_url)
+    web_app = web_application(settings, build_surface(settings, db))
+    runner = web.AppRunner(web_app)
+    await runner.setup()
+    socket: AsyncSocketModeHandler | None = None
+    try:
+        await web.TCPSite(runner, settings.countersign_host, settings.port).start()
+        if settings.slack_mode is SlackMode.SOCKET and settings.slack_app_token is not None:
+            socket = AsyncSocketModeHandler(
+                web_app[RUNTIME].ready.app, settings.slack_app_token.get_secret_value()
+            )
+            await socket.connect_async()  # type: ignore[no-untyped-call]
+        log.info(
+            "serving",
+            host=settings.countersign_host,
+            port=settings.port,
+            mode=str(settings.slack_mode),
+        )
+        await _until_stopped()
+    finally:
+        if socket is not None:
+            await socket.close_async()  # type: ignore[no-untyped-call]
+        await runner.cleanup()
+        await db.dispose()
+
+
+async def _until_stopped() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)

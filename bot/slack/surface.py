@@ -1,0 +1,86 @@
+"""What every Slack handler shares: the engine, the assistant, identities and the task set.
+
+Holds references only; never talks to Slack or the database itself. ``Assistant`` is the
+protocol of ``bot.agent.Assistant`` as this surface uses it, so the surface can be driven by the
+real agent, the offline model or a scripted one in tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+
+from tools import Agent, Caller, Proposal, Registry
+from tools.directory import Directory
+from tools.merchant import DEFAULT_AGENT
+
+__all__ = ["Assistant", "Background", "Reply", "Surface"]
+
+log = structlog.get_logger("bot.slack")
+
+
+class Reply(Protocol):
+    """One answer of the assistant: its words, and the cards it proposed (if any)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def proposals(self) -> Sequence[Proposal]: ...
+
+
+class Assistant(Protocol):
+    async def reply(self, *, conversation: str, caller: Caller, text: str) -> Reply: ...
+
+    async def record(self, *, conversation: str, text: str) -> None: ...
+
+
+class Background:
+    """Work started after an ack, kept referenced until done and awaited on shutdown.
+
+    asyncio holds only weak references to tasks: a task nobody keeps can be collected mid-run,
+    and an approval would stop between its write and the card update.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
+        task = asyncio.create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background_failed", task=task.get_name(), exc_info=task.exception())
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def drain(self, grace: float = 30.0) -> None:
+        """Waits for the work in flight (a shutdown must not cut an approval in half)."""
+        while self._tasks:
+            pending = list(self._tasks)
+            _, late = await asyncio.wait(pending, timeout=grace)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.gather(*late, return_exceptions=True)
+
+
+@dataclass
+class Surface:
+    """The dependencies of every handler, built once at start-up."""
+
+    registry: Registry
+    assistant: Assistant
+    directory: Directory
+    audit_channel: str | None = None
+    agent: Agent = DEFAULT_AGENT
+    tasks: Background = field(default_factory=Background)

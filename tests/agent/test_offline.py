@@ -1,0 +1,122 @@
+"""The offline model: each documented phrasing calls the right real tool and reads well."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.agent import Assistant
+from bot.agent.offline import normalise, understand
+from bot.settings import Settings
+from tests.agent.conftest import ARJUN, PRIYA, Recorder, tool_calls
+from tools import Caller, Registry
+from tools.merchant import READ_ONLY_AGENT
+
+PHRASINGS: list[tuple[Caller, str, str | None, dict[str, Any], list[str]]] = [
+    (ARJUN, "help", None, {}, ["pending requests", "refund order <id> [amount]"]),
+    (ARJUN, "<@U123> Pending requests?", "list_requests", {"status": "pending"},
+     ["#3", "Whitefield", "₹5,000.00", "#6"]),
+    (ARJUN, "requests at whitefield", "list_requests", {"branch": "whitefield"},
+     ["#3", "#5", "Whitefield"]),
+    (ARJUN, "show request #3", "get_request", {"request_id": 3},
+     ["Corporate lunch", "Ravi Kumar", "discount"]),
+    (ARJUN, "approve request 3", "approve_request", {"request_id": 3},
+     ["Not done yet", "request 3", "waiting for your approval"]),
+    (ARJUN, "Reject request 2 because it is a duplicate of 6.", "reject_request",
+     {"request_id": 2, "reason": "it is a duplicate of 6"}, ["Not done yet", "request 2"]),
+    (ARJUN, "branches", "list_branches", {}, ["Indiranagar", "MG Road", "closed"]),
+    (PRIYA, "close branch Koramangala", "close_branch", {"branch": "Koramangala"},
+     ["Not done yet", "Koramangala"]),
+    (PRIYA, "reopen branch MG Road", "reopen_branch", {"branch": "MG Road"},
+     ["Not done yet", "MG Road"]),
+    (ARJUN, "show order 5", "get_order", {"order_id": 5}, ["Order", "5"]),
+    (ARJUN, "refund order 5 100", "refund_order", {"order_id": 5, "amount": "100"},
+     ["Not done yet", "₹100.00", "order 5"]),
+    (ARJUN, "stock at Indiranagar", "stock_levels", {"branch": "Indiranagar"},
+     ["FF-PANEER-WRAP", "in stock"]),
+    (PRIYA, "set price of FF-MASALA-DOSA to 130", "set_price",
+     {"sku": "FF-MASALA-DOSA", "price": "130"}, ["Not done yet", "₹130.00"]),
+    (ARJUN, "sales this week", "sales_summary", {"period": "this_week"},
+     ["Koramangala", "orders"]),
+    (ARJUN, "what is the weather like", None, {}, ["I didn't catch that", "stock at <branch>"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("caller", "text", "tool", "args", "words"),
+    PHRASINGS,
+    ids=[p[1] for p in PHRASINGS],
+)
+async def test_phrasing_calls_the_tool_and_phrases_the_result(
+    assistant: Assistant,
+    caller: Caller,
+    text: str,
+    tool: str | None,
+    args: dict[str, Any],
+    words: list[str],
+) -> None:
+    """Each documented phrasing makes exactly its tool call and a reply built from its result."""
+    reply = await assistant.reply(conversation="c", caller=caller, text=text)
+    stored = await assistant.store.load("c")
+    assert tool_calls(stored.messages) == ([(tool, args)] if tool else [])
+    for word in words:
+        assert word in reply.text
+    assert "couldn't" not in reply.text
+
+
+async def test_order_phrasing_names_the_customer(assistant: Assistant) -> None:
+    """ "show order <id>" shows the order's customer and total as the tool gave them."""
+    reply = await assistant.reply(conversation="c", caller=ARJUN, text="show order 5")
+    result = await assistant.registry.call(assistant.agent, "get_order", {"order_id": 5}, ARJUN)
+    row = result.rows[0]
+    assert str(row["customer"]) in reply.text
+    assert str(row["total"]) in reply.text
+
+
+async def test_reject_without_a_reason_asks_for_one(assistant: Assistant) -> None:
+    """ "reject request 2" with no reason asks for one instead of calling the tool."""
+    reply = await assistant.reply(conversation="c", caller=ARJUN, text="reject request 2")
+    assert tool_calls((await assistant.store.load("c")).messages) == []
+    assert "because" in reply.text
+    assert reply.proposals == []
+
+
+async def test_a_tool_the_agent_lacks_is_explained(
+    registry: Registry, settings: Settings, recorder: Recorder
+) -> None:
+    """A read-only agent asked to approve says it cannot, and calls nothing."""
+    assistant = Assistant(registry, settings, agent=READ_ONLY_AGENT, model=recorder.model())
+    reply = await assistant.reply(conversation="c", caller=ARJUN, text="approve request 3")
+    assert "not available" in reply.text
+    assert reply.proposals == []
+    assert tool_calls((await assistant.store.load("c")).messages) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("<@U0123ABC> approve request 3!", "approve request 3"),
+        ("<@U1> <@U2>,  show   order 7 ?", "show order 7"),
+        ("@countersign: branches.", "branches"),
+        ("[from Arjun Mehta, manager] <@U1> stock at MG Road?", "stock at MG Road"),
+    ],
+)
+def test_mentions_tags_and_punctuation_are_ignored(text: str, said: str) -> None:
+    """Leading @mentions, the speaker tag, doubled spaces and edge punctuation do not matter."""
+    assert normalise(text) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("REFUND ORDER #12 ₹1,250.50", ("refund_order", {"order_id": 12, "amount": "1,250.50"})),
+        ("refund order 12 because cold food", ("refund_order", {"order_id": 12, "reason": "cold food"})),
+        ("sales today at Whitefield", ("sales_summary", {"period": "today", "branch": "Whitefield"})),
+        ("approve request 4 note: fine once", ("approve_request", {"request_id": 4, "note": "fine once"})),
+        ("set the price for Masala Dosa to 99.5", ("set_price", {"sku": "Masala Dosa", "price": "99.5"})),
+    ],
+)  # fmt: skip
+def test_variants_of_the_phrasings(text: str, call: tuple[str, dict[str, Any]]) -> None:
+    """Amounts with symbols and commas, optional reasons, notes and periods reach the arguments."""
+    assert understand(text) == call

@@ -1,0 +1,104 @@
+"""A turn acts as the person who wrote the message: proposals, refusals, and no token for the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from bot.agent import Assistant
+from bot.settings import Settings
+from tests.agent.conftest import ARJUN, RAVI, Recorder, tool_calls
+from tools import Registry
+from tools.db import Database
+from tools.merchant.models import BranchRequest
+
+
+async def _status(db: Database, request_id: int) -> str:
+    async with db.tenant_session(1) as session:
+        row = await session.get(BranchRequest, request_id)
+        assert row is not None
+        return row.status
+
+
+async def test_approve_as_a_manager_proposes_and_changes_nothing(
+    assistant: Assistant, registry: Registry, db: Database
+) -> None:
+    """A manager's "approve request 3" returns one card issued to them; request 3 stays pending."""
+    reply = await assistant.reply(conversation="t", caller=ARJUN, text="approve request 3")
+    assert len(reply.proposals) == 1
+    claims = registry.signer.parse(reply.proposals[0].card)
+    assert (claims.tool, claims.userid, claims.tenantid) == ("approve_request", 2, 1)
+    assert "Not done yet" in reply.text
+    assert "waiting for your approval" in reply.text
+    assert await _status(db, 3) == "pending"
+
+
+async def test_staff_approve_is_refused_for_want_of_the_role(
+    assistant: Assistant, db: Database
+) -> None:
+    """Ravi (staff) asking to approve gets the role refusal relayed, and no card."""
+    reply = await assistant.reply(conversation="t", caller=RAVI, text="approve request 3")
+    assert reply.proposals == []
+    assert "manager role" in reply.text
+    assert await _status(db, 3) == "pending"
+
+
+async def test_a_shared_thread_acts_as_each_writer(
+    assistant: Assistant, registry: Registry
+) -> None:
+    """In one thread Ravi is refused, then Arjun's same words give a card issued to Arjun."""
+    refused = await assistant.reply(conversation="thread", caller=RAVI, text="approve request 3")
+    granted = await assistant.reply(conversation="thread", caller=ARJUN, text="approve request 3")
+    assert refused.proposals == []
+    assert [registry.signer.parse(p.card).userid for p in granted.proposals] == [2]
+    prompts = [m for m in (await assistant.store.load("thread")).messages if _prompt(m)]
+    assert [_prompt(m)[:28] for m in prompts] == [
+        "[from Ravi Kumar, staff] app",
+        "[from Arjun Mehta, manager] ",
+    ]
+
+
+def _prompt(message: ModelMessage) -> str:
+    parts = getattr(message, "parts", [])
+    texts = [
+        p.content for p in parts if p.part_kind == "user-prompt" and isinstance(p.content, str)
+    ]
+    return texts[-1] if texts else ""
+
+
+async def test_the_model_never_sees_a_signed_card(assistant: Assistant, recorder: Recorder) -> None:
+    """Across proposals the model is sent no card token, and none is stored in the history."""
+    cards = []
+    for text in ("approve request 3", "refund order 5 100", "reject request 2 because duplicate"):
+        reply = await assistant.reply(conversation="t", caller=ARJUN, text=text)
+        cards += [p.card for p in reply.proposals]
+    assert len(cards) == 3
+    assert all(len(card) > 40 for card in cards)
+    sent = recorder.text()
+    stored = (await assistant.store.load("t")).messages
+    assert "Not done yet" in sent or "NOT been done" in sent
+    for card in cards:
+        assert card not in sent
+        assert card.split(".")[0] not in sent
+        assert card not in repr(stored)
+
+
+async def test_the_caller_comes_from_the_turn_not_the_model(
+    registry: Registry, settings: Settings, db: Database
+) -> None:
+    """A model claiming Priya the owner in its arguments still acts as Ravi (staff): refused."""
+
+    async def impostor(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if isinstance(messages[-1].parts[-1], ToolReturnPart):
+            return ModelResponse(parts=[TextPart(messages[-1].parts[-1].model_response_str())])
+        args: dict[str, Any] = {"request_id": 3, "userid": 1, "role": "owner"}
+        return ModelResponse(parts=[ToolCallPart("approve_request", args)])
+
+    assistant = Assistant(registry, settings, model=FunctionModel(impostor))
+    reply = await assistant.reply(conversation="t", caller=RAVI, text="approve request 3")
+    assert reply.proposals == []
+    assert "you are staff" in reply.text
+    assert tool_calls((await assistant.store.load("t")).messages)[0][0] == "approve_request"
+    assert await _status(db, 3) == "pending"

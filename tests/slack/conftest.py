@@ -1,0 +1,200 @@
+"""One running bot per test: the real aiohttp endpoint, the offline model, a fake Slack workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+from pydantic import SecretStr
+
+from bot.agent import Assistant
+from bot.settings import Settings
+from bot.slack import Surface, web_application
+from bot.slack.surface import Reply
+from tests.support.fake_slack import BOT_TOKEN, FakeSlack, Message
+from tests.support.slack_requests import TEAM, block_action, event, form, message, signed
+from tools import Caller, CardSigner, Registry
+from tools.db import Database
+from tools.directory import Directory
+from tools.merchant import build_registry
+
+SIGNING_SECRET = "slack-signing-secret-for-tests"
+CARD_SECRET = "card-secret-for-slack-tests-0123456789"
+CHANNEL = "C0OPS"
+DM = "D0ARJUN"
+
+# Slack user → (name, email). Ravi is staff; the stranger's email is nobody's in Countersign.
+PEOPLE = {
+    "UPRIYA": ("Priya Raman", "priya@fiesta.example"),
+    "UARJUN": ("Arjun Mehta", "arjun@fiesta.example"),
+    "UMEERA": ("Meera Iyer", "meera@fiesta.example"),
+    "URAVI": ("Ravi Kumar", "ravi@fiesta.example"),
+    "USTRANGER": ("Sam Stranger", "stranger@elsewhere.example"),
+}
+LINKED = ("UPRIYA", "UARJUN", "UMEERA", "URAVI")
+
+
+@dataclass
+class SteppedClock:
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def step(self, delta: timedelta) -> None:
+        self.now += delta
+
+
+class RecordingAssistant:
+    """The real assistant, with every note it is told kept for the test to read."""
+
+    def __init__(self, inner: Assistant) -> None:
+        self.inner = inner
+        self.notes: list[tuple[str, str]] = []
+
+    async def reply(self, *, conversation: str, caller: Caller, text: str) -> Reply:
+        return await self.inner.reply(conversation=conversation, caller=caller, text=text)
+
+    async def record(self, *, conversation: str, text: str) -> None:
+        self.notes.append((conversation, text))
+        await self.inner.record(conversation=conversation, text=text)
+
+
+@dataclass
+class Bot:
+    """The bot under test, the workspace it talks to, and ways to poke it as Slack would."""
+
+    slack: FakeSlack
+    server: TestServer
+    http: aiohttp.ClientSession
+    surface: Surface
+    registry: Registry
+    assistant: RecordingAssistant
+    clock: SteppedClock
+    _ts: int = 0
+
+    def ts(self) -> str:
+        self._ts += 1
+        return f"1800000000.{self._ts:06d}"
+
+    async def post(self, body: str, content_type: str, *, secret: str = SIGNING_SECRET,
+                   timestamp: int | None = None, headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:  # fmt: skip
+        sent = {
+            **signed(body, secret, timestamp=timestamp, content_type=content_type),
+            **(headers or {}),
+        }
+        async with self.http.post(
+            self.server.make_url("/slack/events"), data=body.encode(), headers=sent
+        ) as response:
+            await response.read()
+            return response
+
+    async def send(self, inner: dict[str, Any], *, event_id: str | None = None,
+                   headers: dict[str, str] | None = None) -> int:  # fmt: skip
+        """Delivers one event and waits for the work it started; returns the HTTP status."""
+        body = json.dumps(event(inner, event_id=event_id))
+        response = await self.post(body, "application/json", headers=headers)
+        await self.settle()
+        return response.status
+
+    async def interact(self, payload: dict[str, Any]) -> int:
+        response = await self.post(form(payload), "application/x-www-form-urlencoded")
+        await self.settle()
+        return response.status
+
+    async def settle(self) -> None:
+        """Waits until the work started by the last request (after its ack) has finished."""
+        for _ in range(3):
+            await asyncio.sleep(0.02)
+            await self.surface.tasks.drain()
+
+    async def mention(self, user: str, text: str, *, channel: str = CHANNEL) -> str:
+        """@mentions the bot at a channel's top level; returns the message ts (the thread)."""
+        ts = self.ts()
+        await self.send(
+            message(user, f"<@UBOT> {text}", channel=channel, ts=ts, kind="app_mention")
+        )
+        return ts
+
+    def cards(self, channel: str = CHANNEL) -> list[Message]:
+        return [m for m in self.slack.messages if m.channel == channel and _actions(m.blocks)]
+
+    async def press(self, user: str, card: Message, action: str = "card_approve") -> int:
+        """Presses a button on a card as ``user``."""
+        block = _actions(card.blocks)[0]
+        button = next(e for e in block["elements"] if e["action_id"] == action)
+        payload = block_action(user, action_id=action, value=button["value"], block_id=block["block_id"],
+                               channel=card.channel, message_ts=card.ts, thread_ts=card.thread_ts)  # fmt: skip
+        return await self.interact(payload)
+
+    def ephemerals(self, user: str) -> list[str]:
+        return [m.text for m in self.slack.messages if m.ephemeral_to == user]
+
+
+def _actions(blocks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [b for b in blocks if b.get("type") == "actions"]
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[FakeSlack]:
+    fake = FakeSlack(team_id=TEAM)
+    for user, (name, email) in PEOPLE.items():
+        fake.add_user(user, name, email)
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest.fixture
+def clock() -> SteppedClock:
+    return SteppedClock()
+
+
+def bot_settings(slack: FakeSlack, database_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "slack_bot_token": SecretStr(BOT_TOKEN), "slack_signing_secret": SecretStr(SIGNING_SECRET),
+        "slack_app_token": None, "slack_client_id": None, "slack_client_secret": None,
+        "countersign_secret": SecretStr(CARD_SECRET), "slack_api_url": slack.base_url,
+        "database_url": database_url, "countersign_model": "offline", "countersign_audit_channel": None,
+        **overrides,
+    }  # fmt: skip
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def bot(
+    db: Database,
+    database_url: str,
+    slack: FakeSlack,
+    clock: SteppedClock,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Bot]:
+    """The bot serving on loopback, with the demo people linked to their Slack users."""
+    overrides = getattr(request, "param", {})
+    settings = bot_settings(slack, database_url, **overrides)
+    registry = build_registry(
+        db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock), clock=clock
+    )
+    directory = Directory(db)
+    for user in LINKED:
+        await directory.link("slack", TEAM, user, PEOPLE[user][1])
+    assistant = RecordingAssistant(Assistant(registry, settings))
+    surface = Surface(
+        registry, assistant, directory, audit_channel=settings.countersign_audit_channel
+    )
+    server = TestServer(web_application(settings, surface), host="127.0.0.1")
+    await server.start_server()
+    async with aiohttp.ClientSession() as http:
+        try:
+            yield Bot(slack, server, http, surface, registry, assistant, clock)
+        finally:
+            await server.close()

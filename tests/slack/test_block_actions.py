@@ -1,0 +1,222 @@
+"""Button presses: the card, Approve by its owner, by someone else, twice, too late, tampered."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+from sqlalchemy import select
+
+from tests.slack.conftest import CHANNEL, Bot
+from tests.support.fake_slack import Message
+from tools import CardStatus
+from tools.merchant.models import BranchRequest
+
+
+async def request_status(bot: Bot, request_id: int) -> str:
+    async with bot.registry.db.session() as session:
+        return str(
+            await session.scalar(select(BranchRequest.status).where(BranchRequest.id == request_id))
+        )
+
+
+async def card_for(bot: Bot, user: str, text: str = "approve request 3") -> tuple[str, Message]:
+    thread = await bot.mention(user, text)
+    cards = bot.cards()
+    assert len(cards) == 1, [m.text for m in bot.slack.messages]
+    return thread, cards[0]
+
+
+def shape(blocks: list[dict[str, Any]]) -> list[Any]:
+    """A block list with ids, times and tokens taken out: what a snapshot can pin."""
+    out: list[Any] = []
+    for block in blocks:
+        kept: dict[str, Any] = {"type": block["type"]}
+        if block["type"] == "actions":
+            kept["elements"] = [
+                (e["action_id"], e.get("style"), "confirm" in e) for e in block["elements"]
+            ]
+        elif block["type"] == "section" and "fields" in block:
+            kept["fields"] = [f["text"] for f in block["fields"]]
+        elif block["type"] == "context":
+            kept["context"] = [e["text"].split(" · ")[0] for e in block["elements"]]
+        else:
+            kept["text"] = block["text"]["text"]
+        out.append(kept)
+    return out
+
+
+def validate(blocks: list[dict[str, Any]]) -> None:
+    """Every block parses with slack_sdk's models and round-trips unchanged (limits included)."""
+    for raw in blocks:
+        parsed = Block.parse(raw)
+        assert parsed is not None
+        assert parsed.to_dict() == raw
+
+
+async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
+    """'approve request 3' from Arjun posts a valid card in the thread, for him, with both buttons."""
+    thread, card = await card_for(bot, "UARJUN")
+    assert card.thread_ts == thread
+    assert card.text.startswith("Arjun Mehta, please approve or reject:")
+    validate(card.blocks)
+    assert shape(card.blocks) == [
+        {"type": "header", "text": "Approval needed"},
+        {"type": "section", "text": card.blocks[1]["text"]["text"]},
+        {"type": "section", "fields": [f["text"] for f in card.blocks[2]["fields"]]},
+        *(
+            [{"type": "section", "text": card.blocks[3]["text"]["text"]}]
+            if len(card.blocks) == 6
+            else []
+        ),
+        {"type": "context", "context": ["For <@UARJUN>"]},
+        {
+            "type": "actions",
+            "elements": [("card_approve", "primary", True), ("card_reject", "danger", False)],
+        },
+    ]
+    assert (
+        "request 3" in card.blocks[1]["text"]["text"].lower()
+        or "#3" in card.blocks[1]["text"]["text"]
+    )
+    fields = " ".join(f["text"] for f in card.blocks[2]["fields"])
+    assert "Whitefield" in fields
+    confirm = card.blocks[-1]["elements"][0]["confirm"]
+    assert {confirm[k]["type"] for k in ("title", "text", "confirm", "deny")} == {"plain_text"}
+    posted = bot.slack.called("chat.postMessage")[-1]
+    assert (posted["parse"], posted["unfurl_links"], posted["unfurl_media"]) == (
+        "none",
+        False,
+        False,
+    )
+    record = await bot.registry.card(card.blocks[-1]["block_id"].split("-")[1])
+    assert record is not None and record.surface is not None
+    assert {k: record.surface[k] for k in ("platform", "team", "channel", "ts", "thread_ts")} == {
+        "platform": "slack", "team": "T0FIESTA", "channel": CHANNEL, "ts": card.ts, "thread_ts": thread,
+    }  # fmt: skip
+
+
+async def test_approve_by_the_owner_runs_once_and_everyone_sees_it(bot: Bot) -> None:
+    """Arjun's Approve approves request 3, updates the card in place, broadcasts, tells the model."""
+    thread, card = await card_for(bot, "UARJUN")
+    first_ids = {b["block_id"] for b in card.blocks}
+    assert await bot.press("UARJUN", card) == 200
+    assert await request_status(bot, 3) == "approved"
+    updated = bot.slack.message(CHANNEL, card.ts)
+    validate(updated.blocks)
+    assert not [b for b in updated.blocks if b["type"] == "actions"]
+    assert updated.blocks[0]["text"]["text"] == "Approved and done"
+    assert "Approved by Arjun Mehta (<@UARJUN>)" in updated.blocks[-1]["elements"][0]["text"]
+    assert not first_ids & {b["block_id"] for b in updated.blocks}
+    audit = [m for m in bot.slack.thread(CHANNEL, thread) if m.reply_broadcast]
+    assert len(audit) == 1
+    assert audit[0].text.startswith(":white_check_mark: <@UARJUN> approved:")
+    assert bot.assistant.notes and bot.assistant.notes[-1][0] == f"T0FIESTA:{CHANNEL}:{thread}"
+    assert "approved the card and it was done" in bot.assistant.notes[-1][1]
+
+
+async def test_model_sees_the_outcome_on_the_next_turn(bot: Bot) -> None:
+    """After the approval, the conversation's history holds the outcome the model reads next."""
+    _, card = await card_for(bot, "UARJUN")
+    await bot.press("UARJUN", card)
+    conversation = bot.assistant.notes[-1][0]
+    stored = await bot.assistant.inner.store.load(conversation)
+    assert "approved the card and it was done" in str(stored.messages)
+
+
+async def test_someone_elses_approve_is_refused_privately(bot: Bot) -> None:
+    """Meera pressing Arjun's card is told it belongs to <@UARJUN>; nothing changes."""
+    _, card = await card_for(bot, "UARJUN")
+    before = list(card.blocks)
+    await bot.press("UMEERA", card)
+    assert await request_status(bot, 3) == "pending"
+    assert bot.ephemerals("UMEERA") == [
+        "This approval belongs to <@UARJUN>; only they can approve or reject it. Nothing was changed."
+    ]
+    assert bot.slack.message(CHANNEL, card.ts).blocks == before
+    assert bot.slack.called("chat.update") == []
+
+
+async def test_double_press_executes_once_and_the_loser_learns_who_decided(bot: Bot) -> None:
+    """Two presses at once approve once; the second presser is told who decided and when."""
+    _, card = await card_for(bot, "UARJUN")
+    await asyncio.gather(bot.press("UARJUN", card), bot.press("UARJUN", card))
+    assert await request_status(bot, 3) == "approved"
+    assert len(bot.slack.called("chat.update")) == 1
+    told = bot.ephemerals("UARJUN")
+    assert len(told) == 1
+    assert "already approved by Arjun Mehta" in told[0]
+    broadcasts = [m for m in bot.slack.messages if m.reply_broadcast]
+    assert len(broadcasts) == 1
+
+
+async def test_expired_card_says_so_on_the_card(bot: Bot) -> None:
+    """A press after the card's time is up changes nothing and the card says it expired."""
+    _, card = await card_for(bot, "UARJUN")
+    card_id = card.blocks[-1]["block_id"].split("-")[1]
+    bot.clock.step(timedelta(minutes=31))
+    await bot.press("UARJUN", card)
+    assert await request_status(bot, 3) == "pending"
+    updated = bot.slack.message(CHANNEL, card.ts)
+    validate(updated.blocks)
+    assert updated.blocks[0]["text"]["text"] == "Expired"
+    assert "Ask me again" in updated.blocks[-1]["elements"][0]["text"]
+    assert not [m for m in bot.slack.messages if m.reply_broadcast]
+    record = await bot.registry.card(card_id)
+    assert record is not None and record.status is CardStatus.EXPIRED
+
+
+async def test_tampered_token_is_refused(bot: Bot) -> None:
+    """A button value that is not the signed card is refused privately and nothing runs."""
+    _, card = await card_for(bot, "UARJUN")
+    button = card.blocks[-1]["elements"][0]
+    button["value"] = button["value"][:-4] + "AAAA"
+    await bot.press("UARJUN", card)
+    assert await request_status(bot, 3) == "pending"
+    assert "not valid" in bot.ephemerals("UARJUN")[0]
+
+
+async def test_failed_revalidation_is_shown_on_the_card(bot: Bot) -> None:
+    """If the request was decided elsewhere meanwhile, the card shows failed and why; no change."""
+    _, first = await card_for(bot, "UARJUN")
+    await bot.mention("UMEERA", "approve request 3")
+    second = bot.cards()[-1]
+    await bot.press("UMEERA", second)
+    assert await request_status(bot, 3) == "approved"
+    await bot.press("UARJUN", first)
+    updated = bot.slack.message(CHANNEL, first.ts)
+    assert updated.blocks[0]["text"]["text"] == "Approved, but it failed"
+    assert "Nothing was changed" in updated.blocks[-1]["elements"][0]["text"]
+
+
+async def test_staff_cannot_get_a_card(bot: Bot) -> None:
+    """Ravi (staff) asking to approve a request is told it needs a manager; no card is posted."""
+    thread = await bot.mention("URAVI", "approve request 3")
+    assert bot.cards() == []
+    answer = [m.text for m in bot.slack.thread(CHANNEL, thread)][-1]
+    assert "manager" in answer.lower()
+
+
+async def test_audit_channel_gets_a_copy(bot: Bot) -> None:
+    """With COUNTERSIGN_AUDIT_CHANNEL set, the decision is also posted there."""
+    bot.surface.audit_channel = "C0AUDIT"
+    _, card = await card_for(bot, "UARJUN")
+    await bot.press("UARJUN", card)
+    copies = [m for m in bot.slack.messages if m.channel == "C0AUDIT"]
+    assert len(copies) == 1
+    assert "<@UARJUN> approved" in copies[0].text
+
+
+async def test_clicker_team_is_not_the_installation(bot: Bot) -> None:
+    """In a shared channel the presser's own team differs; the installation still identifies them."""
+    from tests.support.slack_requests import block_action
+
+    _, card = await card_for(bot, "UARJUN")
+    block = card.blocks[-1]
+    payload = block_action("UARJUN", action_id="card_approve", value=block["elements"][0]["value"],
+                           block_id=block["block_id"], channel=CHANNEL, message_ts=card.ts,
+                           user_team="T0OTHERCO")  # fmt: skip
+    await bot.interact(payload)
+    assert await request_status(bot, 3) == "approved"
