@@ -82,6 +82,9 @@ async def _start(web_app: web.Application) -> None:
 async def _stop(web_app: web.Application) -> None:
     runtime = web_app[RUNTIME]
     await runtime.surface.tasks.drain()
+    # A real model provider keeps HTTP connections open until told; without this a stopped
+    # server leaks them (and warns about unclosed sockets on its way out).
+    await runtime.surface.assistant.aclose()
     if runtime.session is not None:
         await runtime.session.close()
     log.info("slack_stopped")

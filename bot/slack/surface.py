@@ -38,6 +38,8 @@ class Assistant(Protocol):
 
     async def record(self, *, conversation: str, text: str) -> None: ...
 
+    async def aclose(self) -> None: ...
+
 
 class Background:
     """Work started after an ack, kept referenced until done and awaited on shutdown.

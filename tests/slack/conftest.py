@@ -66,6 +66,9 @@ class RecordingAssistant:
         self.notes.append((conversation, text))
         await self.inner.record(conversation=conversation, text=text)
 
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
 
 @dataclass
 class Bot:
