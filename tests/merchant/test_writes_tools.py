@@ -34,7 +34,7 @@ def test_every_write_is_built_as_a_write() -> None:
 def test_the_model_is_told_a_call_only_proposes() -> None:
     """Every description says the call only proposes, and every argument is described."""
     for tool in WRITE_TOOLS:
-        assert "only proposes" in tool.description
+        assert "Only proposes" in tool.description
         assert "Approve" in tool.description
         schema = tool.args.model_json_schema()
         for name, field in schema["properties"].items():

@@ -36,10 +36,9 @@ __all__ = [
 
 # Appended to every write tool's description: the model must know that calling the tool is a
 # question to a person, not the change itself, or it reports the change as already made.
-APPROVAL_NOTE = (
-    "Calling this tool does NOT make the change: it only proposes it, and the person must press "
-    "Approve on the card before anything happens."
-)
+# Short on purpose: it is repeated in seven tool descriptions the model reads on every turn,
+# and each proposal's result says the same at length.
+APPROVAL_NOTE = "Only proposes: nothing changes until the person presses Approve on the card."
 
 # A reason a person will read later in the ledger; blank after trimming counts as missing.
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
