@@ -28,7 +28,7 @@ typecheck: sync
 	@$(RUN) mypy
 
 test: sync deps lint typecheck
-	@$(RUN) pytest --cov --cov-report=term:skip-covered
+	@$(RUN) pytest -n 2 --cov --cov-report=term:skip-covered
 
 bench: sync deps
 	@$(RUN) python -m bench
