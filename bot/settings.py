@@ -43,6 +43,12 @@ class Settings(BaseSettings):
     # Overrides the Slack Web API base URL (the sandbox and the tests point it at loopback).
     slack_api_url: str | None = None
 
+    # Microsoft Teams (the Azure Bot's app registration). The Teams surface is on when the app
+    # id is set; the SDK's own CONNECTIONS__SERVICE_CONNECTION__SETTINGS__* names are not read.
+    microsoft_app_id: str | None = None
+    microsoft_app_password: SecretStr | None = None
+    microsoft_app_tenant_id: str | None = None
+
     database_url: str = DEFAULT_URL
     # Comma-separated: the first signs new cards, the rest are still accepted (key rotation).
     countersign_secret: SecretStr | None = None
@@ -73,10 +79,15 @@ class Settings(BaseSettings):
             return SlackMode.HTTP
         return SlackMode.SANDBOX
 
+    @property
+    def teams_enabled(self) -> bool:
+        """True when the Teams surface (``POST /api/messages``) is configured."""
+        return bool(self.microsoft_app_id)
+
     def card_secrets(self) -> list[str]:
         """The card signing keys, newest first.
 
-        Production (any Slack credentials) must set COUNTERSIGN_SECRET. The sandbox, which runs
+        Production (any Slack or Teams credentials) must set COUNTERSIGN_SECRET. The sandbox, which runs
         on one machine with nothing configured, keeps a generated key in a file beside the
         database so cards survive a restart.
         """
@@ -98,6 +109,7 @@ def _contradictions(s: Settings) -> list[str]:
         problems.append(
             "COUNTERSIGN_SECRET must be set when Slack credentials are (e.g. `openssl rand -hex 32`)."
         )
+    problems += _teams_contradictions(s)
     if live and s.slack_signing_secret is None and not s.slack_app_token:
         problems.append("SLACK_SIGNING_SECRET must be set (Basic Information → Signing Secret).")
     if s.slack_app_token and not s.slack_bot_token and not s.slack_client_id:
@@ -112,6 +124,22 @@ def _contradictions(s: Settings) -> list[str]:
         ("http://", "https://")
     ):
         problems.append("COUNTERSIGN_MODEL_BASE_URL must be an http(s) URL.")
+    return problems
+
+
+def _teams_contradictions(s: Settings) -> list[str]:
+    problems: list[str] = []
+    if bool(s.microsoft_app_id) != bool(s.microsoft_app_password):
+        problems.append(
+            "MICROSOFT_APP_ID and MICROSOFT_APP_PASSWORD must be set together (the Azure Bot's "
+            "app registration: its client id and a client secret)."
+        )
+    if s.microsoft_app_tenant_id and not s.microsoft_app_id:
+        problems.append("MICROSOFT_APP_TENANT_ID is set but MICROSOFT_APP_ID is not.")
+    if s.microsoft_app_id and s.countersign_secret is None:
+        problems.append(
+            "COUNTERSIGN_SECRET must be set when Teams credentials are (e.g. `openssl rand -hex 32`)."
+        )
     return problems
 
 

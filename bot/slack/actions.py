@@ -18,6 +18,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.slack import copy
 from bot.slack.blocks import (
@@ -41,6 +42,10 @@ __all__ = ["Press", "register"]
 log = structlog.get_logger("bot.slack.actions")
 
 Decide = Callable[[Caller], Awaitable[Decision]]
+
+# What a press meets when the database is unreachable: SQLAlchemy's errors once connected, the
+# driver's refused or reset connection while connecting.
+DATABASE_DOWN = (SQLAlchemyError, ConnectionError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +140,19 @@ async def open_reject(
 
 
 async def _decide(surface: Surface, client: AsyncWebClient, press: Press, run: Decide) -> None:
+    try:
+        await _decide_once(surface, client, press, run)
+    except DATABASE_DOWN as unreachable:
+        # With the database stopped, a press used to end in a logged traceback and silence:
+        # the presser saw nothing happen and could not tell a lost press from a slow one.
+        # Whatever was half-done is the engine's to settle (the claim and the write each
+        # commit or roll back whole); here the person learns to press again later.
+        log.warning("press_failed_database", channel=press.channel, slack_user=press.user,
+                    error=type(unreachable).__name__)  # fmt: skip
+        await _tell(client, press, copy.database_unreachable())
+
+
+async def _decide_once(surface: Surface, client: AsyncWebClient, press: Press, run: Decide) -> None:
     caller = await resolve(surface.directory, client, press.installation, press.user)
     if caller is None:
         await _tell(client, press, copy.not_linked())

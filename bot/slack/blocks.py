@@ -1,5 +1,7 @@
 """Renders cards, the reject modal and the App Home as Block Kit; never calls Slack.
 
+A card is rendered from its neutral description (``bot.cards.CardSpec``), so its words, values
+and cuts are the ones every surface shows; Slack's mrkdwn escaping and markup are added here.
 Everything here is a pure function from a card to a payload within Slack's limits (header 150,
 section 3,000, field 2,000, ten fields a section, 50 blocks, button value 2,000). Every block
 gets a fresh ``block_id``: Slack keeps a client's stale state keyed by block id, and reusing one
@@ -15,6 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from bot.cards import CardSpec
+from bot.cards import decided as decided_spec
+from bot.cards import pending as pending_spec
 from bot.slack import copy
 from bot.slack.copy import clip, esc
 from tools import CardRecord, Proposal
@@ -29,6 +34,8 @@ __all__ = [
     "home_view",
     "pending_blocks",
     "reject_modal",
+    "render_decided",
+    "render_pending",
 ]
 
 Block = dict[str, Any]
@@ -63,6 +70,11 @@ class CardView:
     def of_record(cls, record: CardRecord, token: str = "") -> CardView:
         return cls(record.card_id, record.summary, record.details, record.warning,
                    record.expires_at, token)  # fmt: skip
+
+    def spec(self) -> CardSpec:
+        """The neutral description this view renders (wording and limits shared with Teams)."""
+        return pending_spec(card_id=self.card_id, summary=self.summary, details=self.details,
+                             warning=self.warning, expires_at=self.expires_at, token=self.token)  # fmt: skip
 
 
 def _id(kind: str, card_id: str = "") -> str:
@@ -102,30 +114,31 @@ def _fields(details: Sequence[tuple[str, str]]) -> list[Block]:
     ]
 
 
-def _body(card: CardView) -> list[Block]:
-    blocks = [_section(f"*{esc(card.summary)}*"), *_fields(card.details)]
-    if card.warning:
-        blocks.append(_section(f":warning: {esc(card.warning)}"))
+def _body(spec: CardSpec) -> list[Block]:
+    blocks = [_section(f"*{esc(spec.summary)}*"), *_fields(spec.details)]
+    if spec.warning:
+        blocks.append(_section(f":warning: {esc(spec.warning)}"))
     return blocks
 
 
-def _buttons(card: CardView) -> Block:
-    if len(card.token) > _VALUE:
-        raise ValueError(f"card {card.card_id}: token longer than a button value may be")
+def _buttons(spec: CardSpec) -> Block:
+    if len(spec.token) > _VALUE:
+        raise ValueError(f"card {spec.card_id}: token longer than a button value may be")
     confirm = {
         "title": _plain(copy.confirm_title(), 100),
-        "text": _plain(copy.confirm_text(card.summary), 300),
+        "text": _plain(copy.confirm_text(spec.summary), 300),
         "confirm": _plain(copy.confirm_ok(), 30),
         "deny": _plain(copy.CONFIRM_DENY, 30),
     }
+    approve, reject = spec.actions
     return {
         "type": "actions",
-        "block_id": _id("card", card.card_id),
+        "block_id": _id("card", spec.card_id),
         "elements": [
             {"type": "button", "action_id": APPROVE_ACTION, "style": "primary",
-             "text": _plain(copy.APPROVE, 75), "value": card.token, "confirm": confirm},
+             "text": _plain(approve.label, 75), "value": approve.token, "confirm": confirm},
             {"type": "button", "action_id": REJECT_ACTION, "style": "danger",
-             "text": _plain(copy.REJECT, 75), "value": card.token},
+             "text": _plain(reject.label, 75), "value": reject.token},
         ],
     }  # fmt: skip
 
@@ -138,24 +151,36 @@ def _cap(blocks: list[Block]) -> list[Block]:
     return [*blocks[: _MAX_BLOCKS - 2], *blocks[-2:]]
 
 
-def pending_blocks(card: CardView, *, for_user: str | None) -> list[Block]:
+def render_pending(spec: CardSpec, *, for_user: str | None) -> list[Block]:
     """A card waiting for a decision: header, summary, details, warning, who and when, buttons."""
-    head = {"type": "header", "block_id": _id("head"), "text": _plain(copy.card_header(), _HEADER)}
-    tail = [_context(copy.card_for(for_user, card.expires_at)), _buttons(card)]
-    return _cap([head, *_body(card), *tail])
+    head = {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
+    tail = [_context(copy.card_for(for_user, spec.expires_at))]
+    if spec.actions:
+        tail.append(_buttons(spec))
+    return _cap([head, *_body(spec), *tail])
+
+
+def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Block]:
+    """A decided card: what it was, who decided and when, the outcome; no buttons."""
+    head = {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
+    if spec.note is not None:
+        lines = [esc(spec.note)]
+    else:
+        by, at = (spec.decided.by, spec.decided.at) if spec.decided else ("", None)
+        lines = [copy.decided_line(spec.status, by, decided_by_slack, at)]
+    if spec.outcome:
+        lines.append(copy.labelled(*spec.outcome))
+    return _cap([head, *_body(spec), _context("\n".join(lines))])
+
+
+def pending_blocks(card: CardView, *, for_user: str | None) -> list[Block]:
+    """A card waiting for a decision, as Block Kit (see ``render_pending``)."""
+    return render_pending(card.spec(), for_user=for_user)
 
 
 def decided_blocks(record: CardRecord, *, decided_by_slack: str | None) -> list[Block]:
-    """A decided card: what it was, who decided and when, the outcome; no buttons."""
-    status = str(record.status)
-    title = copy.DECIDED_HEADERS.get(status, status)
-    head = {"type": "header", "block_id": _id("head"), "text": _plain(title, _HEADER)}
-    by = record.decided_by_name or ""
-    lines = [copy.decided_line(status, by, decided_by_slack, record.decided_at)]
-    outcome = copy.outcome_line(status, record.outcome, record.reason)
-    if outcome:
-        lines.append(outcome)
-    return _cap([head, *_body(CardView.of_record(record)), _context("\n".join(lines))])
+    """A decided card as Block Kit (see ``render_decided``)."""
+    return render_decided(decided_spec(record), decided_by_slack=decided_by_slack)
 
 
 def reject_modal(
@@ -186,10 +211,11 @@ def pending_list(cards: Sequence[CardView], *, for_user: str | None) -> list[Blo
         return [_section(copy.pending_none())]
     blocks: list[Block] = [_section(copy.pending_title(len(cards)))]
     for card in cards:
+        spec = card.spec()
         blocks.append({"type": "divider", "block_id": _id("div")})
-        blocks.extend([*_body(card), _context(copy.card_for(for_user, card.expires_at))])
-        if card.token:
-            blocks.append(_buttons(card))
+        blocks.extend([*_body(spec), _context(copy.card_for(for_user, spec.expires_at))])
+        if spec.actions:
+            blocks.append(_buttons(spec))
     return blocks[:_MAX_BLOCKS]
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from bot.cards import wording
+from bot.cards.spec import clip
+
 __all__ = [
     "APPROVE",
     "CONFIRM_DENY",
@@ -26,13 +29,13 @@ __all__ = [
 
 HOURGLASS = "hourglass_flowing_sand"
 
-APPROVE = "Approve"
-REJECT = "Reject"
+APPROVE = wording.APPROVE
+REJECT = wording.REJECT
 CONFIRM_DENY = "Not yet"
 
 REJECT_MODAL_TITLE = "Reject this card"
-REASON_LABEL = "Why? (optional)"
-REASON_HINT = "The assistant and the channel will see this."
+REASON_LABEL = wording.REASON_LABEL
+REASON_HINT = wording.REASON_HINT
 
 HELP = (
     "*Countersign* reads your shop's data and proposes changes; nothing changes until the "
@@ -54,13 +57,6 @@ def esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def clip(text: str, limit: int) -> str:
-    """Cuts text to ``limit`` characters, marking the cut, so a long value cannot break a payload."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
-
-
 def when(at: datetime) -> str:
     """A time every reader sees in their own time zone, with a UTC fallback for old clients."""
     fallback = f"{at:%Y-%m-%d %H:%M} UTC"
@@ -80,12 +76,16 @@ def mention(slack_user: str) -> str:
 
 
 def card_header() -> str:
-    return "Approval needed"
+    return wording.PENDING_TITLE
 
 
 def card_text(summary: str, for_name: str) -> str:
-    """The notification: a complete sentence, readable on a lock screen."""
-    return clip(f"{for_name}, please approve or reject: {summary}", 3000)
+    """The notification: a complete sentence, readable on a lock screen.
+
+    ``text`` is mrkdwn like the blocks, so it is escaped like them: without this, a branch
+    renamed ``<!channel>`` pinged the whole channel through every card's notification text.
+    """
+    return clip(esc(wording.card_text(summary, for_name)), 3000)
 
 
 def card_for(slack_user: str | None, expires_at: datetime | None) -> str:
@@ -107,44 +107,31 @@ def confirm_ok() -> str:
 
 # -- decisions ---------------------------------------------------------------------------
 
-DECIDED_HEADERS = {
-    "done": "Approved and done",
-    "failed": "Approved, but it failed",
-    "interrupted": "Interrupted",
-    "outcome_unknown": "Outcome unknown",
-    "rejected": "Rejected",
-    "expired": "Expired",
-    "executing": "Approved, running",
-}
+# The words live in bot.cards.wording, shared with every surface; these names stay for callers.
+DECIDED_HEADERS = wording.TITLES
 
 
 def decided_line(status: str, by: str, slack_user: str | None, at: datetime | None) -> str:
+    if status == "expired":
+        return wording.EXPIRED_NOTE
     who = esc(by) + (f" ({mention(slack_user)})" if slack_user else "")
     stamp = f" {when(at)}" if at else ""
-    verbs = {"rejected": "Rejected", "expired": "Expired"}
-    if status == "expired":
-        return "Nobody approved this in time, so nothing was changed. Ask me again if it is still needed."
-    return f"{verbs.get(status, 'Approved')} by {who}{stamp}."
+    return f"{wording.decided_verb(status)} by {who}{stamp}."
 
 
 def outcome_line(status: str, outcome: str | None, reason: str | None) -> str:
-    if status == "done":
-        return f"*Outcome:* done. {esc(outcome or '')}".strip()
-    if status == "failed":
-        return f"*Outcome:* failed — {esc(outcome or 'no reason given')}. Nothing was changed."
-    if status == "rejected":
-        return f"*Reason:* {esc(reason)}" if reason else "*Reason:* none given."
-    if status in ("interrupted", "outcome_unknown"):
-        return f"*Outcome:* {esc(outcome or status)}."
-    return ""
+    found = wording.outcome(status, outcome, reason)
+    return labelled(*found) if found else ""
+
+
+def labelled(label: str, text: str) -> str:
+    """A bold label and an escaped value: ``*Outcome:* done.``"""
+    return f"*{esc(label)}:* {esc(text)}"
 
 
 def decided_text(status: str, summary: str, by: str) -> str:
-    """The notification text of a decided card: one sentence."""
-    if status == "expired":
-        return clip(f"This card expired and nothing was changed: {summary}", 3000)
-    head = DECIDED_HEADERS.get(status, status)
-    return clip(f"{head} ({by}): {summary}", 3000)
+    """The notification text of a decided card: one sentence, escaped like ``card_text``."""
+    return clip(esc(wording.decided_text(status, summary, by)), 3000)
 
 
 def audit_text(
@@ -158,36 +145,23 @@ def audit_text(
 ) -> str:
     """The channel-visible record of a decision, in mrkdwn (every value escaped)."""
     who = mention(slack_user) if slack_user else esc(by)
-    body = esc(summary)
+    # Summaries are sentences; the full stop is put back once, so no line reads "Kumar.. Reason".
+    body = esc(summary).rstrip(". ")
+    said = esc(outcome or status).rstrip(". ")
     if status == "done":
-        return f":white_check_mark: {who} approved: {body}"
+        return f":white_check_mark: {who} approved: {body}."
     if status == "failed":
-        return f":x: {who} approved, but it failed: {body} — {esc(outcome or '')}. Nothing was changed."
+        return f":x: {who} approved, but it failed: {body}. {said}. Nothing was changed."
     if status == "rejected":
         why = f" Reason: {esc(reason)}" if reason else ""
         return f":no_entry_sign: {who} rejected: {body}.{why}"
     if status in ("interrupted", "outcome_unknown"):
-        return f":warning: {body} — {esc(outcome or status)}."
+        return f":warning: {body}: {said}."
     return f"{who}: {body} ({esc(status)})"
 
 
-def conversation_note(
-    status: str, summary: str, by: str, reason: str | None, outcome: str | None
-) -> str:
-    """What the model is told happened to a card, so its next answer is true."""
-    if status == "done":
-        return f"{by} approved the card and it was done: {summary}. {outcome or ''}".strip()
-    if status == "failed":
-        return f"{by} approved the card but it failed, nothing was changed: {summary}. Reason: {outcome}"
-    if status == "rejected":
-        why = reason or "no reason given"
-        return (
-            f"{by} rejected the card: {summary}. Reason: {why}. It was not done; "
-            "do not propose it again unless asked."
-        )
-    if status == "expired":
-        return f"The card expired without a decision, nothing was changed: {summary}."
-    return f"The card ended as {status}: {summary}. {outcome or ''}".strip()
+# What the model is told about a decided card is the same whatever surface decided it.
+conversation_note = wording.conversation_note
 
 
 # -- refusals and status messages -------------------------------------------------------
@@ -195,7 +169,7 @@ def conversation_note(
 
 def not_your_card(owner_slack_user: str | None) -> str:
     owner = mention(owner_slack_user) if owner_slack_user else "the person who asked for it"
-    return f"This approval belongs to {owner}; only they can approve or reject it. Nothing was changed."
+    return wording.not_your_card(owner)
 
 
 def refused(message: str) -> str:
@@ -207,6 +181,13 @@ def not_linked() -> str:
         "I don't know who you are in Countersign yet, so I can't show or change anything. "
         "Ask your shop's owner to add your work email, or to link you with "
         "`countersign link slack`."
+    )
+
+
+def database_unreachable() -> str:
+    return (
+        "I couldn't reach my database just now, so I couldn't handle that press. If the card "
+        "still shows its buttons, nothing was changed: please press again in a minute."
     )
 
 

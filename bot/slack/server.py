@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.settings import Settings, SlackMode
 from bot.slack.app import Bolt, build_bolt
 from bot.slack.cards import show_decision
+from bot.slack.inbound import bolt_request
 from bot.slack.surface import Surface
 from tools import CardRecord, CardSigner, reconcile
 from tools.db import Database
@@ -92,7 +93,12 @@ async def _stop(web_app: web.Application) -> None:
 
 async def _slack_events(request: web.Request) -> web.Response:
     bolt = request.app[RUNTIME].ready
-    return await to_aiohttp_response(await bolt.app.async_dispatch(await to_bolt_request(request)))
+    inbound = await bolt_request(request)
+    if inbound is None:
+        # Without this a body that is not Slack's shape answers 500 from inside bolt.
+        log.warning("slack_request_malformed", content_type=request.content_type)
+        return web.json_response({"ok": False, "error": "malformed_request"}, status=400)
+    return await to_aiohttp_response(await bolt.app.async_dispatch(inbound))
 
 
 async def _oauth_install(request: web.Request) -> web.Response:
@@ -162,8 +168,10 @@ def build_surface(settings: Settings, db: Database) -> Surface:
 
 async def serve(settings: Settings) -> None:
     """Runs the Slack surface on ``settings.countersign_host``:``settings.port`` until SIGTERM/SIGINT."""
+    from bot.web import application  # every configured surface (Teams too) on this one app
+
     db = Database(settings.database_url)
-    web_app = web_application(settings, build_surface(settings, db))
+    web_app = application(settings, build_surface(settings, db))
     runner = web.AppRunner(web_app)
     await runner.setup()
     socket: AsyncSocketModeHandler | None = None

@@ -1,0 +1,187 @@
+"""Describes a card once, surface-neutral, from a proposal or a stored card; never renders one.
+
+A ``CardSpec`` holds the words and values a card shows, already cut to the limits every surface
+can carry, and the actions a person may still take. Renderers (Block Kit, Adaptive Cards) turn
+it into a payload; they add markup and escaping, never words or values of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal
+
+from bot.cards import wording
+from tools import CardRecord, CardStatus, Proposal
+
+__all__ = [
+    "LIMITS",
+    "CardAction",
+    "CardSpec",
+    "Decided",
+    "Limits",
+    "clip",
+    "decided",
+    "of_proposal",
+    "of_record",
+    "pending",
+]
+
+Verb = Literal["approve", "reject"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much of each value a card carries, on every surface.
+
+    Chosen so the largest card fits both Slack (section 3,000, field 2,000, 50 blocks) and a
+    Teams message (about 28 KB of card JSON): 25 details of 500 characters is 12.5 KB before
+    markup. A value cut here is cut everywhere, so two surfaces never show two different cards.
+    """
+
+    summary: int = 1000
+    label: int = 80
+    value: int = 500
+    details: int = 25
+    warning: int = 1000
+    outcome: int = 1000
+    name: int = 120
+
+
+LIMITS: Final = Limits()
+
+
+def clip(text: str, limit: int) -> str:
+    """Cuts text to ``limit`` characters, marking the cut, so a long value cannot break a payload."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class CardAction:
+    """A button a person may still press: what it does, its label, and the signed card it carries."""
+
+    verb: Verb
+    label: str
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """Who decided a card and when (``by`` is a display name)."""
+
+    verb: str
+    by: str
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class CardSpec:
+    """Everything a card shows, in plain text; ``actions`` is empty once nothing can be pressed."""
+
+    card_id: str
+    status: str
+    title: str
+    summary: str
+    details: tuple[tuple[str, str], ...]
+    warning: str | None
+    issued_to: str | None
+    expires_at: datetime | None
+    notification: str
+    decided: Decided | None = None
+    note: str | None = None
+    outcome: tuple[str, str] | None = None
+    actions: tuple[CardAction, ...] = ()
+
+    @property
+    def token(self) -> str:
+        """The signed card the buttons carry, or "" when there are none."""
+        return self.actions[0].token if self.actions else ""
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == CardStatus.PENDING
+
+
+def _details(details: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    kept = [(clip(label, LIMITS.label), clip(value, LIMITS.value)) for label, value in details]
+    if len(kept) <= LIMITS.details:
+        return tuple(kept)
+    more = len(kept) - (LIMITS.details - 1)
+    return (*kept[: LIMITS.details - 1], ("More", f"{more} more details not shown"))
+
+
+def pending(
+    *,
+    card_id: str,
+    summary: str,
+    details: tuple[tuple[str, str], ...],
+    warning: str | None,
+    expires_at: datetime | None,
+    token: str = "",
+    issued_to: str | None = None,
+) -> CardSpec:
+    """A card waiting for a decision; with a token it carries Approve and Reject."""
+    actions = (
+        (CardAction("approve", wording.APPROVE, token), CardAction("reject", wording.REJECT, token))
+        if token
+        else ()
+    )
+    return CardSpec(
+        card_id=card_id, status=str(CardStatus.PENDING), title=wording.PENDING_TITLE,
+        summary=clip(summary, LIMITS.summary), details=_details(details),
+        warning=clip(warning, LIMITS.warning) if warning else None,
+        issued_to=clip(issued_to, LIMITS.name) if issued_to else None, expires_at=expires_at,
+        notification=wording.card_text(summary, issued_to or "You"), actions=actions,
+    )  # fmt: skip
+
+
+def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec:
+    """A fresh card, straight from the registry's proposal (it carries the signed token)."""
+    return pending(
+        card_id=proposal.card_id, summary=proposal.summary,
+        details=tuple((d.label, d.value) for d in proposal.details), warning=proposal.warning,
+        expires_at=proposal.expires_at, token=proposal.card, issued_to=issued_to,
+    )  # fmt: skip
+
+
+def of_record(
+    record: CardRecord,
+    *,
+    token: str = "",
+    issued_to: str | None = None,
+    now: datetime | None = None,
+) -> CardSpec:
+    """A stored card as it stands: pending (with buttons when given the token) or decided.
+
+    With ``now``, a pending card past its time shows as expired; nothing is stored by showing it.
+    """
+    if record.status is CardStatus.PENDING and not (now and record.expires_at <= now):
+        return pending(
+            card_id=record.card_id, summary=record.summary, details=record.details,
+            warning=record.warning, expires_at=record.expires_at, token=token,
+            issued_to=issued_to,
+        )  # fmt: skip
+    status = str(CardStatus.EXPIRED if record.status is CardStatus.PENDING else record.status)
+    return decided(record, status=status, issued_to=issued_to)
+
+
+def decided(
+    record: CardRecord, *, status: str | None = None, issued_to: str | None = None
+) -> CardSpec:
+    """A decided card: what it was, who decided and when, the outcome; no actions."""
+    status = status or str(record.status)
+    by = clip(record.decided_by_name or "", LIMITS.name)
+    found = wording.outcome(status, record.outcome, record.reason)
+    return CardSpec(
+        card_id=record.card_id, status=status, title=wording.TITLES.get(status, status),
+        summary=clip(record.summary, LIMITS.summary), details=_details(record.details),
+        warning=clip(record.warning, LIMITS.warning) if record.warning else None,
+        issued_to=clip(issued_to, LIMITS.name) if issued_to else None,
+        expires_at=record.expires_at,
+        notification=wording.decided_text(status, record.summary, record.decided_by_name or ""),
+        decided=None if status == "expired" else Decided(wording.decided_verb(status), by, record.decided_at),
+        note=wording.EXPIRED_NOTE if status == "expired" else None,
+        outcome=(found[0], clip(found[1], LIMITS.outcome)) if found else None,
+    )  # fmt: skip

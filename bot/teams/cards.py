@@ -1,0 +1,193 @@
+"""Renders a card description as an Adaptive Card 1.5 for Teams; never calls Teams.
+
+Everything here is a pure function from a ``CardSpec`` to card JSON. Values from the merchant's
+data, a person or the model go only into ``TextRun``s, which Teams never reads as markdown, so a
+product called ``**[free](https://x)**`` shows as typed and links nowhere; our own words go in
+``TextBlock``s. ``{{`` is broken up in data because Teams expands ``{{DATE(…)}}`` in card text.
+
+Two views of one pending card: everyone sees its status (the message as posted); the person it
+is for sees Approve and Reject, because Teams refreshes the card for the ids in
+``refresh.userIds`` (the ``29:`` id of the issuee) through an ``Action.Execute`` "refresh". A
+card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB once wrapped).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from bot.cards import CardSpec
+from bot.cards import wording as words
+
+__all__ = [
+    "CARD_TYPE",
+    "MAX_CARD_BYTES",
+    "REASON_INPUT",
+    "VERB_APPROVE",
+    "VERB_REFRESH",
+    "VERB_REJECT",
+    "card_bytes",
+    "notice_card",
+    "render",
+    "safe",
+]
+
+Json = dict[str, Any]
+View = Literal["issuee", "everyone"]
+
+CARD_TYPE: Final = "application/vnd.microsoft.card.adaptive"
+VERB_APPROVE: Final = "approve"
+VERB_REJECT: Final = "reject"
+VERB_REFRESH: Final = "refresh"
+REASON_INPUT: Final = "reason"
+MAX_CARD_BYTES: Final = 28_000
+_SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
+_MAX_REFRESH_USERS = 60
+
+
+def safe(text: str) -> str:
+    """Data for a ``TextRun``: no markdown is read there; only Teams' date macro needs breaking."""
+    return text.replace("{{", "{\u200b{")
+
+
+def _words(text: str, **style: Any) -> Json:
+    """Our own words (never data): a wrapping TextBlock."""
+    return {"type": "TextBlock", "text": text, "wrap": True, **style}
+
+
+def _runs(*runs: tuple[str, bool]) -> Json:
+    """A line of data: each run is (text, bold), shown verbatim."""
+    inlines = [
+        {"type": "TextRun", "text": safe(text), **({"weight": "Bolder"} if bold else {})}
+        for text, bold in runs
+        if text
+    ]
+    return {"type": "RichTextBlock", "inlines": inlines}
+
+
+def _when(at: datetime) -> str:
+    """A time every reader sees in their own zone (Teams expands DATE and TIME)."""
+    stamp = at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{{{{DATE({stamp}, SHORT)}}}} at {{{{TIME({stamp})}}}}"
+
+
+def _body(spec: CardSpec) -> list[Json]:
+    body: list[Json] = [
+        _words(spec.title, weight="Bolder", size="Medium", style="heading"),
+        _runs((spec.summary, True)),
+    ]
+    body += [_runs((f"{label}: ", True), (value, False)) for label, value in spec.details]
+    if spec.warning:
+        warn = _runs(("⚠ ", False), (spec.warning, False))
+        body.append({"type": "Container", "style": "warning", "items": [warn]})
+    return body
+
+
+def _pending_lines(spec: CardSpec) -> list[Json]:
+    lines = [_runs(("For ", False), (spec.issued_to or "the person who asked", True))]
+    if spec.expires_at is not None:
+        lines.append(_words(f"Expires {_when(spec.expires_at)}", isSubtle=True, spacing="None"))
+    return lines
+
+
+def _decided_lines(spec: CardSpec) -> list[Json]:
+    lines: list[Json] = []
+    if spec.note is not None:
+        lines.append(_words(spec.note))
+    elif spec.decided is not None:
+        lines.append(
+            _runs((f"{spec.decided.verb} by ", False), (spec.decided.by or "someone", True))
+        )
+        if spec.decided.at is not None:
+            lines.append(_words(_when(spec.decided.at), isSubtle=True, spacing="None"))
+    if spec.outcome:
+        label, text = spec.outcome
+        lines.append(_runs((f"{label}: ", True), (text, False)))
+    return lines
+
+
+def _data(spec: CardSpec, verb: str) -> Json:
+    return {"card": spec.card_id, "token": spec.token, "verb": verb}
+
+
+def _execute(spec: CardSpec, verb: str, title: str, style: str, inputs: str) -> Json:
+    """An Action.Execute, falling back to Action.Submit (the same data) on older clients."""
+    fallback = {"type": "Action.Submit", "title": title, "style": style, "data": _data(spec, verb)}
+    return {
+        "type": "Action.Execute", "verb": verb, "title": title, "style": style,
+        "data": _data(spec, verb), "associatedInputs": inputs, "fallback": fallback,
+    }  # fmt: skip
+
+
+def _refresh(spec: CardSpec, issuee: str | None) -> Json:
+    action = {"type": "Action.Execute", "verb": VERB_REFRESH, "title": "Refresh",
+              "data": _data(spec, VERB_REFRESH)}  # fmt: skip
+    return {"action": action, "userIds": [issuee][:_MAX_REFRESH_USERS] if issuee else []}
+
+
+def _issuee_controls(spec: CardSpec) -> tuple[list[Json], list[Json]]:
+    reason = {
+        "type": "Input.Text", "id": REASON_INPUT, "isMultiline": True, "maxLength": 500,
+        "label": f"{words.REASON_LABEL} — used if you reject", "placeholder": words.REASON_HINT,
+    }  # fmt: skip
+    actions = [
+        _execute(spec, VERB_APPROVE, words.APPROVE, "positive", "none"),
+        _execute(spec, VERB_REJECT, words.REJECT, "destructive", "auto"),
+    ]
+    return [reason], actions
+
+
+def _card(spec: CardSpec, view: View, issuee: str | None, notice: str | None) -> Json:
+    body = _body(spec)
+    card: Json = {"type": "AdaptiveCard", "$schema": _SCHEMA, "version": "1.5"}
+    if notice:
+        alert = _runs((notice, False))
+        body.insert(0, {"type": "Container", "style": "attention", "items": [alert]})
+    if not spec.is_pending:
+        card["body"] = body + _decided_lines(spec)
+        return card
+    body += _pending_lines(spec)
+    if view == "issuee" and spec.actions:
+        inputs, actions = _issuee_controls(spec)
+        body += inputs
+        card["actions"] = actions
+    else:
+        body.append(_words(f"Waiting for {spec.issued_to or 'the person who asked'} to decide.",
+                           isSubtle=True))  # fmt: skip
+    card["body"] = body
+    if spec.token:
+        card["refresh"] = _refresh(spec, issuee)
+    return card
+
+
+def card_bytes(card: Json) -> int:
+    """The size Teams counts: the card's compact JSON in UTF-8."""
+    return len(json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def render(
+    spec: CardSpec, *, view: View = "everyone", issuee: str | None = None, notice: str | None = None
+) -> Json:
+    """The Adaptive Card for ``spec`` as ``view`` sees it, within ``MAX_CARD_BYTES``.
+
+    ``issuee`` is the Teams ``29:`` id of the person the card is for (it drives the refresh);
+    ``notice`` is a refusal or a note shown above the card to the person who pressed.
+    """
+    card = _card(spec, view, issuee, notice)
+    details = spec.details
+    # Too big: drop details from the end (saying how many) until it fits; the summary, the
+    # status and the buttons always stay.
+    while card_bytes(card) > MAX_CARD_BYTES and details:
+        details = details[: len(details) // 2]
+        hidden = len(spec.details) - len(details)
+        trimmed = replace(spec, details=(*details, ("More", f"{hidden} more details not shown")))
+        card = _card(trimmed, view, issuee, notice)
+    return card
+
+
+def notice_card(notice: str) -> Json:
+    """A card holding only a notice, for a press on a card this person cannot be shown."""
+    alert = {"type": "Container", "style": "attention", "items": [_runs((notice, False))]}
+    return {"type": "AdaptiveCard", "$schema": _SCHEMA, "version": "1.5", "body": [alert]}

@@ -1,0 +1,73 @@
+"""Every word a Teams user reads outside the card itself; never sends anything.
+
+Messages go out as plain text (``textFormat: plain``), so data and model text in them is shown
+as typed; the card's own words come from ``bot.cards.wording`` like Slack's.
+"""
+
+from __future__ import annotations
+
+from bot.cards import clip, wording
+
+__all__ = [
+    "audit_text",
+    "model_failed",
+    "not_linked",
+    "not_your_card",
+    "refused",
+    "reply",
+    "working_failed",
+]
+
+_TEXT = 4000  # a chat message: far below Teams' limit, and readable on a phone
+
+
+def not_linked() -> str:
+    return (
+        "I don't know who you are in Countersign yet, so I can't show or change anything. "
+        "Ask your shop's owner to add your work email, or to link you with "
+        "`countersign link teams <tenant-id> <your-aad-object-id> <email>`."
+    )
+
+
+def not_your_card(owner_name: str | None) -> str:
+    return wording.not_your_card(owner_name or "the person who asked for it")
+
+
+def refused(message: str) -> str:
+    return f"⛔ {message}"
+
+
+def model_failed() -> str:
+    return (
+        "Sorry, I couldn't answer that just now. Nothing was changed; please try again in a moment."
+    )
+
+
+def working_failed() -> str:
+    return "Something went wrong while handling that. Nothing new was changed; try again."
+
+
+def audit_text(
+    status: str, *, summary: str, by: str, reason: str | None, outcome: str | None
+) -> str:
+    """The record of a decision the conversation sees (plain text)."""
+    who = by or "Someone"
+    if status == "done":
+        text = f"✅ {who} approved: {summary}"
+    elif status == "failed":
+        text = (
+            f"❌ {who} approved, but it failed: {summary} — {outcome or ''}. Nothing was changed."
+        )
+    elif status == "rejected":
+        why = f" Reason: {reason}" if reason else ""
+        text = f"🚫 {who} rejected: {summary}.{why}"
+    elif status in ("interrupted", "outcome_unknown"):
+        text = f"⚠ {summary} — {outcome or status}."
+    else:
+        text = f"{who}: {summary} ({status})"
+    return clip(text, _TEXT)
+
+
+def reply(text: str) -> str:
+    """The assistant's answer, cut to a message's length."""
+    return clip(text, _TEXT)

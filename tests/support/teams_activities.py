@@ -1,0 +1,69 @@
+"""Builds the Activity JSON Teams posts to ``/api/messages``: messages, card invokes and submits."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from tests.support.fake_connector import Member
+
+__all__ = ["BOT", "CHANNEL", "TEAM", "TENANT", "invoke", "message", "submit"]
+
+TENANT = "8d4f2c1e-0000-4000-8000-00000000f1e5"
+TEAM = "19:fiesta-team@thread.tacv2"
+CHANNEL = "19:ops@thread.tacv2;messageid=1700000000001"
+BOT = {"id": "28:countersign-bot", "name": "Countersign"}
+
+Json = dict[str, Any]
+_ids = itertools.count(1)
+
+
+def _base(member: Member, *, conversation: str, service_url: str, kind: str) -> Json:
+    return {
+        "type": kind, "id": f"f:{next(_ids):08d}", "channelId": "msteams",
+        "serviceUrl": service_url, "timestamp": "2026-03-01T10:00:00.000Z",
+        "from": {"id": member.address, "name": member.name, "aadObjectId": member.aad},
+        "recipient": dict(BOT),
+        "conversation": {"id": conversation, "conversationType": "channel", "isGroup": True,
+                         "tenantId": TENANT},
+        "channelData": {"tenant": {"id": TENANT}, "team": {"id": TEAM},
+                        "channel": {"id": conversation.split(";", maxsplit=1)[0]}},
+    }  # fmt: skip
+
+
+def message(member: Member, text: str, *, service_url: str, conversation: str = CHANNEL) -> Json:
+    """An @mention of the bot in a channel thread, as Teams delivers it."""
+    mention = f"<at>{BOT['name']}</at>"
+    return {
+        **_base(member, conversation=conversation, service_url=service_url, kind="message"),
+        "text": f"{mention} {text}", "textFormat": "plain",
+        "entities": [{"type": "mention", "text": mention, "mentioned": dict(BOT)}],
+    }  # fmt: skip
+
+
+def invoke(
+    member: Member,
+    verb: str,
+    data: Json,
+    *,
+    service_url: str,
+    reply_to: str,
+    conversation: str = CHANNEL,
+) -> Json:
+    """An Action.Execute press (``adaptiveCard/action``) on the card message ``reply_to``."""
+    return {
+        **_base(member, conversation=conversation, service_url=service_url, kind="invoke"),
+        "name": "adaptiveCard/action", "replyToId": reply_to,
+        "value": {"action": {"type": "Action.Execute", "verb": verb, "data": data},
+                  "trigger": "manual"},
+    }  # fmt: skip
+
+
+def submit(
+    member: Member, data: Json, *, service_url: str, reply_to: str, conversation: str = CHANNEL
+) -> Json:
+    """An Action.Submit press from an older client: a message carrying the data as ``value``."""
+    return {
+        **_base(member, conversation=conversation, service_url=service_url, kind="message"),
+        "replyToId": reply_to, "value": data,
+    }  # fmt: skip

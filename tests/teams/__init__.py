@@ -1,0 +1,1 @@
+"""Teams surface scenarios: Activity JSON over /api/messages, a fake Bot Connector."""

@@ -1,0 +1,84 @@
+"""The Adaptive Card renderer: safe data, the two views, Teams' size, and one wording with Slack."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from bot.cards import CardSpec, pending
+from bot.slack.blocks import render_pending
+from bot.teams.cards import MAX_CARD_BYTES, card_bytes, render
+from tests.teams.adaptive import actions, texts, validate
+
+NASTY = "**[free](https://evil.example)** <at>Everyone</at> {{DATE(2020-01-01T00:00:00Z)}}"
+
+
+def spec(**changes: object) -> CardSpec:
+    base = pending(
+        card_id="c0ffee", summary=f"Set the price of {NASTY}",
+        details=(("Product", NASTY), ("Price", "₹100 → ₹120")), warning=NASTY,
+        expires_at=datetime(2026, 3, 1, 10, 30, tzinfo=UTC), token="t" * 120,
+        issued_to="Arjun Mehta",
+    )  # fmt: skip
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_data_goes_only_into_text_runs_and_date_macros_are_broken() -> None:
+    """Values from data never sit in markdown TextBlocks, and a typed {{DATE()}} is not expanded."""
+    card = render(spec(), view="issuee", issuee="29:1arjun")
+    validate(card)
+    blocks = [e for e in card["body"] if e["type"] == "TextBlock"]
+    assert not [b for b in blocks if "evil" in b["text"] or "Everyone" in b["text"]]
+    assert "**[free](https://evil.example)**" in texts(card)
+    assert "{{DATE(2020" not in texts(card)
+    assert "{\u200b{DATE(2020" in texts(card)
+
+
+def test_everyone_sees_status_and_the_issuee_sees_buttons() -> None:
+    """The same pending card: no buttons for everyone, Approve/Reject and a reason for the issuee."""
+    everyone = render(spec(), view="everyone", issuee="29:1arjun")
+    issuee = render(spec(), view="issuee", issuee="29:1arjun")
+    assert actions(everyone) == []
+    assert [a["verb"] for a in actions(issuee)] == ["approve", "reject"]
+    assert everyone["refresh"]["userIds"] == issuee["refresh"]["userIds"] == ["29:1arjun"]
+    assert actions(issuee)[1]["associatedInputs"] == "auto"
+    assert actions(issuee)[0]["associatedInputs"] == "none"
+
+
+def test_a_huge_card_stays_within_teams_size_and_keeps_its_buttons() -> None:
+    """Fifty long details are cut to fit about 28 KB; the summary and both buttons remain."""
+    details = tuple((f"Line {i}", "x" * 2000) for i in range(50))
+    big = replace(spec(), details=pending(card_id="c", summary="s", details=details,
+                                          warning=None, expires_at=None).details)  # fmt: skip
+    card = render(big, view="issuee", issuee="29:1arjun")
+    validate(card)
+    assert card_bytes(card) <= MAX_CARD_BYTES
+    assert [a["verb"] for a in actions(card)] == ["approve", "reject"]
+    assert "more details not shown" in texts(card)
+
+
+def test_slack_and_teams_show_the_same_words_and_values() -> None:
+    """One spec, two renderers: title, summary and detail values are the same on both."""
+    one = spec(warning=None, summary="Approve request #3 (Whitefield)")
+    slack = str(render_pending(one, for_user="UARJUN"))
+    teams = texts(render(one, view="issuee", issuee="29:1arjun"))
+    for words in ("Approval needed", "Approve request #3 (Whitefield)", "₹100 → ₹120"):
+        assert words in slack and words in teams
+
+
+def test_expired_pending_card_renders_as_expired_without_buttons() -> None:
+    """A pending card shown after its time has the expired wording and nothing to press."""
+    from bot.cards import of_record
+    from tools import CardRecord, CardStatus
+
+    at = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+    record = CardRecord(
+        card_id="c", tool="approve_request", agent="a", userid=2, tenantid=1, args={},
+        digest="d", summary="Approve request #3", details=(), warning=None,
+        status=CardStatus.PENDING, created_at=at, expires_at=at + timedelta(minutes=30),
+        decided_by=None, decided_by_name=None, decided_at=None, reason=None, outcome=None,
+        surface=None,
+    )  # fmt: skip
+    card = render(of_record(record, token="t", now=at + timedelta(hours=1)), view="issuee")
+    validate(card)
+    assert actions(card) == [] and "Nobody approved this in time" in texts(card)

@@ -1,0 +1,161 @@
+"""Card presses over /api/messages: the card, Approve by its owner, by someone else, at once, too late."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from tests.support.teams_activities import CHANNEL, TENANT
+from tests.teams.adaptive import actions, texts, validate
+from tests.teams.conftest import ARJUN, MEERA, TeamsBot
+from tools import CardStatus
+from tools.merchant.models import BranchRequest
+
+
+async def request_status(teams: TeamsBot, request_id: int) -> str:
+    async with teams.registry.db.session() as session:
+        return str(
+            await session.scalar(select(BranchRequest.status).where(BranchRequest.id == request_id))
+        )
+
+
+async def test_card_is_posted_with_a_refresh_for_its_owner(teams: TeamsBot) -> None:
+    """'approve request 3' from Arjun posts a valid card: summary, details, refresh for Arjun only."""
+    posted = await teams.card_for(ARJUN)
+    card = posted.cards[0]
+    validate(card)
+    assert posted.conversation == CHANNEL
+    assert "request 3" in texts(card).lower() or "#3" in texts(card)
+    assert "Whitefield" in texts(card)
+    assert "For Arjun Mehta" in texts(card)
+    assert actions(card) == []  # everyone else sees the status, not buttons
+    refresh = card["refresh"]
+    assert refresh["userIds"] == [ARJUN.address]
+    assert refresh["action"]["type"] == "Action.Execute"
+    token = refresh["action"]["data"]["token"]
+    assert len(token) > 40
+    assert posted.body["summary"].startswith("Arjun Mehta, please approve or reject:")
+    record = await teams.registry.card(refresh["action"]["data"]["card"])
+    assert record is not None and record.surface is not None
+    assert {k: record.surface[k] for k in ("platform", "tenant", "conversation_id", "user", "aad")} == {
+        "platform": "teams", "tenant": TENANT, "conversation_id": CHANNEL,
+        "user": ARJUN.address, "aad": ARJUN.aad,
+    }  # fmt: skip
+    assert record.surface["activity_id"] == posted.created
+
+
+async def test_owner_refresh_shows_execute_buttons_carrying_the_token(teams: TeamsBot) -> None:
+    """Arjun's client refreshes the card and gets Approve/Reject as Action.Execute with the token."""
+    posted = await teams.card_for(ARJUN)
+    token = posted.cards[0]["refresh"]["action"]["data"]["token"]
+    card = await teams.refresh(ARJUN, posted)
+    validate(card)
+    buttons = actions(card)
+    assert [(b["type"], b["verb"], b["style"]) for b in buttons] == [
+        ("Action.Execute", "approve", "positive"),
+        ("Action.Execute", "reject", "destructive"),
+    ]
+    assert {b["data"]["token"] for b in buttons} == {token}
+    assert {b["fallback"]["data"]["verb"] for b in buttons} == {"approve", "reject"}
+    assert any(e["type"] == "Input.Text" and e["id"] == "reason" for e in card["body"])
+
+
+async def test_someone_elses_refresh_shows_only_the_status(teams: TeamsBot) -> None:
+    """Meera refreshing Arjun's card sees who it is waiting for and no buttons."""
+    posted = await teams.card_for(ARJUN)
+    card = await teams.refresh(MEERA, posted)
+    validate(card)
+    assert actions(card) == []
+    assert "Waiting for Arjun Mehta" in texts(card)
+
+
+async def test_approve_by_the_owner_runs_once_and_everyone_sees_it(teams: TeamsBot) -> None:
+    """Arjun's Approve approves request 3, answers with the decided card, updates it, posts the audit."""
+    posted = await teams.card_for(ARJUN)
+    status, body = await teams.press(ARJUN, "approve", posted)
+    assert status == 200
+    assert await request_status(teams, 3) == "approved"
+    assert body["statusCode"] == 200
+    assert body["type"] == "application/vnd.microsoft.card.adaptive"
+    answered = body["value"]
+    validate(answered)
+    assert "Approved and done" in texts(answered)
+    assert "Approved by Arjun Mehta" in texts(answered)
+    assert actions(answered) == [] and "refresh" not in answered
+    updates = teams.connector.updates()
+    assert len(updates) == 1
+    assert updates[0].activity_id == posted.created and updates[0].conversation == CHANNEL
+    assert updates[0].cards == [answered]
+    audit = [t for t in teams.connector.texts() if t.startswith("✅")]
+    assert audit == [f"✅ Arjun Mehta approved: {texts(answered).splitlines()[1]}"]
+    assert teams.assistant.notes[-1][0] == f"teams:{TENANT}:{CHANNEL}"
+    assert "approved the card and it was done" in teams.assistant.notes[-1][1]
+
+
+async def test_someone_elses_approve_is_refused_and_nothing_changes(teams: TeamsBot) -> None:
+    """Meera pressing Arjun's card gets a card saying it belongs to Arjun; nothing is changed."""
+    posted = await teams.card_for(ARJUN)
+    status, body = await teams.press(MEERA, "approve", posted)
+    assert status == 200
+    answered = body["value"]
+    validate(answered)
+    assert (
+        "This approval belongs to Arjun Mehta; only they can approve or reject it. "
+        "Nothing was changed." in texts(answered)
+    )
+    assert await request_status(teams, 3) == "pending"
+    assert teams.connector.updates() == []
+    assert not [t for t in teams.connector.texts() if t.startswith("✅")]
+
+
+async def test_ten_presses_at_once_execute_once(teams: TeamsBot) -> None:
+    """Ten concurrent Approve invokes by Arjun approve once; one update, one audit, the rest told."""
+    posted = await teams.card_for(ARJUN)
+    card_id = posted.cards[0]["refresh"]["action"]["data"]["card"]
+    results = await asyncio.gather(*(teams.press(ARJUN, "approve", posted) for _ in range(10)))
+    assert {status for status, _ in results} == {200}
+    assert await request_status(teams, 3) == "approved"
+    assert len(teams.connector.updates()) == 1
+    assert len([t for t in teams.connector.texts() if t.startswith("✅")]) == 1
+    told = [texts(body["value"]) for _, body in results]
+    assert sum("already approved by Arjun Mehta" in t for t in told) == 9
+    rows = await teams.registry.audit.recent(card_id=card_id)
+    assert [r.outcome for r in rows].count("done") == 1
+
+
+async def test_expired_card_says_so_and_changes_nothing(teams: TeamsBot) -> None:
+    """A press after the card's time is up: nothing runs, the card says it expired, no audit reply."""
+    posted = await teams.card_for(ARJUN)
+    card_id = posted.cards[0]["refresh"]["action"]["data"]["card"]
+    teams.clock.step(timedelta(minutes=31))
+    status, body = await teams.press(ARJUN, "approve", posted)
+    assert status == 200
+    assert await request_status(teams, 3) == "pending"
+    validate(body["value"])
+    assert "Expired" in texts(body["value"]) and "Ask me again" in texts(body["value"])
+    assert len(teams.connector.updates()) == 1
+    assert "Expired" in texts(teams.connector.updates()[0].cards[0])
+    assert not [t for t in teams.connector.texts() if t.startswith(("✅", "🚫"))]
+    record = await teams.registry.card(card_id)
+    assert record is not None and record.status is CardStatus.EXPIRED
+
+
+async def test_reject_with_a_reason(teams: TeamsBot) -> None:
+    """Arjun rejects with a reason: nothing runs, the card and the audit say why, the model is told."""
+    posted = await teams.card_for(ARJUN)
+    status, body = await teams.press(
+        ARJUN, "reject", posted, reason="Budget is **frozen** {{DATE(x)}}"
+    )
+    assert status == 200
+    assert await request_status(teams, 3) == "pending"
+    answered = body["value"]
+    validate(answered)
+    assert "Rejected" in texts(answered)
+    assert "Budget is **frozen** {\u200b{DATE(x)}}" in texts(answered)
+    assert len(teams.connector.updates()) == 1
+    audit = [t for t in teams.connector.texts() if t.startswith("🚫")]
+    assert len(audit) == 1 and audit[0].endswith("Reason: Budget is **frozen** {{DATE(x)}}")
+    assert "Reason: Budget is **frozen**" in teams.assistant.notes[-1][1]
+    assert "do not propose it again" in teams.assistant.notes[-1][1]

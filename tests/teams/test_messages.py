@@ -1,0 +1,108 @@
+"""Messages over /api/messages: identity by directory email, the unlinked, roles, token checks, submits."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestServer
+from pydantic import SecretStr
+from sqlalchemy import select
+
+from bot.web import application
+from tests.slack.conftest import bot_settings
+from tests.support.teams_activities import TEAM, TENANT, message, submit
+from tests.teams.adaptive import texts
+from tests.teams.conftest import ARJUN, MEERA, RAVI, STRANGER, TeamsBot
+from tools.merchant.models import BranchRequest
+
+
+async def test_first_message_links_by_directory_email(teams: TeamsBot) -> None:
+    """Arjun's first message looks up his email through the connector once and links him."""
+    await teams.say(ARJUN, "pending requests")
+    await teams.say(ARJUN, "branches")
+    lookups = teams.connector.lookups()
+    assert [(c.conversation, c.member) for c in lookups] == [(TEAM, ARJUN.address)]
+    caller = await teams.surface.directory.resolve("teams", TENANT, ARJUN.aad)
+    assert caller is not None and caller.name == "Arjun Mehta"
+    assert len(teams.connector.texts()) == 2
+
+
+async def test_unknown_person_gets_no_data(teams: TeamsBot) -> None:
+    """Someone whose email is nobody's in Countersign is told how to get linked, and shown nothing."""
+    await teams.say(STRANGER, "pending requests")
+    assert teams.connector.texts() == [teams.connector.texts()[0]]
+    assert "don't know who you are" in teams.connector.texts()[0]
+    assert "countersign link teams" in teams.connector.texts()[0]
+    assert await teams.surface.directory.resolve("teams", TENANT, STRANGER.aad) is None
+
+
+async def test_cli_style_link_needs_no_lookup(teams: TeamsBot) -> None:
+    """A person linked by `countersign link teams` is resolved without asking the connector."""
+    await teams.surface.directory.link("teams", TENANT, MEERA.aad, "meera@fiesta.example")
+    await teams.say(MEERA, "branches")
+    assert teams.connector.lookups() == []
+    assert "Whitefield" in teams.connector.texts()[-1]
+
+
+async def test_staff_cannot_get_a_card(teams: TeamsBot) -> None:
+    """Ravi (staff) asking to approve a request is told it needs a manager; no card is posted."""
+    await teams.say(RAVI, "approve request 3")
+    assert teams.connector.card_posts() == []
+    assert "manager" in teams.connector.texts()[-1].lower()
+
+
+async def test_redelivered_message_is_answered_once(teams: TeamsBot) -> None:
+    """The same activity delivered twice (a retry) gets one answer and at most one card."""
+    activity = message(ARJUN, "approve request 3", service_url=teams.connector.url)
+    assert (await teams.post(activity))[0] == 202
+    assert (await teams.post(activity))[0] == 202
+    assert len(teams.connector.card_posts()) == 1
+
+
+async def test_replies_are_plain_text_in_the_thread(teams: TeamsBot) -> None:
+    """Answers go to the conversation the message came from, as plain text."""
+    await teams.say(ARJUN, "branches")
+    reply = [c for c in teams.connector.messages() if c.body.get("text")][-1]
+    assert reply.conversation.endswith(";messageid=1700000000001")
+    assert reply.body["textFormat"] == "plain"
+
+
+async def test_submit_fallback_approves_and_updates_the_card(teams: TeamsBot) -> None:
+    """An older client's Action.Submit approves like Action.Execute: DB, card update, audit reply."""
+    posted = await teams.card_for(ARJUN)
+    data = {**posted.cards[0]["refresh"]["action"]["data"], "verb": "approve"}
+    activity = submit(ARJUN, data, service_url=teams.connector.url, reply_to=str(posted.created))
+    assert (await teams.post(activity))[0] == 202
+    async with teams.registry.db.session() as session:
+        status = await session.scalar(select(BranchRequest.status).where(BranchRequest.id == 3))
+    assert status == "approved"
+    assert len(teams.connector.updates()) == 1
+    assert "Approved and done" in texts(teams.connector.updates()[0].cards[0])
+
+
+async def test_tampered_token_is_refused(teams: TeamsBot) -> None:
+    """A press whose token is not the signed card is refused on the card and nothing runs."""
+    posted = await teams.card_for(ARJUN)
+    action = posted.cards[0]["refresh"]["action"]
+    action["data"]["token"] = action["data"]["token"][:-4] + "AAAA"
+    status, body = await teams.press(ARJUN, "approve", posted)
+    assert status == 200
+    assert "not valid" in texts(body["value"])
+    assert teams.connector.updates() == []
+
+
+async def test_without_test_auth_an_unsigned_activity_is_401(
+    teams: TeamsBot, database_url: str
+) -> None:
+    """With a real app registration, an activity without a Bot Framework token is refused (401)."""
+    settings = bot_settings(
+        teams.slack, database_url, microsoft_app_id="00000000-0000-0000-0000-00000000b07a",
+        microsoft_app_password=SecretStr("not-a-real-secret"),
+    )  # fmt: skip
+    server = TestServer(application(settings, teams.surface), host="127.0.0.1")
+    await server.start_server()
+    try:
+        activity = message(ARJUN, "branches", service_url=teams.connector.url)
+        async with teams.http.post(server.make_url("/api/messages"), json=activity) as response:
+            assert response.status == 401
+    finally:
+        await server.close()
+    assert teams.connector.calls == []
