@@ -16,9 +16,10 @@ sync: uv
 deps:
 	@bash .ci/system-deps
 
+# With no Slack credentials: migrate, load the demo, start the bot and the local Slack sandbox,
+# and print the one URL to open. With them: what production does (`countersign serve`).
 run: sync
-	@$(RUN) countersign demo
-	@$(RUN) countersign serve
+	@$(RUN) countersign run
 
 lint: sync
 	@$(RUN) ruff format --check .
@@ -34,4 +35,4 @@ bench: sync deps
 	@$(RUN) python -m bench
 
 clean:
-	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage countersign.db*
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage countersign.db* artifacts

@@ -16,6 +16,7 @@ from typing import Any
 from bot.cli.audit import show_audit
 from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
 from bot.cli.failures import CliError
+from bot.cli.sandbox import run, sandbox
 from bot.logging import LogLevelError, configure_logging
 from bot.settings import Settings, SettingsError, load_settings
 from tools.errors import CountersignError
@@ -31,6 +32,8 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("audit", None): show_audit,
     ("serve", None): serve,
     ("reconcile", None): reconcile_cards,
+    ("sandbox", None): sandbox,
+    ("run", None): run,
 }
 
 # Ctrl-C's conventional exit status (128 + SIGINT).

@@ -17,7 +17,10 @@ DATABASE_URL, SLACK_BOT_TOKEN, COUNTERSIGN_SECRET, LOG_LEVEL and the others in t
 """
 
 _EPILOG = """\
-a first run on this machine:
+try it locally, no Slack needed:
+  countersign sandbox
+
+a first run against Slack:
   countersign demo
   countersign link slack T0123ABCD U0456EFGH arjun@fiesta.example
   countersign serve
@@ -59,6 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Starts the bot and runs until interrupted (Ctrl-C). Which Slack mode it "
         "uses follows from the settings: SLACK_CLIENT_ID (OAuth), SLACK_APP_TOKEN (Socket "
         "Mode), SLACK_BOT_TOKEN (one workspace over HTTP) or none of them (local sandbox).",
+    )
+    commands.add_parser(
+        "sandbox",
+        help="try it locally: the bot and a Slack-like page in the browser (no Slack needed)",
+        description="Migrates the database, loads the demo merchants if it is empty, and runs "
+        "the bot against a local Slack sandbox: a web page on 127.0.0.1 (PORT, default 3000, "
+        "or the next free port) where you act as any demo person. The bot serves its real "
+        "/slack/events endpoint on another loopback port. Prints the page's URL; Ctrl-C stops "
+        "both. COUNTERSIGN_HOST shares the page beyond this machine; only do that on purpose.",
+    )
+    commands.add_parser(
+        "run",
+        help="what `make run` does: the local sandbox, or Slack when credentials are set",
+        description="With no Slack credentials: `countersign sandbox`. With them: loads the "
+        "demo merchants into an empty database and serves Slack like `countersign serve`.",
     )
     commands.add_parser(
         "reconcile",

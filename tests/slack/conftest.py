@@ -1,4 +1,4 @@
-"""One running bot per test: the real aiohttp endpoint, the offline model, a fake Slack workspace."""
+"""One running bot per test: the real aiohttp endpoint, the offline model, the sandbox's Slack Web API."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
 from bot.agent import Assistant
+from bot.sandbox import BOT_TOKEN, Message, WebApi
+from bot.sandbox.payloads import TEAM, block_action, event, form, message, signed
 from bot.settings import Settings
 from bot.slack import Surface, web_application
 from bot.slack.surface import Reply
-from tests.support.fake_slack import BOT_TOKEN, FakeSlack, Message
-from tests.support.slack_requests import TEAM, block_action, event, form, message, signed
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
@@ -74,7 +74,7 @@ class RecordingAssistant:
 class Bot:
     """The bot under test, the workspace it talks to, and ways to poke it as Slack would."""
 
-    slack: FakeSlack
+    slack: WebApi
     server: TestServer
     http: aiohttp.ClientSession
     surface: Surface
@@ -146,8 +146,8 @@ def _actions(blocks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack(team_id=TEAM)
+async def slack() -> AsyncIterator[WebApi]:
+    fake = WebApi(team_id=TEAM)
     for user, (name, email) in PEOPLE.items():
         fake.add_user(user, name, email)
     await fake.start()
@@ -162,7 +162,7 @@ def clock() -> SteppedClock:
     return SteppedClock()
 
 
-def bot_settings(slack: FakeSlack, database_url: str, **overrides: Any) -> Settings:
+def bot_settings(slack: WebApi, database_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "slack_bot_token": SecretStr(BOT_TOKEN), "slack_signing_secret": SecretStr(SIGNING_SECRET),
         "slack_app_token": None, "slack_client_id": None, "slack_client_secret": None,
@@ -177,7 +177,7 @@ def bot_settings(slack: FakeSlack, database_url: str, **overrides: Any) -> Setti
 async def bot(
     db: Database,
     database_url: str,
-    slack: FakeSlack,
+    slack: WebApi,
     clock: SteppedClock,
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[Bot]:

@@ -9,8 +9,8 @@ from typing import Any
 from slack_sdk.models.blocks import Block
 from sqlalchemy import select
 
+from bot.sandbox import Message
 from tests.slack.conftest import CHANNEL, Bot
-from tests.support.fake_slack import Message
 from tools import CardStatus
 from tools.merchant.models import BranchRequest
 

@@ -9,9 +9,9 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from bot.agent import Assistant
+from bot.sandbox import WebApi
 from bot.slack import Surface, web_application
 from tests.slack.conftest import CARD_SECRET, CHANNEL, Bot, RecordingAssistant, bot_settings
-from tests.support.fake_slack import FakeSlack
 from tests.support.slack_requests import event, message
 from tools import CardSigner
 from tools.db import Database
@@ -66,7 +66,7 @@ async def test_healthz_reports_the_database(bot: Bot) -> None:
         assert (await response.json())["database"] == "ok"
 
 
-async def test_healthz_is_503_when_the_database_is_down(slack: FakeSlack) -> None:
+async def test_healthz_is_503_when_the_database_is_down(slack: WebApi) -> None:
     """GET /healthz is 503 when the database cannot be reached (nothing listens on port 1)."""
     db = Database("postgresql+asyncpg://nobody@127.0.0.1:1/countersign")
     registry = build_registry(db, CardSigner([CARD_SECRET]))

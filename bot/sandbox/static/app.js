@@ -1,0 +1,442 @@
+// The sandbox's Slack client: sidebar, channel, threads, composer, App Home, modals, confirm
+// dialogs and live updates (Server-Sent Events). Builds DOM nodes only; never innerHTML.
+
+import { renderBlocks, stateValues, text } from "./blocks.js";
+import { mrkdwn, plain } from "./mrkdwn.js";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const S = {
+  me: null, bot: "UBOT", team: null, people: {}, channels: {}, messages: new Map(),
+  modal: null, home: null, current: null, tab: "messages", thread: null, unread: {},
+  feed: null, flash: new Set(),
+};
+
+function el(tag, className, parent, textContent) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (textContent !== undefined) node.textContent = textContent;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+const key = (m) => `${m.channel}/${m.ts}`;
+const tsOrder = (a, b) => {
+  const [as, af] = a.ts.split(".").map(Number);
+  const [bs, bf] = b.ts.split(".").map(Number);
+  return as - bs || af - bf;
+};
+
+async function api(path, body) {
+  const response = await fetch(path, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ as: S.me.id, ...body }),
+  });
+  if (!response.ok) throw new Error(await response.text());
+  return response.json();
+}
+
+function toast(message) {
+  const t = $("#toast");
+  t.textContent = message;
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, 5000);
+}
+
+const ctx = () => ({ people: S.people, channels: S.channels, confirm, press: null });
+
+// -- people -----------------------------------------------------------------------------
+
+function avatar(user, size = "") {
+  const person = S.people[user] || { name: "?", is_bot: false };
+  const a = el("div", `avatar ${size}`);
+  if (person.is_bot) {
+    a.classList.add("bot");
+    a.textContent = "✓";
+    return a;
+  }
+  const hue = [...(user || "")].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 360, 7);
+  a.style.background = `hsl(${hue} 45% 42%)`;
+  a.textContent = person.name.split(" ").map((w) => w[0]).join("").slice(0, 2);
+  return a;
+}
+
+function clock(ts) {
+  const at = new Date(Number(ts.split(".")[0]) * 1000);
+  return at.toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" });
+}
+
+// -- messages ---------------------------------------------------------------------------
+
+function repliesOf(parent) {
+  return [...S.messages.values()]
+    .filter((m) => m.channel === parent.channel && m.thread_ts === parent.ts && m.ts !== parent.ts)
+    .sort(tsOrder);
+}
+
+function renderMessage(m, { inThread = false } = {}) {
+  const person = S.people[m.user] || { name: m.user || "someone", is_bot: false };
+  const row = el("div", "message");
+  row.dataset.ts = m.ts;
+  row.dataset.channel = m.channel;
+  if (m.ephemeral) row.classList.add("ephemeral");
+  if (S.flash.has(key(m))) row.classList.add("flash");
+  row.appendChild(avatar(m.user));
+  const body = el("div", "message-body", row);
+  if (m.ephemeral) el("div", "only-you", body, "Only visible to you");
+  if (!inThread && m.reply_broadcast && m.thread_ts) {
+    const parent = S.messages.get(`${m.channel}/${m.thread_ts}`);
+    const note = el("div", "broadcast-note", body, "replied to a thread: ");
+    const link = el("a", "thread-link", note);
+    link.href = "#";
+    mrkdwn((parent?.text || "").slice(0, 80), ctx(), link);
+    link.addEventListener("click", (e) => { e.preventDefault(); openThread(m.channel, m.thread_ts); });
+  }
+  const head = el("div", "message-head", body);
+  el("span", "name", head, person.name);
+  if (person.is_bot) el("span", "app-badge", head, "APP");
+  el("span", "time", head, clock(m.ts));
+  if (m.text && !(m.blocks && m.blocks.length)) mrkdwn(m.text, ctx(), el("div", "message-text", body));
+  if (m.blocks && m.blocks.length) {
+    const c = ctx();
+    c.press = (element, block) => pressButton(m, element, block);
+    body.appendChild(renderBlocks(m.blocks, c));
+  }
+  if (m.reactions && m.reactions.length) {
+    const bar = el("div", "reactions", body);
+    for (const name of m.reactions) plain(`:${name}: 1`, el("span", "reaction", bar));
+  }
+  if (!inThread && !m.thread_ts) {
+    const replies = repliesOf(m).filter((r) => !r.ephemeral);
+    if (replies.length) {
+      const bar = el("button", "reply-bar", body);
+      bar.type = "button";
+      const faces = el("span", "reply-faces", bar);
+      for (const u of [...new Set(replies.map((r) => r.user))].slice(0, 3)) faces.appendChild(avatar(u, "tiny"));
+      el("span", "reply-count", bar, `${replies.length} ${replies.length === 1 ? "reply" : "replies"}`);
+      el("span", "reply-last", bar, `Last reply ${clock(replies[replies.length - 1].ts)}`);
+      bar.addEventListener("click", () => openThread(m.channel, m.ts));
+    }
+  }
+  if (m.ephemeral) {
+    const dismiss = el("button", "dismiss", body, "Dismiss");
+    dismiss.type = "button";
+    dismiss.addEventListener("click", () => { S.messages.delete(key(m)); render(); });
+  }
+  return row;
+}
+
+async function pressButton(m, element, block) {
+  try {
+    const answer = await api("/ui/press", {
+      channel: m ? m.channel : null, ts: m ? m.ts : null,
+      action_id: element.action_id, block_id: block.block_id,
+    });
+    if (!answer.ok) toast(`countersign didn't answer that press (HTTP ${answer.status ?? "—"}).`);
+  } catch (failed) {
+    toast(String(failed.message || failed));
+  }
+}
+
+function stickToBottom(list, fill) {
+  const near = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  fill();
+  if (near || list.dataset.fresh !== "no") list.scrollTop = list.scrollHeight;
+  list.dataset.fresh = "no";
+}
+
+// -- panes --------------------------------------------------------------------------------
+
+function renderSidebar() {
+  const team = S.team;
+  $("#team-name").textContent = team.name;
+  $("#me-line").textContent = `${S.me.name} · ${S.me.title}`;
+  const lists = { channel: $("#channel-list"), im: $("#dm-list") };
+  lists.channel.replaceChildren();
+  lists.im.replaceChildren();
+  for (const channel of Object.values(S.channels)) {
+    const item = el("button", "side-item", lists[channel.kind]);
+    item.type = "button";
+    item.dataset.channel = channel.id;
+    if (channel.id === S.current) item.classList.add("active");
+    if (channel.kind === "im") {
+      item.appendChild(avatar(S.bot, "tiny"));
+      el("span", "side-label", item, "countersign");
+      el("span", "app-badge small", item, "APP");
+    } else {
+      el("span", "hash", item, "#");
+      el("span", "side-label", item, channel.name);
+    }
+    if (S.unread[channel.id]) el("span", "unread", item, String(S.unread[channel.id]));
+    item.addEventListener("click", () => selectChannel(channel.id));
+  }
+}
+
+function renderHeader() {
+  const channel = S.channels[S.current];
+  const title = $("#pane-title");
+  title.replaceChildren();
+  if (channel.kind === "im") {
+    title.appendChild(avatar(S.bot, "tiny"));
+    el("span", "", title, "countersign");
+  } else {
+    el("span", "hash", title, "#");
+    el("span", "", title, channel.name);
+  }
+  const tabs = $("#tabs");
+  tabs.hidden = channel.kind !== "im";
+  for (const tab of tabs.querySelectorAll("button")) tab.classList.toggle("active", tab.dataset.tab === S.tab);
+  const members = Object.values(S.people).filter((p) => p.team === S.team.id && !p.is_bot).length;
+  $("#pane-sub").textContent = channel.kind === "im" ? "Your private conversation with the app" : `${members} members · approvals and questions for the shop`;
+}
+
+function renderChannel() {
+  const list = $("#messages");
+  const onHome = S.channels[S.current].kind === "im" && S.tab === "home";
+  list.hidden = onHome;
+  $("#home").hidden = !onHome;
+  $("#composer").hidden = onHome;
+  if (onHome) return renderHome();
+  const shown = [...S.messages.values()]
+    .filter((m) => m.channel === S.current && (!m.thread_ts || m.thread_ts === m.ts || m.reply_broadcast))
+    .sort(tsOrder);
+  stickToBottom(list, () => {
+    list.replaceChildren();
+    if (!shown.length) {
+      const empty = el("div", "empty", list);
+      const channel = S.channels[S.current];
+      el("div", "empty-title", empty, channel.kind === "im" ? "This is your DM with countersign" : `This is the very beginning of #${channel.name}`);
+      mrkdwn(channel.kind === "im"
+        ? "Ask anything: _pending requests_, _show request 3_, _approve request 3_, _sales this week_."
+        : "Mention *@countersign* to ask: _@countersign approve request 1_. Cards appear in a thread.", ctx(), el("div", "empty-text", empty));
+    }
+    for (const m of shown) list.appendChild(renderMessage(m));
+  });
+}
+
+function renderHome() {
+  const home = $("#home");
+  home.replaceChildren();
+  if (!S.home) {
+    el("div", "empty-text", home, "Opening the Home tab…");
+    return;
+  }
+  const c = ctx();
+  c.press = (element, block) => pressButton(null, element, block);
+  home.appendChild(renderBlocks(S.home.blocks, c));
+}
+
+function renderThread() {
+  const pane = $("#thread");
+  document.body.classList.toggle("thread-open", !!S.thread);
+  pane.hidden = !S.thread;
+  if (!S.thread) return;
+  const parent = S.messages.get(`${S.thread.channel}/${S.thread.ts}`);
+  const channel = S.channels[S.thread.channel];
+  $("#thread-where").textContent = channel ? (channel.kind === "im" ? "countersign" : `#${channel.name}`) : "";
+  const list = $("#thread-messages");
+  stickToBottom(list, () => {
+    list.replaceChildren();
+    if (parent) list.appendChild(renderMessage(parent, { inThread: true }));
+    const replies = parent ? repliesOf(parent) : [];
+    if (replies.length) el("div", "thread-divider", list, `${replies.length} ${replies.length === 1 ? "reply" : "replies"}`);
+    for (const m of replies) list.appendChild(renderMessage(m, { inThread: true }));
+  });
+}
+
+function renderModal() {
+  const root = $("#modal-root");
+  root.replaceChildren();
+  root.hidden = !S.modal;
+  if (!S.modal) return;
+  const view = S.modal;
+  const dialog = el("div", "dialog modal", root);
+  dialog.setAttribute("role", "dialog");
+  dialog.setAttribute("aria-modal", "true");
+  const head = el("div", "dialog-head", dialog);
+  text(view.title, ctx(), el("div", "dialog-title", head));
+  const x = el("button", "dialog-x", head, "✕");
+  x.type = "button";
+  x.setAttribute("aria-label", "Close");
+  x.addEventListener("click", () => api("/ui/close", {}));
+  const body = el("div", "dialog-body", dialog);
+  body.appendChild(renderBlocks(view.blocks, ctx()));
+  const foot = el("div", "dialog-foot", dialog);
+  const cancel = el("button", "bk-button", foot);
+  cancel.type = "button";
+  text(view.close || { type: "plain_text", text: "Cancel" }, ctx(), cancel);
+  cancel.addEventListener("click", () => api("/ui/close", {}));
+  if (view.submit) {
+    const submit = el("button", "bk-button primary", foot);
+    submit.type = "button";
+    submit.id = "modal-submit";
+    text(view.submit, ctx(), submit);
+    submit.addEventListener("click", async () => {
+      submit.disabled = true;
+      try {
+        const answer = await api("/ui/submit", { values: stateValues(body) });
+        for (const [block, message] of Object.entries(answer.errors || {})) {
+          const slot = body.querySelector(`[data-error-for="${CSS.escape(block)}"]`);
+          if (slot) slot.textContent = message;
+        }
+        if (!answer.ok) toast(`countersign didn't accept that (HTTP ${answer.status ?? "—"}).`);
+      } finally {
+        submit.disabled = false;
+      }
+    });
+  }
+  const first = body.querySelector(".bk-field");
+  if (first) first.focus();
+}
+
+function confirm(spec, style) {
+  return new Promise((resolve) => {
+    const root = $("#confirm-root");
+    root.replaceChildren();
+    root.hidden = false;
+    const dialog = el("div", "dialog confirm", root);
+    dialog.setAttribute("role", "alertdialog");
+    text(spec.title || { type: "plain_text", text: "Are you sure?" }, ctx(), el("div", "dialog-title", el("div", "dialog-head", dialog)));
+    text(spec.text, ctx(), el("div", "dialog-body confirm-text", dialog));
+    const foot = el("div", "dialog-foot", dialog);
+    const done = (answer) => { root.hidden = true; root.replaceChildren(); resolve(answer); };
+    const deny = el("button", "bk-button", foot);
+    deny.type = "button";
+    text(spec.deny || { type: "plain_text", text: "Cancel" }, ctx(), deny);
+    deny.addEventListener("click", () => done(false));
+    const ok = el("button", `bk-button ${spec.style === "danger" || style === "danger" ? "danger" : "primary"}`, foot);
+    ok.type = "button";
+    ok.id = "confirm-ok";
+    text(spec.confirm || { type: "plain_text", text: "Yes" }, ctx(), ok);
+    ok.addEventListener("click", () => done(true));
+    ok.focus();
+  });
+}
+
+function render() {
+  renderSidebar();
+  renderHeader();
+  renderChannel();
+  renderThread();
+  renderModal();
+  S.flash.clear();
+}
+
+// -- navigation -------------------------------------------------------------------------
+
+function selectChannel(id) {
+  S.current = id;
+  S.tab = "messages";
+  S.unread[id] = 0;
+  S.thread = null;
+  document.body.classList.remove("sidebar-open");
+  $("#messages").dataset.fresh = "yes";
+  const channel = S.channels[id];
+  $("#composer-text").placeholder = channel.kind === "im" ? "Message countersign" : `Message #${channel.name} — mention @countersign to ask`;
+  render();
+}
+
+function openThread(channel, ts) {
+  S.thread = { channel, ts };
+  $("#thread-messages").dataset.fresh = "yes";
+  renderThread();
+}
+
+async function openHome() {
+  S.tab = "home";
+  render();
+  await api("/ui/home", {});
+}
+
+async function load(person) {
+  if (S.feed) S.feed.close();
+  const response = await fetch(`/ui/state?as=${encodeURIComponent(person)}`);
+  if (!response.ok) throw new Error(await response.text());
+  const snap = await response.json();
+  S.me = snap.me; S.team = snap.team; S.bot = snap.bot; S.modal = snap.modal; S.home = snap.home;
+  S.people = Object.fromEntries(snap.people.map((p) => [p.id, p]));
+  S.channels = Object.fromEntries(snap.channels.map((c) => [c.id, c]));
+  S.messages = new Map(snap.messages.map((m) => [key(m), m]));
+  S.unread = {};
+  const url = new URL(location.href);
+  url.searchParams.set("as", person);
+  history.replaceState(null, "", url);
+  $("#as").value = person;
+  document.body.dataset.as = person;
+  const first = snap.channels.find((c) => c.kind === "channel") || snap.channels[0];
+  selectChannel(first.id);
+  listen(person);
+}
+
+function listen(person) {
+  const feed = new EventSource(`/ui/feed?as=${encodeURIComponent(person)}`);
+  S.feed = feed;
+  feed.addEventListener("open", () => { document.body.dataset.live = "yes"; });
+  feed.addEventListener("error", () => { document.body.dataset.live = "no"; });
+  feed.addEventListener("message", (e) => {
+    const m = JSON.parse(e.data);
+    const seen = S.messages.has(key(m));
+    S.messages.set(key(m), m);
+    if (seen) S.flash.add(key(m));
+    const visibleHere = m.channel === S.current && (!m.thread_ts || m.reply_broadcast);
+    if (!seen && !visibleHere && m.user !== S.me.id && !(S.thread && m.thread_ts === S.thread.ts)) {
+      S.unread[m.channel] = (S.unread[m.channel] || 0) + 1;
+    }
+    render();
+  });
+  feed.addEventListener("modal", (e) => { S.modal = JSON.parse(e.data).view; renderModal(); });
+  feed.addEventListener("home", (e) => { S.home = JSON.parse(e.data).view; if (S.tab === "home") renderChannel(); });
+}
+
+// -- composing --------------------------------------------------------------------------
+
+function composer(form, field, where) {
+  const send = async () => {
+    const words = field.value.trim();
+    if (!words) return;
+    field.value = "";
+    const target = where();
+    try {
+      const answer = await api("/ui/say", { text: words, ...target });
+      const channel = S.channels[target.channel];
+      // A question to the app at a channel's top level is answered in its thread: open it.
+      if (answer.ts && !target.thread_ts && channel.kind === "channel" && /@countersign/i.test(words)) {
+        openThread(target.channel, answer.ts);
+      }
+    } catch (failed) {
+      field.value = words;
+      toast(String(failed.message || failed));
+    }
+  };
+  form.addEventListener("submit", (e) => { e.preventDefault(); send(); });
+  field.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); }
+  });
+}
+
+function boot() {
+  const people = $("#as");
+  fetch("/ui/state?as=UPRIYA").then((r) => r.json()).then((snap) => {
+    const teams = Object.fromEntries(snap.teams.map((t) => [t.id, t.name]));
+    for (const p of snap.people.filter((x) => !x.is_bot)) {
+      const option = el("option", "", people, `${p.name} — ${p.title}, ${teams[p.team]}`);
+      option.value = p.id;
+    }
+    const wanted = new URL(location.href).searchParams.get("as");
+    load(snap.people.some((p) => p.id === wanted && !p.is_bot) ? wanted : "UARJUN");
+  });
+  people.addEventListener("change", () => load(people.value));
+  composer($("#composer"), $("#composer-text"), () => ({ channel: S.current }));
+  composer($("#thread-composer"), $("#thread-text"), () => ({ channel: S.thread.channel, thread_ts: S.thread.ts }));
+  $("#thread-close").addEventListener("click", () => { S.thread = null; renderThread(); });
+  $("#menu").addEventListener("click", () => document.body.classList.toggle("sidebar-open"));
+  $("#scrim").addEventListener("click", () => document.body.classList.remove("sidebar-open"));
+  for (const tab of document.querySelectorAll("#tabs button")) {
+    tab.addEventListener("click", () => (tab.dataset.tab === "home" ? openHome() : (S.tab = "messages", render())));
+  }
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && S.modal) api("/ui/close", {});
+  });
+}
+
+boot();

@@ -1,0 +1,259 @@
+"""Answers the bot's Slack Web API calls from the in-memory workspace; never calls Slack itself.
+
+The bot is pointed here through ``SLACK_API_URL``. Every call is recorded in ``calls`` with its
+parameters, and the methods the bot uses (``auth.test``, ``chat.*``, ``reactions.*``,
+``users.info``, ``views.*``, ``conversations.info``) answer the way Slack does. Posts to a
+``response_url`` (slash commands) are kept in ``responses`` and shown as ephemeral messages.
+The tests drive it on its own (``start``); the sandbox mounts its routes beside the page.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from bot.sandbox.workspace import BOT_ID, BOT_USER, Message, SlackUser, Workspace
+
+__all__ = ["BOT_TOKEN", "Call", "WebApi"]
+
+# Not a secret: the token the sandbox and the tests hand the bot; it opens nothing but loopback.
+BOT_TOKEN = "xoxb-sandbox-bot-token"  # noqa: S105
+
+Json = dict[str, Any]
+Handler = Callable[[Json], Awaitable[Json]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One Web API call as received: the method name and its decoded parameters."""
+
+    method: str
+    params: Json
+
+
+class WebApi:
+    """Slack's Web API over a ``Workspace``, served on loopback (port chosen by the OS)."""
+
+    def __init__(
+        self, workspace: Workspace | None = None, *, team_id: str = "T0FIESTA",
+        token: str = BOT_TOKEN,
+    ) -> None:  # fmt: skip
+        self.workspace = workspace or Workspace(team_id=team_id)
+        self.token = token
+        self.calls: list[Call] = []
+        self.responses: list[Json] = []
+        # response_url name → (user, channel) of the slash command it answers
+        self.response_targets: dict[str, tuple[str, str]] = {}
+        self.triggers: dict[str, str] = {}  # trigger_id → the user whose press made it
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    # -- the workspace, for tests ---------------------------------------------------------------
+
+    @property
+    def team_id(self) -> str:
+        return self.workspace.home_team
+
+    @property
+    def bot_user_id(self) -> str:
+        return BOT_USER
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.workspace.messages
+
+    def add_user(self, user_id: str, name: str, email: str | None = None) -> SlackUser:
+        return self.workspace.add_user(user_id, name, email)
+
+    def message(self, channel: str, ts: str) -> Message:
+        return self.workspace.message(channel, ts)
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        return self.workspace.thread(channel, thread_ts)
+
+    def called(self, method: str) -> list[Json]:
+        """The parameters of every call of one method, in order."""
+        return [call.params for call in self.calls if call.method == method]
+
+    @property
+    def base_url(self) -> str:
+        """What ``SLACK_API_URL`` is set to (slack_sdk wants the trailing slash)."""
+        return f"{self.url}/api/"
+
+    def response_url(self, name: str = "cmd") -> str:
+        return f"{self.url}/response/{name}"
+
+    # -- serving --------------------------------------------------------------------------------
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)
+        app.router.add_post("/response/{name}", self._response)
+
+    async def start(self, host: str = "127.0.0.1") -> WebApi:
+        app = web.Application()
+        self.routes(app)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, host, 0).start()
+        self.url = f"http://{host}:{self._runner.addresses[0][1]}"
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params = await _params(request)
+        self.calls.append(Call(method, params))
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        handler: Handler | None = getattr(self, "_" + method.replace(".", "_"), None)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        return web.json_response(await handler(params))
+
+    async def _response(self, request: web.Request) -> web.Response:
+        body: Json = await request.json()
+        self.responses.append(body)
+        target = self.response_targets.get(request.match_info["name"])
+        if target is not None:
+            user, channel = target
+            self.workspace.post(Message(
+                channel=channel, ts=self.workspace.next_ts(), text=str(body.get("text", "")),
+                blocks=body.get("blocks") or [], user=BOT_USER, ephemeral_to=user,
+            ))  # fmt: skip
+        return web.Response(text="ok")
+
+    # -- methods --------------------------------------------------------------------------------
+
+    async def _auth_test(self, params: Json) -> Json:
+        team = self.workspace.teams[self.team_id]
+        return {
+            "ok": True, "url": f"https://{team.domain}.slack.example/", "team": team.name,
+            "user": "countersign", "team_id": team.id, "user_id": BOT_USER,
+            "bot_id": BOT_ID, "is_enterprise_install": False,
+        }  # fmt: skip
+
+    async def _chat_postMessage(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
+        if not params.get("text") and not params.get("blocks"):
+            return {"ok": False, "error": "no_text"}
+        message = self.workspace.post(Message(
+            channel=self.workspace.channel_for(str(params["channel"])), ts=self.workspace.next_ts(),
+            text=params.get("text", ""), blocks=params.get("blocks") or [],
+            thread_ts=params.get("thread_ts") or None, user=BOT_USER,
+            reply_broadcast=_truthy(params.get("reply_broadcast")),
+        ))  # fmt: skip
+        shown = {"type": "message", "text": message.text, "ts": message.ts, "user": BOT_USER,
+                 "bot_id": BOT_ID}  # fmt: skip
+        return {"ok": True, "channel": message.channel, "ts": message.ts, "message": shown}
+
+    async def _chat_update(self, params: Json) -> Json:
+        try:
+            message = self.workspace.message(params["channel"], params["ts"])
+        except StopIteration:
+            return {"ok": False, "error": "message_not_found"}
+        self.workspace.update(
+            message, text=params.get("text", ""), blocks=params.get("blocks") or []
+        )
+        return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
+
+    async def _chat_postEphemeral(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
+        message = self.workspace.post(Message(
+            channel=self.workspace.channel_for(str(params["channel"])), ts=self.workspace.next_ts(),
+            text=params.get("text", ""), blocks=params.get("blocks") or [],
+            thread_ts=params.get("thread_ts") or None, user=BOT_USER, ephemeral_to=params["user"],
+        ))  # fmt: skip
+        return {"ok": True, "message_ts": message.ts}
+
+    async def _reactions_add(self, params: Json) -> Json:
+        self.workspace.react(self._find(params), params["name"], add=True)
+        return {"ok": True}
+
+    async def _reactions_remove(self, params: Json) -> Json:
+        self.workspace.react(self._find(params), params["name"], add=False)
+        return {"ok": True}
+
+    def _find(self, params: Json) -> Message:
+        channel, ts = params["channel"], params["timestamp"]
+        try:
+            return self.workspace.message(channel, ts)
+        except StopIteration:
+            # A message the workspace never saw posted (tests deliver events directly): it
+            # learns of it here, as the target of the reaction.
+            message = Message(channel=channel, ts=ts, text="")
+            self.workspace.messages.append(message)
+            return message
+
+    async def _users_info(self, params: Json) -> Json:
+        user = self.workspace.users.get(params["user"])
+        if user is None:
+            return {"ok": False, "error": "user_not_found"}
+        profile: Json = {"real_name": user.name, "display_name": user.name, "title": user.title}
+        if user.email:
+            profile["email"] = user.email
+        return {
+            "ok": True,
+            "user": {"id": user.id, "team_id": user.team, "name": user.name,
+                     "real_name": user.name, "is_bot": user.is_bot, "deleted": False,
+                     "is_email_confirmed": True, "profile": profile},
+        }  # fmt: skip
+
+    async def _views_open(self, params: Json) -> Json:
+        trigger = str(params.get("trigger_id") or "")
+        if not trigger:
+            return {"ok": False, "error": "invalid_trigger_id"}
+        user = self.triggers.pop(trigger, "")
+        view = self.workspace.open_modal(user, _view(params["view"]))
+        return {"ok": True, "view": view}
+
+    async def _views_update(self, params: Json) -> Json:
+        view_id = str(params.get("view_id") or "")
+        for user, modal in list(self.workspace.modals.items()):
+            if modal["id"] == view_id:
+                return {"ok": True, "view": self.workspace.open_modal(user, _view(params["view"]))}
+        return {"ok": False, "error": "not_found"}
+
+    async def _views_publish(self, params: Json) -> Json:
+        view = self.workspace.publish_home(str(params["user_id"]), _view(params["view"]))
+        return {"ok": True, "view": view}
+
+    async def _conversations_info(self, params: Json) -> Json:
+        channel = self.workspace.channels.get(params["channel"])
+        is_im = params["channel"].startswith("D")
+        name = channel.name if channel else params["channel"]
+        return {"ok": True, "channel": {"id": params["channel"], "name": name, "is_im": is_im,
+                                        "is_channel": not is_im}}  # fmt: skip
+
+    @property
+    def views(self) -> list[Json]:
+        """Every view opened or published, as the tests of the fake once read them."""
+        return [c.params for c in self.calls if c.method in ("views.open", "views.publish")]
+
+
+def _truthy(value: Any) -> bool:
+    return value in (True, 1, "1", "true", "True")
+
+
+def _view(raw: Any) -> Json:
+    return json.loads(raw) if isinstance(raw, str) else dict(raw)
+
+
+async def _params(request: web.Request) -> Json:
+    """Slack takes query, form fields or JSON; fields holding JSON (blocks, view) are decoded."""
+    if request.method == "GET":
+        return dict(request.query)
+    if request.content_type == "application/json":
+        body = await request.json()
+        return {**request.query, **dict(body)}
+    form = await request.post()
+    params: Json = {}
+    for key, value in [*request.query.items(), *form.items()]:
+        text = str(value)
+        params[key] = json.loads(text) if key in {"blocks", "view", "attachments"} else text
+    return params

@@ -1,0 +1,232 @@
+"""Holds the sandbox's Slack in memory: teams, people, channels, messages, modals, App Homes; never talks HTTP.
+
+Everything a person or the bot does ends up here, and every change is announced to the
+listeners (the browser feed) as a small JSON-ready dict. Visibility rules live here too, so
+the page and the tests agree on them: an ephemeral message belongs to one person, and a
+person sees only the channels of their own workspace they are a member of.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "BOT_USER",
+    "Change",
+    "Channel",
+    "Message",
+    "SlackUser",
+    "Team",
+    "Workspace",
+]
+
+Json = dict[str, Any]
+BOT_USER = "UBOT"
+BOT_ID = "BBOT"
+ChannelKind = Literal["channel", "im"]
+
+
+@dataclass(frozen=True)
+class Team:
+    id: str
+    name: str
+    domain: str
+
+
+@dataclass
+class SlackUser:
+    """A Slack account; ``title`` is what the profile shows (the person's role in the demo)."""
+
+    id: str
+    name: str
+    email: str | None = None
+    is_bot: bool = False
+    team: str = ""
+    title: str = ""
+
+    def shown(self) -> Json:
+        return {"id": self.id, "name": self.name, "is_bot": self.is_bot, "team": self.team,
+                "title": self.title}  # fmt: skip
+
+
+@dataclass
+class Channel:
+    id: str
+    name: str
+    team: str
+    kind: ChannelKind = "channel"
+    members: set[str] = field(default_factory=set)
+
+    def shown(self) -> Json:
+        return {"id": self.id, "name": self.name, "team": self.team, "kind": self.kind}
+
+
+@dataclass
+class Message:
+    """A message as the workspace holds it; ``ephemeral_to`` is set for ephemeral ones."""
+
+    channel: str
+    ts: str
+    text: str
+    blocks: list[Json] = field(default_factory=list)
+    thread_ts: str | None = None
+    user: str | None = None
+    reply_broadcast: bool = False
+    ephemeral_to: str | None = None
+    reactions: set[str] = field(default_factory=set)
+    edited: bool = False
+
+    def shown(self) -> Json:
+        return {
+            "channel": self.channel, "ts": self.ts, "text": self.text, "blocks": self.blocks,
+            "thread_ts": self.thread_ts, "user": self.user, "reply_broadcast": self.reply_broadcast,
+            "ephemeral": self.ephemeral_to is not None, "reactions": sorted(self.reactions),
+            "edited": self.edited,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Change:
+    """One thing that changed, and who may see it (None: whoever sees the channel)."""
+
+    kind: str
+    data: Json
+    channel: str | None = None
+    only: str | None = None
+
+
+Listener = Callable[[Change], None]
+
+
+class Workspace:
+    """The people, channels and messages of one or more teams, with the bot installed in them."""
+
+    def __init__(self, *, team_id: str = "T0FIESTA", team_name: str = "Fiesta Foods") -> None:
+        self.teams: dict[str, Team] = {}
+        self.users: dict[str, SlackUser] = {}
+        self.channels: dict[str, Channel] = {}
+        self.messages: list[Message] = []
+        self.modals: dict[str, Json] = {}
+        self.homes: dict[str, Json] = {}
+        self.listeners: list[Listener] = []
+        self.home_team = team_id
+        self._ts = itertools.count(1)
+        self._views = itertools.count(1)
+        self.add_team(team_id, team_name)
+        self.add_user(BOT_USER, "countersign", is_bot=True, team=team_id)
+
+    # -- building ----------------------------------------------------------------------------
+
+    def add_team(self, team_id: str, name: str) -> Team:
+        self.teams[team_id] = Team(team_id, name, name.lower().replace(" ", "-"))
+        return self.teams[team_id]
+
+    def add_user(self, user_id: str, name: str, email: str | None = None, *,
+                 is_bot: bool = False, team: str | None = None, title: str = "") -> SlackUser:  # fmt: skip
+        user = SlackUser(user_id, name, email, is_bot, team or self.home_team, title)
+        self.users[user_id] = user
+        if not is_bot:
+            dm = self.add_channel(f"D{user_id[1:]}", user.name, kind="im", team=user.team)
+            dm.members |= {user_id, BOT_USER}
+        return user
+
+    def add_channel(
+        self, channel_id: str, name: str, *, kind: ChannelKind = "channel", team: str | None = None
+    ) -> Channel:
+        channel = Channel(channel_id, name, team or self.home_team, kind, {BOT_USER})
+        self.channels[channel_id] = channel
+        return channel
+
+    def join(self, channel_id: str, *users: str) -> None:
+        self.channels[channel_id].members.update(users)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def next_ts(self) -> str:
+        """A message timestamp: the wall clock's seconds and a counter that never repeats."""
+        return f"{int(time.time())}.{next(self._ts):06d}"
+
+    def next_view_id(self) -> str:
+        return f"V{next(self._views):08d}"
+
+    def dm_of(self, user_id: str) -> Channel | None:
+        return self.channels.get(f"D{user_id[1:]}")
+
+    def channel_for(self, channel_or_user: str) -> str:
+        """Posting to a user id posts in their DM with the app, as Slack does."""
+        if channel_or_user.startswith(("U", "W")):
+            dm = self.dm_of(channel_or_user)
+            return dm.id if dm else channel_or_user
+        return channel_or_user
+
+    def message(self, channel: str, ts: str) -> Message:
+        """The message at ``channel``/``ts``; StopIteration when there is none."""
+        return next(m for m in self.messages if m.channel == channel and m.ts == ts)
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        return [m for m in self.messages if m.channel == channel and m.thread_ts == thread_ts]
+
+    def visible(self, viewer: str) -> list[Message]:
+        """Every message ``viewer`` may see: their channels, and ephemeral ones only if theirs."""
+        mine = {c.id for c in self.channels.values() if viewer in c.members}
+        return [m for m in self.messages if m.channel in mine and m.ephemeral_to in (None, viewer)]
+
+    def snapshot(self, viewer: str) -> Json:
+        """All the page needs to draw ``viewer``'s Slack."""
+        person = self.users[viewer]
+        channels = [c.shown() for c in self.channels.values() if viewer in c.members]
+        return {
+            "me": person.shown(), "team": self.teams[person.team].__dict__, "bot": BOT_USER,
+            "teams": [t.__dict__ for t in self.teams.values()],
+            "people": [u.shown() for u in self.users.values()], "channels": channels,
+            "messages": [m.shown() for m in self.visible(viewer)],
+            "modal": self.modals.get(viewer), "home": self.homes.get(viewer),
+        }  # fmt: skip
+
+    # -- changing -----------------------------------------------------------------------------
+
+    def post(self, message: Message) -> Message:
+        self.messages.append(message)
+        self._tell(Change("message", message.shown(), message.channel, message.ephemeral_to))
+        return message
+
+    def update(self, message: Message, *, text: str, blocks: list[Json]) -> None:
+        message.text, message.blocks, message.edited = text, blocks, True
+        self._tell(Change("message", message.shown(), message.channel, message.ephemeral_to))
+
+    def react(self, message: Message, name: str, *, add: bool) -> None:
+        if add:
+            message.reactions.add(name)
+        else:
+            message.reactions.discard(name)
+        self._tell(Change("message", message.shown(), message.channel, message.ephemeral_to))
+
+    def open_modal(self, user: str, view: Json) -> Json:
+        shown = {"id": self.next_view_id(), **view}
+        self.modals[user] = shown
+        self._tell(Change("modal", {"view": shown}, only=user))
+        return shown
+
+    def close_modal(self, user: str) -> None:
+        if self.modals.pop(user, None) is not None:
+            self._tell(Change("modal", {"view": None}, only=user))
+
+    def publish_home(self, user: str, view: Json) -> Json:
+        shown = {"id": self.next_view_id(), **view}
+        self.homes[user] = shown
+        self._tell(Change("home", {"view": shown}, only=user))
+        return shown
+
+    def _tell(self, change: Change) -> None:
+        for listener in list(self.listeners):
+            listener(change)
+
+    def may_see(self, viewer: str, change: Change) -> bool:
+        if change.only is not None and change.only != viewer:
+            return False
+        channel = self.channels.get(change.channel or "")
+        return change.channel is None or (channel is not None and viewer in channel.members)

@@ -1,0 +1,113 @@
+"""The stack `make run` starts — `countersign sandbox` in a subprocess on a temp SQLite — and a headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.async_api import BrowserContext, Page, async_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+_SETTINGS_PREFIXES = ("SLACK_", "COUNTERSIGN_", "OPENAI_", "ANTHROPIC_")
+_START_WAIT = 120.0
+
+
+@dataclass
+class Running:
+    """The running `countersign sandbox`: the page's URL and the database it writes."""
+
+    url: str
+    database: Path
+    process: subprocess.Popen[str]
+
+    def request_status(self, request_id: int) -> str:
+        with sqlite3.connect(self.database) as conn:
+            row = conn.execute(
+                "SELECT status FROM branch_requests WHERE id = ?", (request_id,)
+            ).fetchone()
+        return str(row[0])
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
+    found: list[str] = []
+    reader = threading.Thread(
+        target=lambda: found.append(process.stdout.readline() if process.stdout else "")
+    )
+    reader.start()
+    reader.join(timeout)
+    return found[0] if found else ""
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """`python -m bot sandbox` with nothing configured, as `make run` runs it."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make deps` (apt-get install chromium)")
+    home = tmp_path_factory.mktemp("sandbox")
+    database = home / "countersign.db"
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SETTINGS_PREFIXES)}
+    env |= {"DATABASE_URL": f"sqlite+aiosqlite:///{database}", "PORT": str(_free_port())}
+    env.pop("LOG_LEVEL", None)
+    with (home / "stderr.log").open("w") as log, subprocess.Popen(
+        [sys.executable, "-m", "bot", "sandbox"], cwd=home, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=log,
+    ) as process:  # fmt: skip
+        line = _first_line(process, _START_WAIT)
+        found = re.search(r"http://127\.0\.0\.1:\d+", line)
+        if not found:
+            process.kill()
+            pytest.fail(f"the sandbox did not start: {line!r} {(home / 'stderr.log').read_text()}")
+        try:
+            yield Running(found.group(0), database, process)
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=60)
+
+
+@pytest.fixture
+async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
+    """A fresh headless Chromium profile (never a downloaded browser)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    async with async_playwright() as playwright:
+        context = await playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
+            viewport={"width": 1280, "height": 800}, device_scale_factor=1,
+        )  # fmt: skip
+        context.set_default_timeout(20_000)
+        try:
+            yield context
+        finally:
+            await context.close()
+
+
+async def open_as(context: BrowserContext, url: str, person: str) -> Page:
+    """The sandbox page, acting as ``person``, once its live feed is connected."""
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    await page.goto(f"{url}/?as={person}")
+    await page.wait_for_selector("body[data-live='yes']")
+    await page.wait_for_selector(f"body[data-as='{person}']")
+    assert errors == []
+    return page

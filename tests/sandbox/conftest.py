@@ -1,0 +1,91 @@
+"""The sandbox wired to the real bot: its Web API, people acting, and the bot's real HTTP endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from pydantic import SecretStr
+
+from bot.agent import Assistant
+from bot.sandbox import BOT_TOKEN, Acting, Delivery, Message, WebApi, demo_workspace
+from bot.sandbox.page import add_page_routes
+from bot.settings import Settings
+from bot.slack import Surface, web_application
+from tools import CardSigner, Registry
+from tools.db import Database
+from tools.directory import Directory
+from tools.merchant import build_registry
+
+SECRET = "sandbox-signing-secret-for-tests"
+CARD_SECRET = "card-secret-for-sandbox-tests-0123456789"
+
+
+@dataclass
+class Stack:
+    """The sandbox (Web API and page on one server) and the bot, both on loopback."""
+
+    api: WebApi
+    acting: Acting
+    surface: Surface
+    registry: Registry
+    page: TestServer
+    bot: TestServer
+
+    async def settle(self) -> None:
+        """Waits until deliveries and the work they started in the bot have finished."""
+        for _ in range(4):
+            await asyncio.sleep(0.02)
+            await self.acting.drain()
+            await self.surface.tasks.drain()
+
+    def cards(self, channel: str) -> list[Message]:
+        return [m for m in self.api.messages if m.channel == channel and _actions(m)]
+
+
+def _actions(message: Message) -> list[dict[str, Any]]:
+    return [b for b in message.blocks if b.get("type") == "actions"]
+
+
+def settings_for(api_url: str, database_url: str) -> Settings:
+    values: dict[str, Any] = {
+        "slack_bot_token": SecretStr(BOT_TOKEN), "slack_signing_secret": SecretStr(SECRET),
+        "slack_app_token": None, "slack_client_id": None, "slack_client_secret": None,
+        "countersign_secret": SecretStr(CARD_SECRET), "slack_api_url": api_url,
+        "database_url": database_url, "countersign_model": "offline",
+        "countersign_audit_channel": None,
+    }  # fmt: skip
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def stack(db: Database, database_url: str) -> AsyncIterator[Stack]:
+    """The demo workspace and the bot; nobody is linked beforehand (the bot links by email)."""
+    api = WebApi(demo_workspace())
+    page_app = web.Application()
+    api.routes(page_app)
+    delivery = Delivery("http://127.0.0.1:9/unset", SECRET, timeout=5.0, retry_delays=(0.0, 0.0))
+    acting = Acting(api, delivery)
+    add_page_routes(page_app, acting)
+    page = TestServer(page_app, host="127.0.0.1")
+    await page.start_server()
+    api.url = str(page.make_url("")).rstrip("/")
+    settings = settings_for(api.base_url, database_url)
+    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
+    surface = Surface(registry, Assistant(registry, settings), Directory(db))
+    bot = TestServer(web_application(settings, surface), host="127.0.0.1")
+    await bot.start_server()
+    delivery.url = str(bot.make_url("/slack/events"))
+    try:
+        yield Stack(api, acting, surface, registry, page, bot)
+    finally:
+        await acting.drain()
+        await delivery.close()
+        await bot.close()
+        await page.close()
