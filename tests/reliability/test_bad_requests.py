@@ -1,0 +1,193 @@
+"""Bad input at the HTTP edge: refused with 4xx (never 5xx), and nothing written or posted."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import random
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.sandbox import Message
+from bot.sandbox import WebApi as FakeSlack
+from tests.reliability.harness import (
+    SIGNING_SECRET,
+    InProcessBot,
+    count_rows,
+    in_process_bot,
+    press_payload,
+    signed_form,
+)
+from tests.support.slack_requests import event, form, message, signed
+from tools import CardStatus
+from tools.db import Database
+
+JSON, FORM = "application/json", "application/x-www-form-urlencoded"
+
+
+@pytest.fixture
+async def bot(db: Database, slack: FakeSlack) -> AsyncIterator[InProcessBot]:
+    async with in_process_bot(db, slack) as running:
+        yield running
+
+
+async def _card(bot: InProcessBot) -> Message:
+    await bot.mention("UARJUN", "approve request 3")
+    [card] = bot.cards()
+    return card
+
+
+async def _refused_quietly(bot: InProcessBot, body: str, content_type: str, **sign: int) -> int:
+    """Sends one signed body; asserts it wrote nothing and made no Slack call; returns the status."""
+    before, calls = await count_rows(bot.registry.db), len(bot.slack.calls)
+    headers = signed(body, SIGNING_SECRET, content_type=content_type, **sign)
+    status = await bot.post(body.encode(), headers)
+    await bot.settle()
+    assert await count_rows(bot.registry.db) == before
+    # auth.test is bolt asking who it is (once per process); nothing else may be called.
+    assert [c.method for c in bot.slack.calls[calls:] if c.method != "auth.test"] == []
+    return status
+
+
+async def test_bad_signature_on_a_genuine_press_is_401(bot: InProcessBot) -> None:
+    """A genuine Approve press signed with another secret is 401 and the card stays pending."""
+    card = await _card(bot)
+    body, headers = signed_form(press_payload("UARJUN", card))
+    headers = {**headers, **signed(body.decode(), "not-the-secret", content_type=FORM)}
+    before = await count_rows(bot.registry.db)
+    assert await bot.post(body, headers) == 401
+    await bot.settle()
+    assert await count_rows(bot.registry.db) == before
+    assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
+
+
+async def test_stale_timestamp_on_a_genuine_press_is_401(bot: InProcessBot) -> None:
+    """A correctly signed press ten minutes old (a replay) is 401 and runs nothing."""
+    card = await _card(bot)
+    body = form(press_payload("UARJUN", card))
+    assert await _refused_quietly(bot, body, FORM, timestamp=int(time.time()) - 600) == 401
+    assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
+
+
+MALFORMED = {
+    "broken JSON": ("{not json", JSON),
+    "JSON array": ("[1, 2]", JSON),
+    "JSON string": ('"hello"', JSON),
+    "event that is a list": (json.dumps({"type": "event_callback", "event": [1]}), JSON),
+    "form payload not JSON": ("payload=%7Bnope", FORM),
+    "form payload a list": ("payload=%5B1%5D", FORM),
+    "press without actions": (
+        form({"type": "block_actions", "user": {"id": "UARJUN"}, "actions": []}),
+        FORM,
+    ),
+    "view without a type": (
+        form(
+            {
+                "type": "view_submission",
+                "user": {"id": "UARJUN"},
+                "view": {"callback_id": "card_reject_modal", "private_metadata": "{"},
+            }
+        ),
+        FORM,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+async def test_malformed_body_is_400(bot: InProcessBot, case: str) -> None:
+    """A signed body that is not Slack's shape is 400 (bolt answered these 500), nothing runs."""
+    body, content_type = MALFORMED[case]
+    assert await _refused_quietly(bot, body, content_type) == 400
+
+
+UNKNOWN = {
+    "unknown payload type": (json.dumps({"type": "made_up", "team_id": "T0FIESTA"}), JSON),
+    "unknown interactive type": (form({"type": "made_up", "user": {"id": "UARJUN"}}), FORM),
+    "unknown button": (
+        form(
+            {
+                "type": "block_actions",
+                "user": {"id": "UARJUN"},
+                "team": {"id": "T0FIESTA"},
+                "actions": [{"action_id": "launch_missiles", "block_id": "b", "value": "1"}],
+            }
+        ),
+        FORM,
+    ),
+    "unknown event": (
+        json.dumps(event(message("UARJUN", "hi", channel="C0OPS", ts="1.1", kind="star_added"))),
+        JSON,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(UNKNOWN))
+async def test_unknown_payload_is_4xx(bot: InProcessBot, case: str) -> None:
+    """A signed payload no listener handles gets a 4xx, never a 5xx, and nothing runs."""
+    body, content_type = UNKNOWN[case]
+    assert 400 <= await _refused_quietly(bot, body, content_type) < 500
+
+
+async def test_oversized_body_is_413(bot: InProcessBot) -> None:
+    """A signed 3 MB body is refused with 413 before anything parses it."""
+    body = json.dumps({"type": "event_callback", "padding": "x" * (3 * 1024 * 1024)})
+    before = await count_rows(bot.registry.db)
+    headers = signed(body, SIGNING_SECRET, content_type=JSON)
+    async with bot.http.post(
+        bot.server.make_url("/slack/events"), data=io.BytesIO(body.encode()), headers=headers
+    ) as response:
+        assert response.status == 413
+    assert await count_rows(bot.registry.db) == before
+    assert bot.slack.calls == []
+
+
+def _mutations(token: str, count: int) -> list[str]:
+    """Bit flips, truncations, splices, swapped parts and junk of a genuine token; never itself."""
+    rng = random.Random(5)
+    out: set[str] = set()
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."
+    for attempt in itertools.count():
+        if len(out) == count:
+            break
+        chars, kind = list(token), attempt % 5
+        at = rng.randrange(len(token))
+        if kind == 0:
+            chars[at] = rng.choice(alphabet.replace(chars[at], ""))
+        elif kind == 1:
+            chars = chars[:at]
+        elif kind == 2:
+            del chars[at : at + rng.randint(1, 8)]
+        elif kind == 3:
+            parts = token.split(".")
+            rng.shuffle(parts)
+            chars = list(".".join(parts))
+        else:
+            chars = [rng.choice(alphabet) for _ in range(rng.randint(0, 300))]
+        mutated = "".join(chars)
+        if mutated != token:
+            out.add(mutated)
+    return sorted(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_mutated_tokens_over_http_are_refused(bot: InProcessBot) -> None:
+    """300 mutated Approve values posted as signed presses: all acked 200, none accepted, each told why."""
+    card = await _card(bot)
+    genuine = press_payload("UARJUN", card)["actions"][0]["value"]
+    tokens = _mutations(genuine, 300)
+    for token in tokens:
+        body, headers = signed_form(press_payload("UARJUN", card, value=token))
+        assert await bot.post(body, headers) == 200
+    await bot.settle()
+
+    [record] = await bot.registry.cards.rows()
+    assert record.status == CardStatus.PENDING
+    told = bot.ephemerals("UARJUN")
+    assert len(told) == len(tokens)
+    assert all("not valid" in text for text in told), {t for t in told if "not valid" not in t}
+    assert await bot.press("UARJUN", card) == 200
+    assert [r.status for r in await bot.registry.cards.rows()] == [CardStatus.DONE]

@@ -1,0 +1,162 @@
+"""PostgreSQL goes away under an approval: the presser is told, nothing is half-written, the bot recovers."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+
+from bot.sandbox import WebApi as FakeSlack
+from tests.reliability.harness import (
+    CHANNEL,
+    InProcessBot,
+    count_rows,
+    in_process_bot,
+    press_payload,
+    signed_form,
+    wait_until,
+)
+from tests.support.postgres import PostgresCluster
+from tools import CardStatus
+from tools.db import Database
+from tools.db.migrate import upgrade_async
+from tools.merchant.demo import load_demo
+from tools.reconcile import INTERRUPTED_NOTE
+
+pytestmark = pytest.mark.slow
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[PostgresCluster]:
+    """A cluster of this module's own: stopping it must not take other tests' databases away."""
+    own = PostgresCluster.start()
+    try:
+        yield own
+    finally:
+        own.stop()
+
+
+@pytest.fixture
+async def db(cluster: PostgresCluster) -> AsyncIterator[Database]:
+    name = f"outage_{next(_names)}"
+    conn = await asyncpg.connect(cluster.url().replace("+asyncpg", ""))
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    await upgrade_async(cluster.url(name))
+    database = Database(cluster.url(name))
+    await load_demo(database)
+    try:
+        yield database
+    finally:
+        await database.dispose()
+
+
+async def _raw(db: Database) -> asyncpg.Connection:
+    return await asyncpg.connect(db.url.set(drivername="postgresql").render_as_string(False))
+
+
+async def _status(db: Database, table: str, row_id: int | str) -> str:
+    conn = await _raw(db)
+    try:
+        # Table names are the literals of the tests below, never input.
+        return str(await conn.fetchval(f"SELECT status FROM {table} WHERE id = $1", row_id))
+    finally:
+        await conn.close()
+
+
+async def _health(bot: InProcessBot) -> int:
+    async with bot.http.get(bot.server.make_url("/healthz")) as response:
+        return response.status
+
+
+async def _card(bot: InProcessBot) -> tuple[str, str]:
+    await bot.mention("UARJUN", "approve request 3")
+    [card] = bot.cards()
+    proposal = (await bot.registry.cards.rows())[0]
+    return card.ts, proposal.id
+
+
+def _told_database(bot: InProcessBot) -> list[str]:
+    return [text for text in bot.ephemerals("UARJUN") if "database" in text]
+
+
+async def test_press_while_the_database_is_down_is_answered_and_retried_later(
+    db: Database, cluster: PostgresCluster, slack: FakeSlack
+) -> None:
+    """Database stopped at the press: the presser is told, the card stays pending, a press after it returns works."""
+    async with in_process_bot(db, slack) as bot:
+        card_ts, card_id = await _card(bot)
+        before = await count_rows(db)
+        await asyncio.to_thread(cluster.pause)
+        try:
+            assert await bot.press("UARJUN", slack.message(CHANNEL, card_ts)) == 200
+            assert await _health(bot) == 503
+            assert len(_told_database(bot)) == 1, bot.ephemerals("UARJUN")
+        finally:
+            await asyncio.to_thread(cluster.resume)
+        await wait_until(lambda: _healthy(bot), seconds=10, what="/healthz back to 200")
+
+        assert await count_rows(db) == before  # the refused press wrote nothing, not even half
+        assert await _status(db, "proposals", card_id) == CardStatus.PENDING
+        assert await _status(db, "branch_requests", 3) == "pending"
+
+        assert await bot.press("UARJUN", slack.message(CHANNEL, card_ts)) == 200
+        assert await _status(db, "proposals", card_id) == CardStatus.DONE
+        assert await _status(db, "branch_requests", 3) == "approved"
+        assert "Approved and done" in str(slack.message(CHANNEL, card_ts).blocks)
+
+
+async def _healthy(bot: InProcessBot) -> bool:
+    return await _health(bot) == 200
+
+
+async def test_database_lost_during_the_write_is_told_and_reconciled_on_restart(
+    db: Database, cluster: PostgresCluster, slack: FakeSlack
+) -> None:
+    """Database stopped while the write waits on a row lock: presser told, nothing written, restart posts 'interrupted'."""
+    async with in_process_bot(db, slack) as bot:
+        card_ts, card_id = await _card(bot)
+        locker = await _raw(db)
+        await locker.execute("BEGIN")
+        await locker.execute("SELECT * FROM branch_requests WHERE id = 3 FOR UPDATE")
+        try:
+            assert await bot.post(*_press_of(slack, card_ts)) == 200
+
+            async def executing() -> bool:
+                return await _status(db, "proposals", card_id) == CardStatus.EXECUTING
+
+            await wait_until(executing, seconds=10, what="the approval to reach its write")
+            await asyncio.to_thread(cluster.pause)
+            await asyncio.wait_for(bot.settle(), timeout=20)
+            assert len(_told_database(bot)) == 1, bot.ephemerals("UARJUN")
+        finally:
+            locker.terminate()
+            if cluster.process is None or cluster.process.poll() is not None:
+                await asyncio.to_thread(cluster.resume)
+        assert await _status(db, "branch_requests", 3) == "pending"
+
+    # A process starting on the database settles the card and shows it in the channel.
+    calls = len(slack.calls)
+    async with in_process_bot(db, slack):
+
+        async def posted() -> bool:
+            return any(c.method == "chat.postMessage" for c in slack.calls[calls:])
+
+        await wait_until(posted, seconds=10, what="the reconciler's post")
+    assert await _status(db, "proposals", card_id) == CardStatus.INTERRUPTED
+    assert await _status(db, "branch_requests", 3) == "pending"
+    updated = [c.params for c in slack.calls[calls:] if c.method == "chat.update"]
+    assert [u["ts"] for u in updated] == [card_ts]
+    assert "Interrupted" in str(updated[0]["blocks"])
+    [audit] = [c.params for c in slack.calls[calls:] if c.method == "chat.postMessage"]
+    assert INTERRUPTED_NOTE in audit["text"]
+
+
+def _press_of(slack: FakeSlack, card_ts: str) -> tuple[bytes, dict[str, str]]:
+    return signed_form(press_payload("UARJUN", slack.message(CHANNEL, card_ts)))

@@ -1,0 +1,171 @@
+"""Real `python -m bot serve` processes on one PostgreSQL: killed mid-write, and two side by side."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+import pytest
+
+from bot.sandbox import Message
+from bot.sandbox import WebApi as FakeSlack
+from tests.reliability.harness import (
+    CHANNEL,
+    ServeProcess,
+    link_everyone,
+    press_payload,
+    signed_event,
+    signed_form,
+    wait_until,
+)
+from tests.support.slack_requests import message
+from tools.db import Database
+from tools.reconcile import INTERRUPTED_NOTE
+
+pytestmark = [pytest.mark.slow, pytest.mark.parametrize("backend", ["postgresql"], indirect=True)]
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session
+
+
+async def _raw(database_url: str) -> asyncpg.Connection:
+    return await asyncpg.connect(database_url.replace("+asyncpg", ""))
+
+
+async def _fetch(database_url: str, sql: str, *args: object) -> object:
+    conn = await _raw(database_url)
+    try:
+        return await conn.fetchval(sql, *args)
+    finally:
+        await conn.close()
+
+
+async def _post_card(serve: ServeProcess, http: aiohttp.ClientSession, slack: FakeSlack,
+                     words: str, ts: str) -> Message:  # fmt: skip
+    """Asks one process for a card as Arjun and returns it once the fake Slack holds it."""
+    known = {m.ts for m in slack.messages}
+    inner = message("UARJUN", f"<@UBOT> {words}", channel=CHANNEL, ts=ts, kind="app_mention")
+    assert await serve.post(http, *signed_event(inner)) == 200
+
+    async def posted() -> bool:
+        return any(m.blocks and m.ts not in known and _has_buttons(m) for m in slack.messages)
+
+    await wait_until(posted, seconds=15, what=f"a card for {words!r}")
+    return next(m for m in slack.messages if m.ts not in known and _has_buttons(m))
+
+
+def _has_buttons(m: Message) -> bool:
+    return any(b.get("type") == "actions" for b in m.blocks)
+
+
+async def test_killed_mid_write_is_settled_and_posted_on_restart(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """SIGKILL while the write waits on a row lock: restart marks the card interrupted and posts it; nothing written."""
+    await link_everyone(db)
+    first = await ServeProcess(database_url, slack, tmp_path, name="first").start(http)
+    locker = await _raw(database_url)
+    try:
+        card = await _post_card(first, http, slack, "approve request 3", "1800000000.000001")
+        card_id = str(await _fetch(database_url, "SELECT id FROM proposals"))
+        # Holding the request's row makes the approval wait inside execute, after its
+        # "approved / executing" audit line is committed: exactly the window to kill it in.
+        await locker.execute("BEGIN")
+        await locker.execute("SELECT * FROM branch_requests WHERE id = 3 FOR UPDATE")
+        assert await first.post(http, *signed_form(press_payload("UARJUN", card))) == 200
+
+        async def executing() -> bool:
+            last = await _fetch(
+                database_url,
+                "SELECT outcome || '/' || detail FROM audit_log WHERE card_id = $1 "
+                "ORDER BY id DESC LIMIT 1", card_id,
+            )  # fmt: skip
+            return last == "approved/executing"
+
+        await wait_until(executing, seconds=15, what="the 'approved / executing' audit line")
+        first.kill()
+    finally:
+        first.kill()
+        await locker.close()  # releases the lock only once the process is gone
+
+    calls = len(slack.calls)
+    second = ServeProcess(database_url, slack, tmp_path, name="second")
+    try:
+        await second.start(http)
+
+        async def posted() -> bool:
+            return any(c.method == "chat.postMessage" for c in slack.calls[calls:])
+
+        await wait_until(posted, seconds=15, what="the reconciler's post in the channel")
+    finally:
+        second.stop()
+
+    later = slack.calls[calls:]
+    assert [c.params["ts"] for c in later if c.method == "chat.update"] == [card.ts]
+    [audit] = [c.params for c in later if c.method == "chat.postMessage"]
+    assert audit["channel"] == CHANNEL and INTERRUPTED_NOTE in audit["text"]
+    assert "Interrupted" in json.dumps(slack.message(CHANNEL, card.ts).blocks)
+    sql = "SELECT status FROM proposals WHERE id = $1"
+    assert await _fetch(database_url, sql, card_id) == "interrupted"
+    assert (
+        await _fetch(database_url, "SELECT status FROM branch_requests WHERE id = 3") == "pending"
+    )
+    assert (
+        await _fetch(database_url, "SELECT decided_card_id FROM branch_requests WHERE id = 3")
+        is None
+    )
+
+
+async def test_two_processes_share_cards_and_execute_once(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """A card posted by one process is approved through the other; 100 presses across both execute once."""
+    await link_everyone(db)
+    one = ServeProcess(database_url, slack, tmp_path, name="one")
+    two = ServeProcess(database_url, slack, tmp_path, name="two")
+    try:
+        await asyncio.gather(one.start(http), two.start(http))
+        card = await _post_card(one, http, slack, "approve request 3", "1800000000.000001")
+        assert await two.post(http, *signed_form(press_payload("UARJUN", card))) == 200
+        done = "SELECT status FROM branch_requests WHERE id = 3"
+
+        async def approved() -> bool:
+            return await _fetch(database_url, done) == "approved"
+
+        await wait_until(approved, seconds=15, what="the approval through the other process")
+
+        contested = await _post_card(one, http, slack, "approve request 4", "1800000000.000002")
+        statuses = await asyncio.gather(
+            *(
+                (one if i % 2 else two).post(http, *signed_form(press_payload("UARJUN", contested)))
+                for i in range(100)
+            )
+        )
+        assert statuses == [200] * 100
+
+        async def all_answered() -> bool:
+            return len([m for m in slack.messages if m.ephemeral_to == "UARJUN"]) >= 99
+
+        await wait_until(all_answered, seconds=20, what="99 'already decided' answers")
+    finally:
+        one.stop()
+        two.stop()
+
+    card_id = await _fetch(database_url, "SELECT decided_card_id FROM branch_requests WHERE id = 4")
+    assert (
+        await _fetch(database_url, "SELECT status FROM proposals WHERE id = $1", card_id) == "done"
+    )
+    outcomes = "SELECT count(*) FROM audit_log WHERE card_id = $1 AND outcome = $2"
+    assert await _fetch(database_url, outcomes, card_id, "done") == 1
+    assert await _fetch(database_url, outcomes, card_id, "refused") == 99
+    told = [m.text for m in slack.messages if m.ephemeral_to == "UARJUN"]
+    assert len(told) == 99 and all("already approved by Arjun Mehta" in t for t in told), told[:3]
+    updates = [c.params for c in slack.calls if c.method == "chat.update"]
+    assert sorted(u["ts"] for u in updates) == sorted([card.ts, contested.ts])
