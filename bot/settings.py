@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     # Comma-separated: the first signs new cards, the rest are still accepted (key rotation).
     countersign_secret: SecretStr | None = None
     countersign_card_ttl: int = Field(default=1800, ge=60, le=7 * 24 * 3600)
+    # Seconds a card may stay mid-write before a running process settles it as interrupted.
+    countersign_reconcile_after: int = Field(default=60, ge=5, le=3600)
     countersign_model: str = "offline"
     countersign_model_base_url: str | None = None
     countersign_audit_channel: str | None = None

@@ -95,9 +95,14 @@ class CardStore:
         async with self._db.session() as session:
             return [CardRecord.of(row) for row in (await session.scalars(stmt)).all()]
 
-    async def in_state(self, status: CardStatus) -> list[CardRecord]:
+    async def in_state(
+        self, status: CardStatus, *, claimed_before: datetime | None = None
+    ) -> list[CardRecord]:
+        """Cards in ``status``; with ``claimed_before``, only those decided before that time."""
+        stmt = select(ProposalRow).where(ProposalRow.status == status)
+        if claimed_before is not None:
+            stmt = stmt.where(ProposalRow.decided_at <= claimed_before)
         async with self._db.session() as session:
-            stmt = select(ProposalRow).where(ProposalRow.status == status)
             return [CardRecord.of(row) for row in (await session.scalars(stmt)).all()]
 
     async def move(

@@ -19,6 +19,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -47,6 +48,7 @@ class Runtime:
     surface: Surface
     bolt: Bolt | None = None
     session: aiohttp.ClientSession | None = None
+    sweeper: asyncio.Task[None] | None = None
 
     @property
     def ready(self) -> Bolt:
@@ -77,11 +79,15 @@ async def _start(web_app: web.Application) -> None:
     runtime.session = aiohttp.ClientSession()
     runtime.bolt = await build_bolt(runtime.settings, runtime.surface, runtime.session)
     runtime.surface.tasks.spawn(_settle(runtime), name="reconcile")
+    runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
     log.info("slack_started", mode=str(runtime.settings.slack_mode))
 
 
 async def _stop(web_app: web.Application) -> None:
     runtime = web_app[RUNTIME]
+    if runtime.sweeper is not None:
+        runtime.sweeper.cancel()
+        await asyncio.gather(runtime.sweeper, return_exceptions=True)
     await runtime.surface.tasks.drain()
     # A real model provider keeps HTTP connections open until told; without this a stopped
     # server leaks them (and warns about unclosed sockets on its way out).
@@ -127,15 +133,31 @@ async def _healthz(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "database": "ok"})
 
 
-async def _settle(runtime: Runtime) -> None:
+async def _settle(runtime: Runtime, *, older_than: timedelta = timedelta(0)) -> None:
     """Settles cards left ``executing`` and updates them where they were posted."""
-    for record in await reconcile(runtime.surface.registry):
+    for record in await reconcile(runtime.surface.registry, older_than=older_than):
         client = await _client_for(runtime, record)
         if client is None:
             log.warning("settled_unposted", card_id=record.card_id, tenant=record.tenantid)
             continue
         await show_decision(runtime.surface, client, record)
         log.info("settled_posted", card_id=record.card_id, tenant=record.tenantid)
+
+
+async def _sweep(runtime: Runtime) -> None:
+    """Settles, while running, cards stuck mid-write for longer than the grace period.
+
+    Without it a card claimed just before the database connection dropped kept its buttons
+    and answered "already approved" until some process restarted.
+    """
+    grace = timedelta(seconds=runtime.settings.countersign_reconcile_after)
+    while True:
+        await asyncio.sleep(grace.total_seconds() / 2)
+        try:
+            await _settle(runtime, older_than=grace)
+        except (SQLAlchemyError, OSError, SlackApiError) as failed:
+            # The next round tries again; the cards stay executing until one succeeds.
+            log.warning("sweep_failed", error=type(failed).__name__)
 
 
 async def _client_for(runtime: Runtime, record: CardRecord) -> AsyncWebClient | None:

@@ -7,9 +7,10 @@ import os
 import signal
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
-from tests.engine.conftest import ARJUN, EVERYTHING
+from tests.engine.conftest import ARJUN, EVERYTHING, SteppedClock
 from tools import CardStatus, Registry, reconcile
 from tools.audit import Outcome
 from tools.merchant.models import Branch
@@ -74,3 +75,22 @@ async def test_external_side_effects_are_reported_as_unknown(registry: Registry)
     settled = await reconcile(registry)
 
     assert [(c.status, c.outcome) for c in settled] == [(CardStatus.UNKNOWN, UNKNOWN_NOTE)]
+
+
+async def test_running_sweep_waits_out_the_grace_period(
+    registry: Registry, clock: SteppedClock
+) -> None:
+    """A card claimed moments ago is left alone by a sweep with a grace period; once the card
+    has been stuck longer than the grace, the sweep settles it."""
+    proposal = (
+        await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)
+    ).proposal
+    assert proposal is not None
+    assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
+    grace = timedelta(seconds=60)
+
+    assert await reconcile(registry, older_than=grace) == []
+    clock.step(timedelta(seconds=61))
+    settled = await reconcile(registry, older_than=grace)
+
+    assert [(c.card_id, c.status) for c in settled] == [(proposal.card_id, CardStatus.INTERRUPTED)]
