@@ -1,0 +1,101 @@
+"""A burst of 1,000 events through the real endpoint, answered by the offline model.
+
+Each run sends 1,000 signed events at once: 750 @mentions at the top level of a channel (each
+its own thread) and 250 direct messages (each its own DM), asking for reads the offline model
+maps to tools ("show branches", "pending requests", stock, sales, help). Every one must be
+acknowledged in under 3 s and answered exactly once: after the bot's background work drains,
+every thread or DM holds exactly one reply (``chat.postMessage`` from the bot). The baseline is
+a bolt app whose event listeners do nothing, sent the same 1,000 signed events in the same run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+from pathlib import Path
+
+from tqdm import tqdm
+
+from bench.slackbot import Request, RunningBot, client_session, fire, running_bot
+from bench.stage import bare_bolt, serve, sqlite_database
+from bench.stats import Figure, percentile
+from tests.support.slack_requests import event, message
+
+__all__ = ["run"]
+
+RUNS = 5
+EVENTS = 1_000
+DM_SHARE = 4  # one event in four is a DM
+SLACK_ACK_LIMIT_S = 3.0
+_ASKS = ("show branches", "pending requests", "stock at Indiranagar", "sales today", "help")
+_USERS = ("UPRIYA", "UARJUN")
+_ts = itertools.count(1)
+
+
+def _events(run: int, count: int) -> tuple[list[Request], list[tuple[str, str | None]]]:
+    """The signed events of one run, and where each one's single answer must appear."""
+    requests: list[Request] = []
+    threads: list[tuple[str, str | None]] = []
+    for i in range(count):
+        ts, user, ask = f"1800000000.{next(_ts):06d}", _USERS[i % 2], _ASKS[i % len(_ASKS)]
+        if i % DM_SHARE == 0:
+            channel = f"D{run:02d}{i:05d}"
+            inner = message(user, ask, channel=channel, ts=ts, channel_type="im")
+            threads.append((channel, None))
+        else:
+            inner = message(user, f"<@UBOT> {ask}", channel="C0BURST", ts=ts, kind="app_mention")
+            threads.append(("C0BURST", ts))
+        requests.append(Request.event(event(inner)))
+    return requests, threads
+
+
+def _answers(bot: RunningBot, threads: list[tuple[str, str | None]]) -> Counter[int]:
+    """How many events got 0, 1, 2… replies (the goal: all of them exactly 1)."""
+    replies = Counter(
+        (call["channel"], call.get("thread_ts"))
+        for call in bot.slack.called("chat.postMessage")
+    )  # fmt: skip
+    return Counter(replies[where] for where in threads)
+
+
+async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[Figure]:
+    ack = Figure("burst ack p99 (1,000 events)", "ms", "lower", digits=0,
+                 note="bare bolt app, empty event listeners; Slack's limit is 3,000 ms")  # fmt: skip
+    worst = Figure("burst slowest ack", "ms", "lower", digits=0, target_below=3000,
+                   note="every event must be acknowledged in < 3,000 ms")  # fmt: skip
+    rate = Figure("burst answered", "events/s", "higher",
+                  note="baseline: the bare app's acks/s (it answers nothing)")  # fmt: skip
+    once = Figure("burst answered exactly once", "events", "higher", digits=0)
+    lost: list[int] = []
+    twice: list[int] = []
+    url = await sqlite_database(workdir, "burst.db")
+    async with (
+        client_session() as http,
+        running_bot(url, http) as bot,
+        serve(bare_bolt(bot.slack)) as bare_url,
+    ):
+        warm, _ = _events(99, 20)
+        await fire(http, bot.url, warm)
+        await fire(http, bare_url, warm)
+        await bot.drain()
+        for n in tqdm(range(runs), desc="burst", unit="run", leave=False):
+            requests, threads = _events(n, events)
+            started = time.perf_counter()
+            ours = await fire(http, bot.url, requests)
+            await bot.drain()
+            answered_in = time.perf_counter() - started
+            answers = _answers(bot, threads)
+            once.add(answers[1], events)
+            lost.append(answers[0])
+            twice.append(sum(n for times, n in answers.items() if times > 1))
+            started = time.perf_counter()
+            bare = await fire(http, bare_url, requests)
+            bare_in = time.perf_counter() - started
+            ack.add(percentile(ours, 99) * 1000, percentile(bare, 99) * 1000)
+            worst.add(max(ours) * 1000, max(bare) * 1000)
+            rate.add(events / answered_in, events / bare_in)
+    if max(worst.product) >= SLACK_ACK_LIMIT_S * 1000:
+        worst.note += f"; slowest of all runs {max(worst.product):,.0f} ms"
+    once.note = f"of {events} per run; unanswered per run: {lost}; answered more than once: {twice}"
+    return [ack, worst, rate, once]

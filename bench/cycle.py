@@ -1,0 +1,235 @@
+"""The approval cycle (propose + approve + execute + audit) per second, vs the same SQL by hand.
+
+The product side is ``Registry.call`` (adjust_stock +1 at branch 1 for FF-PANEER-WRAP, as Arjun)
+followed by ``Registry.approve`` with the card it returned: resolve, seal, store the card, audit
+the proposal, verify the token, load and re-validate the arguments, claim, audit "approved /
+executing", execute with its live re-check, move the card to done, audit the outcome.
+
+The baseline is that cycle's SQL without the product around it. One real cycle is recorded
+first (every statement SQLAlchemy hands the driver, and every begin, commit and rollback), then
+each baseline cycle sends exactly that sequence straight through the raw driver (aiosqlite or
+asyncpg) on one connection, in the same transactions, with a fresh card id in every statement
+that carried the recorded one. It does no Python work of its own: no ORM, no schema validation,
+no signing, no decisions. The ratio is therefore the whole cost of the product's Python around
+its SQL.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import aiosqlite
+import asyncpg
+from sqlalchemy import event
+from tqdm import tqdm
+
+from bench.stage import CARD_SECRET, postgres_cluster, postgres_database, sqlite_database
+from bench.stats import Figure
+from tools import Caller, CardSigner, Registry, Role
+from tools.db import Database
+from tools.merchant import DEFAULT_AGENT, build_registry
+
+__all__ = ["Recording", "Step", "record_cycle", "run"]
+
+RUNS = 5
+CYCLES = 100
+ARJUN = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
+ADJUST = {"branch": 1, "sku": "FF-PANEER-WRAP", "delta": 1, "reason": "delivery counted"}
+
+Kind = Literal["begin", "sql", "commit", "rollback"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    kind: Kind
+    sql: str = ""
+    params: Any = None
+    many: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    steps: list[Step]
+    card_id: str
+
+    @property
+    def statements(self) -> int:
+        return sum(step.kind == "sql" for step in self.steps)
+
+    @property
+    def transactions(self) -> int:
+        return sum(step.kind in ("commit", "rollback") for step in self.steps)
+
+
+async def cycle(registry: Registry) -> str:
+    """One whole cycle through the product; returns the card id."""
+    result = await registry.call(DEFAULT_AGENT, "adjust_stock", ADJUST, ARJUN)
+    proposal = result.proposal
+    assert proposal is not None
+    assert proposal.card is not None
+    decision = await registry.approve(DEFAULT_AGENT, proposal.card, ARJUN)
+    if not decision.ok:
+        raise RuntimeError(f"the benchmark's card did not run: {decision.card.outcome}")
+    return proposal.card_id
+
+
+async def record_cycle(db: Database, registry: Registry) -> Recording:
+    """Runs one cycle with SQLAlchemy's events listening; returns what reached the driver."""
+    steps: list[Step] = []
+
+    def on_sql(conn: Any, cursor: Any, sql: str, params: Any, context: Any, many: bool) -> None:  # noqa: PLR0917 - SQLAlchemy's signature
+        steps.append(Step("sql", sql, params, many))
+
+    def marker(kind: Kind) -> Callable[[Any], None]:
+        return lambda conn: steps.append(Step(kind))
+
+    engine = db.engine.sync_engine
+    listeners: list[tuple[str, Callable[..., None]]] = [
+        ("before_cursor_execute", on_sql),
+        ("begin", marker("begin")),
+        ("commit", marker("commit")),
+        ("rollback", marker("rollback")),
+    ]
+    for name, fn in listeners:
+        event.listen(engine, name, fn)
+    try:
+        card_id = await cycle(registry)
+    finally:
+        for name, fn in listeners:
+            event.remove(engine, name, fn)
+    return Recording(steps, card_id)
+
+
+def _fresh(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list | tuple):
+        return type(value)(_fresh(item, old, new) for item in value)
+    if isinstance(value, dict):
+        return {key: _fresh(item, old, new) for key, item in value.items()}
+    return value
+
+
+class SqliteReplay:
+    """The recorded cycle on one aiosqlite connection set up as the product sets up its own."""
+
+    def __init__(self, conn: aiosqlite.Connection, recording: Recording) -> None:
+        self.conn, self.recording = conn, recording
+
+    @classmethod
+    async def open(cls, path: str, recording: Recording) -> SqliteReplay:
+        conn = await aiosqlite.connect(path, timeout=30, isolation_level=None)
+        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
+                       "busy_timeout=30000"):  # fmt: skip
+            await conn.execute(f"PRAGMA {pragma}")
+        return cls(conn, recording)
+
+    async def cycle(self) -> None:
+        old, new = self.recording.card_id, uuid.uuid4().hex
+        for step in self.recording.steps:
+            if step.kind == "sql":
+                params = _fresh(step.params, old, new)
+                if step.many:
+                    await self.conn.executemany(step.sql, params)
+                else:
+                    async with self.conn.execute(step.sql, params) as cursor:
+                        await cursor.fetchall()
+            elif step.kind == "commit":
+                await self.conn.commit()
+            elif step.kind == "rollback":
+                await self.conn.rollback()
+            # "begin": SQLite's BEGIN (IMMEDIATE) is itself one of the recorded statements.
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+
+class PostgresReplay:
+    """The recorded cycle on one asyncpg connection with SQLAlchemy's JSON codecs."""
+
+    def __init__(self, conn: asyncpg.Connection, recording: Recording) -> None:
+        self.conn, self.recording = conn, recording
+
+    @classmethod
+    async def open(cls, url: str, recording: Recording) -> PostgresReplay:
+        conn = await asyncpg.connect(url.replace("+asyncpg", ""))
+        await conn.set_type_codec("json", encoder=str.encode, decoder=bytes.decode,
+                                  schema="pg_catalog", format="binary")  # fmt: skip
+        await conn.set_type_codec("jsonb", encoder=lambda s: b"\x01" + s.encode(),
+                                  decoder=lambda b: b[1:].decode(), schema="pg_catalog",
+                                  format="binary")  # fmt: skip
+        return cls(conn, recording)
+
+    async def cycle(self) -> None:
+        old, new = self.recording.card_id, uuid.uuid4().hex
+        transaction: Any = None
+        for step in self.recording.steps:
+            if step.kind == "begin":
+                transaction = self.conn.transaction()
+                await transaction.start()
+            elif step.kind == "sql":
+                params = _fresh(step.params, old, new)
+                if step.many:
+                    await self.conn.executemany(step.sql, params)
+                else:
+                    await self.conn.fetch(step.sql, *params)
+            elif transaction is not None:
+                await (transaction.commit() if step.kind == "commit" else transaction.rollback())
+                transaction = None
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+
+async def _rate(cycles: int, one: Callable[[], Awaitable[Any]]) -> float:
+    started = time.perf_counter()
+    for _ in range(cycles):
+        await one()
+    return cycles / (time.perf_counter() - started)
+
+
+async def _measure(label: str, url: str, figure: Figure, *, runs: int, cycles: int) -> str:
+    db = Database(url)
+    registry = build_registry(db, CardSigner([CARD_SECRET]))
+    try:
+        for _ in range(3):  # warm: connections, statement caches, lazy imports
+            await cycle(registry)
+        recording = await record_cycle(db, registry)
+        if db.is_sqlite:
+            replay: SqliteReplay | PostgresReplay = await SqliteReplay.open(
+                url.split("///", 1)[1], recording
+            )
+        else:
+            replay = await PostgresReplay.open(url, recording)
+        try:
+            await replay.cycle()
+            for _ in tqdm(range(runs), desc=f"cycle {label}", unit="run", leave=False):
+                ours = await _rate(cycles, lambda: cycle(registry))
+                raw = await _rate(cycles, replay.cycle)
+                figure.add(ours, raw)
+        finally:
+            await replay.close()
+    finally:
+        await db.dispose()
+    return f"{recording.statements} statements in {recording.transactions} transactions"
+
+
+async def run(workdir: Path, *, runs: int = RUNS, cycles: int = CYCLES) -> list[Figure]:
+    sqlite = Figure("approval cycle, SQLite", "cycles/s", "higher", target_ratio=1.5)
+    postgres = Figure("approval cycle, PostgreSQL", "cycles/s", "higher", target_ratio=1.5)
+    shape = await _measure("sqlite", await sqlite_database(workdir, "cycle.db"), sqlite,
+                           runs=runs, cycles=cycles)  # fmt: skip
+    sqlite.note = f"same SQL by hand through aiosqlite ({shape})"
+    with postgres_cluster() as cluster:
+        url = await postgres_database(cluster, "cs_bench_cycle")
+        shape = await _measure("postgresql", url, postgres, runs=runs, cycles=cycles)
+    postgres.note = (
+        f"same SQL by hand through asyncpg ({shape}); the cluster runs with fsync and "
+        "synchronous_commit off"
+    )
+    return [sqlite, postgres]

@@ -1,0 +1,108 @@
+"""The bot as production serves it (aiohttp endpoint, bolt, offline model) and a way to hit it.
+
+Requests are built and signed exactly as Slack sends them, then fired concurrently from a
+separate process; each request's time runs from just before it is sent to the end of its
+response, which is what Slack's 3-second acknowledgement clock measures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from asyncio.subprocess import PIPE
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+import aiohttp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bench.stage import CARD_SECRET, PEOPLE, fake_slack, serve, settings_for
+from bot.agent import Assistant
+from bot.sandbox import BOT_TOKEN, WebApi
+from bot.slack import Surface, web_application
+from tests.support.slack_requests import TEAM, form
+from tools import CardSigner, Registry
+from tools.db import Database
+from tools.directory import Directory
+from tools.merchant import build_registry
+
+__all__ = ["Request", "RunningBot", "fire", "running_bot"]
+
+_DRAIN_LIMIT_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One signed Slack request: its body and content type (headers are signed when sent)."""
+
+    body: str
+    content_type: str
+
+    @classmethod
+    def interaction(cls, payload: dict[str, object]) -> Request:
+        return cls(form(payload), "application/x-www-form-urlencoded")
+
+    @classmethod
+    def event(cls, envelope: dict[str, object]) -> Request:
+        return cls(json.dumps(envelope), "application/json")
+
+
+@dataclass
+class RunningBot:
+    slack: WebApi
+    surface: Surface
+    registry: Registry
+    client: AsyncWebClient
+    url: str
+
+    async def drain(self) -> None:
+        """Waits (bounded) for every task the acks started: approvals, answers."""
+        # Polled rather than ``Background.drain``, which cancels work still running after its
+        # shutdown grace period; a burst legitimately takes longer than that.
+        async with asyncio.timeout(_DRAIN_LIMIT_S):
+            while len(self.surface.tasks):  # noqa: ASYNC110 - the task set offers no event
+                await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def running_bot(database_url: str, http: aiohttp.ClientSession) -> AsyncIterator[RunningBot]:
+    """The real web application over ``database_url``, talking to a fake Slack; people linked."""
+    async with fake_slack() as slack:
+        settings = settings_for(slack, database_url)
+        db = Database(database_url)
+        registry = build_registry(db, CardSigner([CARD_SECRET]))
+        directory = Directory(db)
+        for user, (_name, email) in PEOPLE.items():
+            await directory.link("slack", TEAM, user, email)
+        surface = Surface(registry, Assistant(registry, settings), directory)
+        client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url, session=http)
+        try:
+            async with serve(web_application(settings, surface)) as url:
+                yield RunningBot(slack, surface, registry, client, url)
+        finally:
+            await db.dispose()
+
+
+async def fire(http: aiohttp.ClientSession, url: str, requests: Sequence[Request]) -> list[float]:
+    """Sends every request at once from a separate process (``bench.loadgen``).
+
+    Returns each request's seconds to a complete 200 response. ``http`` is unused by the
+    sender; it stays in the signature so callers keep one session for their own calls.
+    """
+    order = json.dumps({"url": url, "requests": [[r.body, r.content_type] for r in requests]})
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.loadgen", stdin=PIPE, stdout=PIPE, stderr=PIPE
+    )
+    async with asyncio.timeout(_DRAIN_LIMIT_S):
+        out, err = await child.communicate(order.encode())
+    if child.returncode != 0:
+        raise RuntimeError(f"the load generator failed: {err.decode()[-2000:]}")
+    timings: list[float] = json.loads(out)
+    return timings
+
+
+def client_session() -> aiohttp.ClientSession:
+    """A client with no cap on connections, so a burst really is concurrent."""
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=True))

@@ -1,0 +1,192 @@
+"""Sets the stage for a benchmark: quiet logs, seeded databases, a fake Slack, servers on loopback.
+
+Nothing here leaves the machine: databases are temporary files or a throwaway PostgreSQL
+cluster, and every HTTP server listens on 127.0.0.1 on a port the OS picks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import structlog
+from aiohttp import web
+from pydantic import SecretStr
+from pydantic_ai import models
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+
+from bot.sandbox import BOT_TOKEN, WebApi
+from bot.settings import Settings
+from tests.support.postgres import PostgresCluster
+from tests.support.slack_requests import TEAM
+from tools.db import Database
+from tools.db.migrate import upgrade_async
+from tools.merchant.demo import load_demo
+
+__all__ = [
+    "CARD_SECRET",
+    "SIGNING_SECRET",
+    "bare_bolt",
+    "fake_slack",
+    "postgres_database",
+    "quiet_logs",
+    "serve",
+    "settings_for",
+    "sqlite_database",
+]
+
+SIGNING_SECRET = "bench-signing-secret-0123456789"
+CARD_SECRET = "bench-card-secret-0123456789abcdef"
+# Slack user → (name, email) of the demo people the benchmarks act as.
+PEOPLE = {
+    "UPRIYA": ("Priya Raman", "priya@fiesta.example"),
+    "UARJUN": ("Arjun Mehta", "arjun@fiesta.example"),
+}
+
+# No benchmark ever talks to a real model provider.
+models.ALLOW_MODEL_REQUESTS = False
+
+
+def quiet_logs() -> None:
+    """Logs as production does (INFO, rendered) but into /dev/null, so the cost stays counted."""
+    sink = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S", utc=True),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(20),
+        logger_factory=structlog.PrintLoggerFactory(file=sink),
+        cache_logger_on_first_use=False,
+    )
+
+
+async def sqlite_database(directory: Path, name: str = "countersign.db") -> str:
+    """A migrated SQLite file holding the demo merchants; returns its URL."""
+    url = f"sqlite+aiosqlite:///{directory / name}"
+    await upgrade_async(url)
+    await _seed(url)
+    return url
+
+
+async def _seed(url: str) -> None:
+    db = Database(url)
+    try:
+        await load_demo(db)
+    finally:
+        await db.dispose()
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    cluster = PostgresCluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+async def postgres_database(cluster: PostgresCluster, name: str) -> str:
+    """A migrated database on the cluster holding the demo merchants; returns its URL."""
+    conn = await asyncpg.connect(cluster.url().replace("+asyncpg", ""))
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    url = cluster.url(name)
+    await upgrade_async(url)
+    await _seed(url)
+    return url
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="countersign-bench-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def fake_slack() -> AsyncIterator[WebApi]:
+    slack = WebApi(team_id=TEAM)
+    for user, (name, email) in PEOPLE.items():
+        slack.add_user(user, name, email)
+    await slack.start()
+    try:
+        yield slack
+    finally:
+        await slack.stop()
+
+
+def settings_for(slack: WebApi, database_url: str) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None, slack_bot_token=SecretStr(BOT_TOKEN),
+        slack_signing_secret=SecretStr(SIGNING_SECRET), slack_app_token=None,
+        slack_client_id=None, slack_client_secret=None,
+        countersign_secret=SecretStr(CARD_SECRET), slack_api_url=slack.base_url,
+        database_url=database_url, countersign_model="offline", countersign_audit_channel=None,
+    )  # fmt: skip
+
+
+@dataclass
+class Served:
+    url: str
+    runner: web.AppRunner
+
+
+@contextlib.asynccontextmanager
+async def serve(app: web.Application) -> AsyncIterator[str]:
+    """Serves an aiohttp application on loopback; yields the URL of Slack's endpoint."""
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=2048)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}/slack/events"
+    finally:
+        await runner.cleanup()
+
+
+def bare_bolt(slack: WebApi) -> web.Application:
+    """The baseline: a bolt app whose only listeners ack and do nothing, served the same way."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url)
+    bolt = AsyncApp(signing_secret=SIGNING_SECRET, client=client)
+
+    @bolt.action("card_approve")
+    async def _approve(ack: object) -> None:
+        await ack()  # type: ignore[operator]
+
+    @bolt.event("app_mention")
+    async def _mention() -> None:
+        return None
+
+    @bolt.event("message")
+    async def _message() -> None:
+        return None
+
+    async def endpoint(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await bolt.async_dispatch(await to_bolt_request(request)))
+
+    app = web.Application()
+    app.router.add_post("/slack/events", endpoint)
+    return app
+
+
+def flush() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
