@@ -48,14 +48,23 @@ class Background:
     and an approval would stop between its write and the card update.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, limit: int = 8) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
+        # At most ``limit`` pieces of work run at once; the rest wait their turn here. Without
+        # it a burst of a thousand messages started a thousand turns that queued on the
+        # database pool instead, and those still waiting after its 30 s timeout were never
+        # answered (their delivery already acknowledged, Slack would not resend it).
+        self._slots = asyncio.Semaphore(limit)
 
     def spawn(self, work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
-        task = asyncio.create_task(work, name=name)
+        task = asyncio.create_task(self._in_turn(work), name=name)
         self._tasks.add(task)
         task.add_done_callback(self._done)
         return task
+
+    async def _in_turn(self, work: Coroutine[Any, Any, None]) -> None:
+        async with self._slots:
+            await work
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
