@@ -49,7 +49,9 @@ def build_toolset(registry: Registry, agent: Agent) -> FunctionToolset[TurnDeps]
                 _caller_of(tool.name),
                 name=tool.name,
                 description=tool.description,
-                json_schema=compact_schema(schema.json_schema(tool.args)),
+                json_schema=_without_docstring(
+                    inline_definitions(compact_schema(schema.json_schema(tool.args)))
+                ),
                 takes_ctx=True,
             )
             for tool in registry.tools_for(agent)
@@ -80,37 +82,76 @@ def compact_schema(node: Any) -> Any:
     """The JSON schema the model reads, with what only the validator needs taken out.
 
     Every call is validated against the full schema by ``Registry.call``, so dropping pydantic's
-    ``title`` keys, regexes, string lengths and the ``anyOf [..., null]`` of optional fields
-    changes nothing the model may send, and takes about a tenth off every request's tool
-    definitions. Property *names* are kept even when one is called "title".
+    ``title`` keys, regexes, lengths, numeric bounds, ``additionalProperties`` and the
+    ``anyOf [..., null]`` of optional fields changes nothing the model may send (a value out of
+    bounds comes back as a retry with the reason), and keeps the tool definitions within the
+    token budget of every request. Property *names* are kept even when one is called "title".
     """
     if isinstance(node, list):
         return [compact_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
-    node = _unwrap_optional(node)
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _VALIDATOR_ONLY and isinstance(value, str | int):
+        if key in _VALIDATOR_ONLY and isinstance(value, str | int | float | bool):
             continue
         if key in ("properties", "$defs") and isinstance(value, dict):
             out[key] = {name: compact_schema(sub) for name, sub in value.items()}
         else:
             out[key] = compact_schema(value)
-    return out
+    # After the alternatives themselves are compact, so bare types can collapse.
+    return _unwrap_optional(out)
 
 
-_VALIDATOR_ONLY = ("title", "pattern", "minLength", "maxLength")
+def _without_docstring(root: dict[str, Any]) -> dict[str, Any]:
+    """The arguments model's docstring repeats the tool's own description; the model reads one."""
+    return {key: value for key, value in root.items() if key != "description"}
+
+
+_VALIDATOR_ONLY = (
+    "title", "pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
+    "additionalProperties",
+)  # fmt: skip
 _NULL = {"type": "null"}
 
 
 def _unwrap_optional(node: dict[str, Any]) -> dict[str, Any]:
-    """``{anyOf: [S, null], default: null}`` → ``S``: leaving the field out means the same."""
+    """``{anyOf: [S, null], default: null}`` → ``S``: leaving the field out means the same.
+
+    Alternatives that are bare types collapse into one ``type`` list (``string`` or
+    ``integer``), which says the same in fewer tokens.
+    """
     options = node.get("anyOf")
-    if "default" not in node or node["default"] is not None or not isinstance(options, list):
+    if not isinstance(options, list):
         return node
-    kept = [option for option in options if option != _NULL]
-    if len(kept) != 1 or len(options) != 2 or not isinstance(kept[0], dict):
-        return node
-    rest = {key: value for key, value in node.items() if key not in ("anyOf", "default")}
-    return {**kept[0], **rest}
+    optional = "default" in node and node["default"] is None
+    kept = [option for option in options if not (optional and option == _NULL)]
+    rest = {key: value for key, value in node.items() if key != "anyOf"}
+    if optional:
+        rest.pop("default")
+    if len(kept) == 1 and isinstance(kept[0], dict):
+        return {**kept[0], **rest}
+    if all(isinstance(option, dict) and option.keys() == {"type"} for option in kept):
+        return {"type": [option["type"] for option in kept], **rest}
+    return {"anyOf": kept, **rest} if optional else node
+
+
+def inline_definitions(root: dict[str, Any]) -> dict[str, Any]:
+    """Replaces ``$ref``s to ``$defs`` with the definitions themselves (enums, here).
+
+    A reference and its definition cost more tokens than the enum written in place.
+    """
+    definitions = root.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            rest = {k: walk(v) for k, v in node.items() if k != "$ref"}
+            return {**walk(definitions[ref.removeprefix("#/$defs/")]), **rest}
+        return {k: walk(v) for k, v in node.items() if k != "$defs"}
+
+    return walk(root)  # type: ignore[no-any-return]

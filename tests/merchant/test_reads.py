@@ -80,7 +80,7 @@ def test_read_tools_keep_their_names_and_arguments() -> None:
     for tool in READ_TOOLS:
         assert tool.scope is Scope.READ and tool.role is Role.STAFF
         assert all(field.description for field in tool.args.model_fields.values()), tool.name
-        assert len(tool.description) > 80, tool.name
+        assert len(tool.description) > 30 and tool.description.endswith("."), tool.name
 
 
 async def test_read_only_agent_reads(registry: Registry) -> None:

@@ -51,35 +51,24 @@ _REQUEST_LOADS = (
 
 
 class ListBranchesArgs(ReadArgs):
-    status: Literal["open", "closed"] | None = Field(
-        default=None, description="Only branches that are open, or only closed ones; omit for all."
-    )
+    status: Literal["open", "closed"] | None = Field(default=None, description="Omit for all.")
 
 
 class GetBranchArgs(ReadArgs):
-    branch: BranchRef = Field(
-        description="The branch: its name (any case; a unique prefix is enough) or its id, e.g. 3."
-    )
+    branch: BranchRef = Field(description="Branch name (a unique prefix is enough) or id.")
 
 
 class ListRequestsArgs(ReadArgs):
     status: Literal["pending", "approved", "rejected"] | None = Field(
         default="pending",
-        description="Which requests: pending (the default, still waiting for a decision), "
-        "approved or rejected; null for every status.",
+        description="pending (default), approved or rejected; null for all.",
     )
-    branch: BranchRef | None = Field(
-        default=None, description="Only this branch's requests: a name or an id; omit for all."
-    )
-    kind: RequestKind | None = Field(
-        default=None, description="Only requests of this kind; omit for every kind."
-    )
+    branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
+    kind: RequestKind | None = Field(default=None, description="Omit for all.")
 
 
 class GetRequestArgs(ReadArgs):
-    request_id: int = Field(
-        ge=1, le=MAX_ID, description="The request's number, e.g. 4 for request #4."
-    )
+    request_id: int = Field(ge=1, le=MAX_ID, description="The request id.")
 
 
 async def _branch_counts(
@@ -192,9 +181,8 @@ _BRANCH_TOOLS = [
     Tool(
         name="list_branches",
         description=(
-            "List the merchant's branches (shops, outlets) with id, name, city, whether each is "
-            "open or closed, and how many open orders and pending requests each has. Use it to "
-            "see which branches exist or to find a branch's id."
+            "The merchant's branches: id, name, city, open or closed, open orders and "
+            "pending requests."
         ),
         args=ListBranchesArgs,
         handler=list_branches,
@@ -203,9 +191,7 @@ _BRANCH_TOOLS = [
     Tool(
         name="get_branch",
         description=(
-            "Look up one branch by name or id: its city, open or closed status (and since when), "
-            "and its counts of open orders and pending requests. Use it before talking about a "
-            "branch's state, for example before suggesting to close or reopen it."
+            "One branch by name or id: status (since when), open orders, pending requests."
         ),
         args=GetBranchArgs,
         handler=get_branch,
@@ -217,10 +203,8 @@ _REQUEST_TOOLS = [
     Tool(
         name="list_requests",
         description=(
-            "List branch requests (stock, refund, discount and expense requests that wait for a "
-            "manager's decision), newest first. By default only the pending ones; filter by "
-            "status, branch or kind. Each row has the request id, branch id and name, kind, "
-            "amount, who asked and why, and for decided requests who decided, when and the note."
+            "Branch requests awaiting a manager's decision (stock, refund, discount, expense), "
+            "newest first; pending by default."
         ),
         args=ListRequestsArgs,
         handler=list_requests,
@@ -228,11 +212,7 @@ _REQUEST_TOOLS = [
     ),
     Tool(
         name="get_request",
-        description=(
-            "Look up one branch request by its number: branch, kind, amount, who asked and why, "
-            "its status and, if decided, who decided it, when and with what note. Use it before "
-            "talking about approving or rejecting a specific request."
-        ),
+        description=("One branch request in full, including who decided it and when."),
         args=GetRequestArgs,
         handler=get_request,
         role=Role.STAFF,

@@ -32,34 +32,24 @@ __all__ = ["ORDER_TOOLS"]
 
 
 class ListOrdersArgs(ReadArgs):
-    branch: BranchRef | None = Field(
-        default=None, description="Only this branch's orders: a name or an id; omit for all."
-    )
-    status: OrderStatus | None = Field(
-        default=None, description="Only orders in this state; omit for every state."
-    )
+    branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
+    status: OrderStatus | None = Field(default=None, description="Omit for all.")
     customer: SearchText | None = Field(
         default=None,
-        description="Only orders whose customer name contains this text, in any case.",
+        description="Part of the customer's name, any case.",
     )
-    days: int = Field(
-        default=30, ge=1, le=365, description="How many days back to look, 1 to 365 (default 30)."
-    )
+    days: int = Field(default=30, ge=1, le=365, description="Days back, 1 to 365.")
 
 
 class GetOrderArgs(ReadArgs):
-    order_id: int = Field(
-        ge=1, le=MAX_ID, description="The order's number, e.g. 1042 for order #1042."
-    )
+    order_id: int = Field(ge=1, le=MAX_ID, description="The order id.")
 
 
 class StockLevelsArgs(ReadArgs):
-    branch: BranchRef | None = Field(
-        default=None, description="Only this branch's stock: a name or an id; omit for all."
-    )
+    branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
     sku: SearchText | None = Field(
         default=None,
-        description="Only this product: its SKU (e.g. FF-MASALA-DOSA) or its name; omit for all.",
+        description="SKU or product name; omit for all.",
     )
 
 
@@ -187,10 +177,8 @@ ORDER_TOOLS = [
     Tool(
         name="list_orders",
         description=(
-            "List customer orders of the last N days (30 unless asked), newest first, optionally "
-            "for one branch, one status or customers whose name contains some text. Each row has "
-            "the order id, branch id and name, customer, status, total, amount refunded, when it "
-            "was placed and any note. Use get_order for one order's refunds."
+            "Customer orders of the last N days, newest first, filtered by branch, status or "
+            "customer name."
         ),
         args=ListOrdersArgs,
         handler=list_orders,
@@ -198,22 +186,14 @@ ORDER_TOOLS = [
     ),
     Tool(
         name="get_order",
-        description=(
-            "Look up one order by number: branch, customer, status, total, how much was already "
-            "refunded, how much can still be refunded, the note and every refund made (amount, "
-            "reason, who approved it, when). Use it before talking about refunding an order."
-        ),
+        description=("One order: total, refunded, what can still be refunded, and its refunds."),
         args=GetOrderArgs,
         handler=get_order,
         role=Role.STAFF,
     ),
     Tool(
         name="stock_levels",
-        description=(
-            "Show stock on hand: one row per branch and product with the SKU, product name and "
-            "quantity. Narrow it to one branch (name or id) and/or one product (SKU or name). "
-            "Use it before talking about adjusting stock."
-        ),
+        description=("Stock on hand per branch and product (SKU, name, quantity)."),
         args=StockLevelsArgs,
         handler=stock_levels,
         role=Role.STAFF,

@@ -35,13 +35,10 @@ _LABELS: dict[Period, str] = {
 
 
 class SalesSummaryArgs(ReadArgs):
-    branch: BranchRef | None = Field(
-        default=None, description="Only this branch: a name or an id; omit for every branch."
-    )
+    branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
     period: Period = Field(
         default="this_week",
-        description="today (since 00:00 UTC), this_week (since Monday 00:00 UTC, the default), "
-        "last_7_days, this_month (since the 1st, 00:00 UTC) or last_30_days.",
+        description="Default this_week (since Monday 00:00 UTC).",
     )
 
 
@@ -146,10 +143,7 @@ SALES_TOOLS = [
     Tool(
         name="sales_summary",
         description=(
-            "Summarise sales for a period: one row per branch with the number of orders, gross "
-            "takings, amount refunded and net, plus the totals across branches in the note. "
-            "Periods are in UTC: today, this_week (since Monday 00:00 UTC, the default), "
-            "last_7_days, this_month or last_30_days. Cancelled orders are left out."
+            "Sales per branch for a period (UTC): orders, gross, refunded, net; totals in the note."
         ),
         args=SalesSummaryArgs,
         handler=sales_summary,

@@ -32,17 +32,13 @@ __all__ = ["CLOSE_BRANCH", "REOPEN_BRANCH", "CloseBranchArgs", "ReopenBranchArgs
 class CloseBranchArgs(Args):
     """Which open branch to close."""
 
-    branch: str | int = Field(
-        description='The branch to close: its id (e.g. 3) or its name (e.g. "Whitefield").'
-    )
+    branch: str | int = Field(description="Branch id or name.")
 
 
 class ReopenBranchArgs(Args):
     """Which closed branch to open again."""
 
-    branch: str | int = Field(
-        description='The branch to reopen: its id (e.g. 4) or its name (e.g. "MG Road").'
-    )
+    branch: str | int = Field(description="Branch id or name.")
 
 
 async def lock_branch(session: AsyncSession, ref: str | int) -> Branch:

@@ -45,13 +45,13 @@ MAX_STOCK_DELTA = 100_000
 # A price moving by more than this share (up or down) gets a warning: likely a typo.
 PRICE_WARNING_PERCENT = Decimal(30)
 
-_SKU = 'The product\'s SKU (e.g. "FF-PANEER-WRAP") or its name (e.g. "Paneer Tikka Wrap").'
+_SKU = "SKU (e.g. FF-PANEER-WRAP) or product name."
 
 
 class AdjustStockArgs(Args):
     """Which stock line to correct, by how many units, and why."""
 
-    branch: str | int = Field(description='The branch: its id (e.g. 3) or name ("Whitefield").')
+    branch: str | int = Field(description="Branch id or name.")
     sku: str = Field(min_length=1, max_length=200, description=_SKU)
     delta: int = Field(
         ge=-MAX_STOCK_DELTA,
@@ -74,10 +74,7 @@ class SetPriceArgs(Args):
     sku: str = Field(min_length=1, max_length=200, description=_SKU)
     price: Decimal = Field(
         gt=0,
-        description=(
-            "The new price in major units of the merchant's currency (rupees or dollars, "
-            "e.g. 299.00, not paise or cents)."
-        ),
+        description=("In major units (e.g. 299.00, not paise or cents)."),
     )
 
 

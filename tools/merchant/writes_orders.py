@@ -40,13 +40,12 @@ REFUND_WARNING_ABOVE: dict[str, int] = {"INR": 10_000, "USD": 200, "EUR": 200, "
 class RefundOrderArgs(Args):
     """Which order to refund, how much, and why."""
 
-    order_id: int = Field(ge=1, description="The id of the order to refund, e.g. 12.")
+    order_id: int = Field(ge=1, description="The order id.")
     amount: Decimal | None = Field(
         default=None,
         gt=0,
         description=(
-            "How much to refund, in major units of the merchant's currency (rupees or dollars, "
-            "e.g. 1250.50, not paise or cents). Leave it out to refund everything not yet refunded."
+            "In major units (e.g. 1250.50, not paise or cents); omit to refund all that is left."
         ),
     )
     reason: str = Field(default="", max_length=500, description="Why the order is refunded.")

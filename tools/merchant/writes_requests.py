@@ -32,7 +32,7 @@ from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 
 __all__ = ["APPROVE_REQUEST", "REJECT_REQUEST", "ApproveRequestArgs", "RejectRequestArgs"]
 
-_REQUEST_ID = "The id of the branch request, e.g. 3. List the requests first if you do not know it."
+_REQUEST_ID = "The request id, e.g. 3."
 
 # How each kind of request reads in "a ₹5,000.00 discount".
 _KIND_WORDS = {
@@ -48,7 +48,7 @@ class ApproveRequestArgs(Args):
 
     request_id: int = Field(ge=1, description=_REQUEST_ID)
     note: str | None = Field(
-        default=None, max_length=500, description="An optional note recorded with the approval."
+        default=None, max_length=500, description="Optional note for the branch."
     )
 
 
