@@ -12,7 +12,7 @@ from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 
 from bot.settings import Settings
 from bot.slack.server import web_application
-from bot.slack.surface import Surface
+from bot.surface import Surface
 
 __all__ = ["application"]
 

@@ -5,6 +5,6 @@ tests and embedding. Everything the merchant sees in Slack is worded in ``bot.sl
 """
 
 from bot.slack.server import serve, web_application
-from bot.slack.surface import Assistant, Background, Reply, Surface
+from bot.surface import Assistant, Background, Reply, Surface
 
 __all__ = ["Assistant", "Background", "Reply", "Surface", "serve", "web_application"]

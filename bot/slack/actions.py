@@ -33,7 +33,7 @@ from bot.slack.blocks import (
 from bot.slack.cards import show_decision
 from bot.slack.home import publish_home
 from bot.slack.identity import installation_of, owner_slack_user, resolve
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from tools import Caller, Decision
 from tools.errors import CardExpiredError, CountersignError, NotYourCardError
 

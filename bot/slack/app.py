@@ -24,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.settings import Settings, SlackMode
 from bot.slack import actions, commands, events, home
-from bot.slack.surface import Surface
+from bot.surface import Surface
 
 __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
 

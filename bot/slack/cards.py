@@ -16,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack import copy
 from bot.slack.blocks import CardView, decided_blocks, pending_blocks
 from bot.slack.identity import PLATFORM, owner_slack_user, slack_error
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from tools import Caller, CardRecord, CardStatus, Proposal
 
 __all__ = ["POST_OPTIONS", "Place", "post_card", "show_decision"]

@@ -19,7 +19,7 @@ from bot.slack import copy
 from bot.slack.blocks import pending_list
 from bot.slack.home import pending_cards
 from bot.slack.identity import installation_of, resolve
-from bot.slack.surface import Surface
+from bot.surface import Surface
 
 __all__ = ["COMMAND", "register"]
 

@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack import copy, receipts
 from bot.slack.cards import POST_OPTIONS, post_card
 from bot.slack.identity import installation_of, resolve, slack_error
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from tools import Caller
 
 __all__ = ["Turn", "register"]

@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import CardView, home_view
 from bot.slack.identity import installation_of, resolve
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from tools import Caller
 
 __all__ = ["pending_cards", "publish_home", "register"]

@@ -28,7 +28,7 @@ from bot.settings import Settings, SlackMode
 from bot.slack.app import Bolt, build_bolt
 from bot.slack.cards import show_decision
 from bot.slack.inbound import bolt_request
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from tools import CardRecord, CardSigner, reconcile
 from tools.db import Database
 from tools.directory import Directory

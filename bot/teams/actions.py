@@ -19,7 +19,7 @@ from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot.cards import of_record
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from bot.teams import copy
 from bot.teams.cards import (
     CARD_TYPE,

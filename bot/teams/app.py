@@ -29,7 +29,7 @@ from microsoft_agents.hosting.core.authorization.jwt import _authorize_request
 from microsoft_agents.hosting.core.http import HttpResponse
 
 from bot.settings import Settings
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from bot.teams import actions, copy, turns
 
 __all__ = ["TEAMS", "Teams", "auth_configuration", "build_teams", "mount"]

@@ -16,7 +16,7 @@ from microsoft_agents.activity import Activity, ActivityTypes, Attachment, TextF
 from microsoft_agents.hosting.core import TurnContext
 
 from bot.cards import clip, of_proposal, of_record, wording
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from bot.teams import copy
 from bot.teams.cards import CARD_TYPE, render
 from bot.teams.identity import PLATFORM, Who

@@ -12,7 +12,7 @@ from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
 from bot.slack import receipts
-from bot.slack.surface import Surface
+from bot.surface import Surface
 from bot.teams import copy
 from bot.teams.identity import resolve, who
 from bot.teams.posting import conversation_key, post_card, say

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from tests.engine.toy import TOY_TOOLS
+from tests.support.clock import SteppedClock
 from tools import Agent, Caller, CardSigner, Registry, Role
 from tools.db import Database
 from tools.merchant.scope import tenant_name
 
 SECRET = "engine-test-secret-0123456789"
-
-
-@dataclass
-class SteppedClock:
-    now: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def step(self, delta: timedelta) -> None:
-        self.now += delta
 
 
 PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")

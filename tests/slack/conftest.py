@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -19,7 +19,8 @@ from bot.sandbox import BOT_TOKEN, Message, WebApi
 from bot.sandbox.payloads import TEAM, block_action, event, form, message, signed
 from bot.settings import Settings
 from bot.slack import Surface, web_application
-from bot.slack.surface import Reply
+from bot.surface import Reply
+from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
@@ -39,17 +40,6 @@ PEOPLE = {
     "USTRANGER": ("Sam Stranger", "stranger@elsewhere.example"),
 }
 LINKED = ("UPRIYA", "UARJUN", "UMEERA", "URAVI")
-
-
-@dataclass
-class SteppedClock:
-    now: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def step(self, delta: timedelta) -> None:
-        self.now += delta
 
 
 class RecordingAssistant:

@@ -13,11 +13,11 @@ from aiohttp.test_utils import TestServer
 from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 
 from bot.agent import Assistant
+from bot.sandbox import WebApi as FakeSlack
 from bot.slack import Surface
 from bot.web import application
 from tests.slack.conftest import CARD_SECRET, PEOPLE, RecordingAssistant, SteppedClock, bot_settings
 from tests.support.fake_connector import Call, FakeConnector, Member
-from tests.support.fake_slack import FakeSlack
 from tests.support.slack_requests import TEAM as SLACK_TEAM
 from tests.support.teams_activities import CHANNEL, invoke, message
 from tools import CardSigner, Registry

@@ -1,4 +1,4 @@
-"""What every Slack handler shares: the engine, the assistant, identities and the task set.
+"""What every surface's handlers share: the engine, the assistant, identities and the task set.
 
 Holds references only; never talks to Slack or the database itself. ``Assistant`` is the
 protocol of ``bot.agent.Assistant`` as this surface uses it, so the surface can be driven by the
