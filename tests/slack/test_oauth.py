@@ -1,0 +1,66 @@
+"""Multi-workspace installs: the install page starts Slack's OAuth flow with state kept in the database."""
+
+from __future__ import annotations
+
+import re
+
+import aiohttp
+from aiohttp.test_utils import TestServer
+from pydantic import SecretStr
+from sqlalchemy import text
+
+from bot.sandbox import WebApi
+from bot.settings import Settings
+from bot.slack import web_application
+from bot.slack.server import build_surface
+from tests.slack.conftest import bot_settings
+from tools.db import Database
+
+
+def oauth_settings(slack: WebApi, database_url: str) -> Settings:
+    return bot_settings(
+        slack, database_url, slack_bot_token=None, slack_client_id="1111.2222",
+        slack_client_secret=SecretStr("oauth-client-secret"),
+    )  # fmt: skip
+
+
+async def test_install_page_links_to_slack_with_a_stored_state(
+    db: Database, database_url: str, slack: WebApi
+) -> None:
+    """GET /slack/install answers with Slack's authorize link (our client id, the bot scopes)
+    and a state that the state store kept in the product's database."""
+    settings = oauth_settings(slack, database_url)
+    app = web_application(settings, build_surface(settings, db))
+    async with TestServer(app) as server, aiohttp.ClientSession() as http:
+        response = await http.get(server.make_url("/slack/install"), allow_redirects=False)
+        page = await response.text()
+
+    assert response.status == 200
+    link = re.search(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"', page)
+    assert link is not None
+    assert "client_id=1111.2222" in link.group(1)
+    assert "chat:write" in link.group(1).replace("%3A", ":")
+    state = re.search(r"state=([\w-]+)", link.group(1))
+    assert state is not None
+    async with db.session() as session:
+        stored = await session.scalar(
+            text("SELECT count(*) FROM slack_oauth_states WHERE state = :s"), {"s": state.group(1)}
+        )
+    assert stored == 1
+
+
+async def test_a_forged_redirect_is_refused_without_a_server_error(
+    db: Database, database_url: str, slack: WebApi
+) -> None:
+    """A callback with a state this server never issued is refused as a 4xx, and nothing is installed."""
+    settings = oauth_settings(slack, database_url)
+    app = web_application(settings, build_surface(settings, db))
+    async with TestServer(app) as server, aiohttp.ClientSession() as http:
+        response = await http.get(
+            server.make_url("/slack/oauth_redirect"), params={"code": "x", "state": "forged"}
+        )
+
+    assert 400 <= response.status < 500
+    async with db.session() as session:
+        installed = await session.scalar(text("SELECT count(*) FROM slack_installations"))
+    assert installed == 0
