@@ -107,8 +107,8 @@ def mount(
 class _Request:
     """The request as the SDK's adapter reads it, with the identity the token check found."""
 
-    def __init__(self, request: web.Request, identity: Any) -> None:
-        self._request, self._identity = request, identity
+    def __init__(self, request: web.Request, identity: Any, body: dict[str, Any]) -> None:
+        self._request, self._identity, self._body = request, identity, body
 
     @property
     def method(self) -> str:
@@ -119,8 +119,7 @@ class _Request:
         return self._request.headers
 
     async def json(self) -> dict[str, Any]:
-        body: dict[str, Any] = await self._request.json()
-        return body
+        return self._body
 
     def get_claims_identity(self) -> Any:
         return self._identity
@@ -136,7 +135,25 @@ async def _messages(request: web.Request) -> web.Response:
     identity = await _authorize_request(request.headers.get("Authorization"), teams.auth)
     if isinstance(identity, HttpResponse):
         return web.json_response(identity.body, status=identity.status_code)
-    response = await teams.adapter.process_request(_Request(request, identity), teams.application)
+    body = await _activity_body(request)
+    if body is None:
+        # Without this a body that is JSON but not an activity (an array, a string) reached
+        # the SDK and answered 500, which the Bot Framework retries.
+        log.warning("teams_request_malformed", content_type=request.content_type)
+        return web.json_response({"error": "the body is not a Bot Framework activity"}, status=400)
+    response = await teams.adapter.process_request(
+        _Request(request, identity, body), teams.application
+    )
     if response.body is not None:
         return web.json_response(response.body, status=response.status_code)
     return web.Response(status=response.status_code)
+
+
+async def _activity_body(request: web.Request) -> dict[str, Any] | None:
+    """The request's activity as JSON, or None when it is not one (not JSON, not an activity)."""
+    try:
+        body = await request.json()
+        Activity.model_validate(body)
+    except (ValueError, UnicodeDecodeError):  # JSONDecodeError and pydantic's ValidationError
+        return None
+    return body if isinstance(body, dict) else None

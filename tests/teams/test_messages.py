@@ -106,3 +106,14 @@ async def test_without_test_auth_an_unsigned_activity_is_401(
     finally:
         await server.close()
     assert teams.connector.calls == []
+
+
+async def test_a_body_that_is_not_an_activity_is_400(teams: TeamsBot) -> None:
+    """Broken JSON, or JSON that is not an object, is refused with 400: never a 500, no reply."""
+    url = teams.server.make_url("/api/messages")
+    for body in (b"{not json", b"[1, 2]", b'"text"', b"\xff\xfe"):
+        async with teams.http.post(
+            url, data=body, headers={"Content-Type": "application/json"}
+        ) as response:
+            assert response.status == 400, body
+    assert teams.connector.calls == []
