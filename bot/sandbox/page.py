@@ -105,7 +105,10 @@ def _viewer(request: web.Request, given: Any) -> str:
 async def _body(request: web.Request) -> Json:
     if request.content_type != "application/json":
         raise web.HTTPUnsupportedMediaType(text="send JSON")
-    body = await request.json()
+    try:
+        body = await request.json()
+    except (ValueError, UnicodeDecodeError):
+        raise web.HTTPBadRequest(text="send a JSON object") from None
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(text="send a JSON object")
     return body

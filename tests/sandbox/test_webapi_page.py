@@ -115,7 +115,7 @@ async def _read_events(feed: aiohttp.ClientResponse, count: int) -> list[str]:
 
 
 async def test_the_page_takes_json_from_known_people_only(page: tuple[WebApi, TestServer]) -> None:
-    """A form post (another site's), an unknown person and the bot itself are all refused."""
+    """A form post (another site's), broken JSON, an unknown person and the bot are all refused."""
     _, server = page
     async with aiohttp.ClientSession() as session:
         url = server.make_url("/ui/say")
@@ -128,6 +128,10 @@ async def test_the_page_takes_json_from_known_people_only(page: tuple[WebApi, Te
             assert r.status == 400
         async with session.post(url, json={**form, "as": "USAM"}) as r:
             assert r.status == 400  # Sam is not in Fiesta's channel
+        json_type = {"Content-Type": "application/json"}
+        for broken in (b"{not json", b"\xff\xfe", b"[1]"):
+            async with session.post(url, data=broken, headers=json_type) as r:
+                assert r.status == 400, broken
         async with session.get(server.make_url("/static/..%2Fwebapi.py")) as r:
             assert r.status == 404
 
