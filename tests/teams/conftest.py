@@ -16,9 +16,14 @@ from bot.agent import Assistant
 from bot.sandbox import WebApi as FakeSlack
 from bot.slack import Surface
 from bot.web import application
-from tests.slack.conftest import CARD_SECRET, PEOPLE, RecordingAssistant, SteppedClock, bot_settings
+from tests.slack.conftest import (
+    CARD_SECRET,
+    RecordingAssistant,
+    SteppedClock,
+    bot_settings,
+    slack,  # noqa: F401 (the same fake Slack workspace fixture, shared)
+)
 from tests.support.fake_connector import Call, FakeConnector, Member
-from tests.support.slack_requests import TEAM as SLACK_TEAM
 from tests.support.teams_activities import CHANNEL, invoke, message
 from tools import CardSigner, Registry
 from tools.db import Database
@@ -102,20 +107,11 @@ async def connector() -> AsyncIterator[FakeConnector]:
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack(team_id=SLACK_TEAM)
-    for user, (name, email) in PEOPLE.items():
-        fake.add_user(user, name, email)
-    await fake.start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
-
-
-@pytest.fixture
 async def teams(
-    db: Database, database_url: str, slack: FakeSlack, connector: FakeConnector
+    db: Database,
+    database_url: str,
+    slack: FakeSlack,  # noqa: F811 (the fixture imported above)
+    connector: FakeConnector,
 ) -> AsyncIterator[TeamsBot]:
     """Slack and Teams on one server; Teams' token check is anonymous (tests only)."""
     clock = SteppedClock()
