@@ -27,7 +27,13 @@ def application(
     """
     web_app = web_application(settings, surface)
     if settings.teams_enabled or teams_auth is not None:
-        from bot.teams import mount
+        from bot.slack.server import RUNTIME
+        from bot.teams import TEAMS, mount
+        from bot.teams.identity import PLATFORM
+        from bot.teams.settle import settler
 
         mount(web_app, settings, surface, auth=teams_auth)
+        # Cards settled without a press (after a crash) are shown in Teams too.
+        app_id = settings.microsoft_app_id or ""
+        web_app[RUNTIME].settlers[PLATFORM] = settler(web_app[TEAMS], surface, app_id)
     return web_app

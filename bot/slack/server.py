@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import aiohttp
@@ -27,6 +28,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.settings import Settings, SlackMode
 from bot.slack.app import Bolt, build_bolt
 from bot.slack.cards import show_decision
+from bot.slack.identity import PLATFORM
 from bot.slack.inbound import bolt_request
 from bot.surface import Surface
 from tools import CardRecord, CardSigner, reconcile
@@ -37,6 +39,7 @@ from tools.merchant import build_registry
 __all__ = ["RUNTIME", "Runtime", "serve", "web_application"]
 
 log = structlog.get_logger("bot.slack.server")
+Settler = Callable[[CardRecord], Awaitable[None]]
 _HEALTH_TIMEOUT = 5.0
 
 
@@ -49,6 +52,9 @@ class Runtime:
     bolt: Bolt | None = None
     session: aiohttp.ClientSession | None = None
     sweeper: asyncio.Task[None] | None = None
+    # How each surface shows a card settled at start-up or by the sweep, by platform; Slack's
+    # is added at start-up, others (Teams) when they are mounted.
+    settlers: dict[str, Settler] = field(default_factory=dict[str, "Settler"])
 
     @property
     def ready(self) -> Bolt:
@@ -78,6 +84,7 @@ async def _start(web_app: web.Application) -> None:
     runtime = web_app[RUNTIME]
     runtime.session = aiohttp.ClientSession()
     runtime.bolt = await build_bolt(runtime.settings, runtime.surface, runtime.session)
+    runtime.settlers[PLATFORM] = lambda record: _show_on_slack(runtime, record)
     runtime.surface.tasks.spawn(_settle(runtime), name="reconcile")
     runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
     log.info("slack_started", mode=str(runtime.settings.slack_mode))
@@ -134,14 +141,26 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def _settle(runtime: Runtime, *, older_than: timedelta = timedelta(0)) -> None:
-    """Settles cards left ``executing`` and updates them where they were posted."""
+    """Settles cards left ``executing`` and shows each where it was posted, on its surface."""
     for record in await reconcile(runtime.surface.registry, older_than=older_than):
-        client = await _client_for(runtime, record)
-        if client is None:
-            log.warning("settled_unposted", card_id=record.card_id, tenant=record.tenantid)
+        platform = str((record.surface or {}).get("platform") or "")
+        settler = runtime.settlers.get(platform)
+        if settler is None:
+            log.warning("settled_unposted", card_id=record.card_id, tenant=record.tenantid,
+                        platform=platform or None)  # fmt: skip
             continue
-        await show_decision(runtime.surface, client, record)
-        log.info("settled_posted", card_id=record.card_id, tenant=record.tenantid)
+        await settler(record)
+        log.info(
+            "settled_posted", card_id=record.card_id, tenant=record.tenantid, platform=platform
+        )
+
+
+async def _show_on_slack(runtime: Runtime, record: CardRecord) -> None:
+    client = await _client_for(runtime, record)
+    if client is None:
+        log.warning("settled_no_installation", card_id=record.card_id, tenant=record.tenantid)
+        return
+    await show_decision(runtime.surface, client, record)
 
 
 async def _sweep(runtime: Runtime) -> None:
