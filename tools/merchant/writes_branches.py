@@ -22,7 +22,7 @@ from tools.merchant.models import (
     RequestStatus,
 )
 from tools.merchant.scope import find_branch
-from tools.merchant.writes_common import APPROVAL_NOTE, arrow, branch_label, done, stamp
+from tools.merchant.writes_common import APPROVAL_NOTE, arrow, branch_label, done, locked, stamp
 from tools.schema import Args
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 
@@ -48,13 +48,9 @@ async def lock_branch(session: AsyncSession, ref: str | int) -> Branch:
     after the lock is granted, and a branch closed meanwhile would be "closed" twice.
     """
     branch_id = ref if isinstance(ref, int) else (await find_branch(session, ref)).id
-    stmt = (
-        select(Branch)
-        .where(Branch.id == branch_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    branch = (await session.scalars(stmt)).one_or_none()
+    branch = (
+        await session.scalars(locked(select(Branch).where(Branch.id == branch_id)))
+    ).one_or_none()
     if branch is None:
         raise NotFoundError(f"There is no branch {branch_id}. List the branches to see them.")
     return branch

@@ -25,6 +25,7 @@ from tools.merchant.writes_common import (
     branch_label,
     card_key,
     done,
+    locked,
     product_label,
     tenant_money,
 )
@@ -85,7 +86,7 @@ async def _stock_line(
     if lock:
         # A second card for the same line waits here and then sees the first one's quantity,
         # so two removals cannot both pass the "never below zero" check.
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+        stmt = locked(stmt)
     stock = (await session.scalars(stmt)).one_or_none()
     if stock is None:
         raise NotFoundError(
@@ -164,13 +165,7 @@ def _percent(old: int, new: int) -> Decimal:
 
 async def _lock_product(session: AsyncSession, sku: str) -> Product:
     product = await find_product(session, sku)
-    stmt = (
-        select(Product)
-        .where(Product.id == product.id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    return (await session.scalars(stmt)).one()
+    return (await session.scalars(locked(select(Product).where(Product.id == product.id)))).one()
 
 
 async def _propose_price(ctx: ToolContext, args: SetPriceArgs) -> Proposal:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from babel.numbers import get_currency_precision
 from pydantic import StringConstraints
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.errors import InvalidArgumentsError
@@ -19,6 +20,8 @@ from tools.merchant.models import Branch, Person, Product
 from tools.merchant.money import parse_money
 from tools.merchant.scope import Money, load_tenant
 from tools.tool import Result, ToolContext
+
+T = TypeVar("T")
 
 __all__ = [
     "APPROVAL_NOTE",
@@ -28,6 +31,7 @@ __all__ = [
     "branch_label",
     "card_key",
     "done",
+    "locked",
     "person_name",
     "product_label",
     "stamp",
@@ -112,3 +116,14 @@ def done(ctx: ToolContext, note: str, row: dict[str, Any], what: str) -> Result:
     """The result of an executed write: one row, and a past-tense note the card shows as outcome."""
     whose = ctx.tenant_name or f"merchant {ctx.caller.tenantid}"
     return Result(rows=[row], count=1, scope=f"{whose}: {what}", note=note)
+
+
+def locked(stmt: Select[T]) -> Select[T]:
+    """The statement under a row lock, its rows read fresh into the session.
+
+    The lock makes a second card for the same row wait, then see the first one's write (two
+    managers cannot both decide one request, two refunds cannot both spend what is left).
+    ``populate_existing`` matters as much: without it a row the session already loaded keeps
+    its old values after the lock is granted, and the re-check reads stale state.
+    """
+    return stmt.with_for_update().execution_options(populate_existing=True)

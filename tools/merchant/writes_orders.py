@@ -23,6 +23,7 @@ from tools.merchant.writes_common import (
     branch_label,
     card_key,
     done,
+    locked,
     tenant_money,
 )
 from tools.schema import Args
@@ -56,7 +57,7 @@ async def _load(session: AsyncSession, order_id: int, *, lock: bool) -> Order:
     if lock:
         # Two refund cards for one order must not both spend what is left: the second waits
         # here and then sees the first one's refund.
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+        stmt = locked(stmt)
     order = (await session.scalars(stmt)).one_or_none()
     if order is None:
         raise NotFoundError(f"There is no order {order_id}. List the orders to see their ids.")

@@ -23,6 +23,7 @@ from tools.merchant.writes_common import (
     branch_label,
     card_key,
     done,
+    locked,
     person_name,
     stamp,
     tenant_money,
@@ -75,7 +76,7 @@ async def _load(session: AsyncSession, request_id: int, *, lock: bool) -> Branch
     if lock:
         # Two cards for one request (two managers) must not both decide it: the second waits
         # here and then sees the first one's decision.
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+        stmt = locked(stmt)
     request = (await session.scalars(stmt)).one_or_none()
     if request is None:
         raise NotFoundError(
