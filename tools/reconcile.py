@@ -10,7 +10,7 @@ database, nobody can know, and the card says ``outcome unknown`` so a person che
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from tools.audit import AuditEntry, Outcome
@@ -26,20 +26,19 @@ UNKNOWN_NOTE = "outcome unknown: the service stopped during the change; check be
 
 
 async def reconcile(
-    registry: Registry, *, older_than: timedelta = timedelta(0)
+    registry: Registry, *, claimed_before: datetime | None = None
 ) -> list[CardRecord]:
-    """Settles ``executing`` cards claimed more than ``older_than`` ago and returns them.
+    """Settles ``executing`` cards (only those claimed before ``claimed_before``, if given).
 
-    At start-up every such card is settled (``older_than`` zero). A running process also sweeps
-    with a grace period: a card claimed just before its database connection dropped would
-    otherwise keep showing its buttons, and answer "already approved", until the next restart.
-    Settling a card that is in fact still running is safe for a write that shares its
-    transaction: that write's move to ``done`` then matches nothing and it rolls back.
+    A server passes the moment it started, so it never settles a card its own first presses
+    claimed while this ran; and, while running, the current time less a grace period: a card
+    claimed just before its database connection dropped would otherwise keep showing its
+    buttons, and answer "already approved", until the next restart. Settling a card that is in
+    fact still running elsewhere is safe for a write that shares its transaction: that write's
+    move to ``done`` then matches nothing and it rolls back.
     """
     settled: list[CardRecord] = []
-    # At start-up (no grace) every executing card is settled, whatever clock claimed it.
-    cutoff = registry.clock() - older_than if older_than else None
-    for card in await registry.cards.in_state(CardStatus.EXECUTING, claimed_before=cutoff):
+    for card in await registry.cards.in_state(CardStatus.EXECUTING, claimed_before=claimed_before):
         tool = registry.lookup_or_none(card.tool)
         external = tool is not None and tool.external
         status, note = (

@@ -12,7 +12,7 @@ import asyncio
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import aiohttp
 import structlog
@@ -85,7 +85,10 @@ async def _start(web_app: web.Application) -> None:
     runtime.session = aiohttp.ClientSession()
     runtime.bolt = await build_bolt(runtime.settings, runtime.surface, runtime.session)
     runtime.settlers[PLATFORM] = lambda record: _show_on_slack(runtime, record)
-    runtime.surface.tasks.spawn(_settle(runtime), name="reconcile")
+    # Taken before this server accepts a request: the start-up pass settles what stopped
+    # processes left, never a card this one's first presses are executing meanwhile.
+    started = runtime.surface.registry.clock()
+    runtime.surface.tasks.spawn(_settle(runtime, claimed_before=started), name="reconcile")
     runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
     log.info("slack_started", mode=str(runtime.settings.slack_mode))
 
@@ -140,9 +143,9 @@ async def _healthz(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "database": "ok"})
 
 
-async def _settle(runtime: Runtime, *, older_than: timedelta = timedelta(0)) -> None:
+async def _settle(runtime: Runtime, *, claimed_before: datetime) -> None:
     """Settles cards left ``executing`` and shows each where it was posted, on its surface."""
-    for record in await reconcile(runtime.surface.registry, older_than=older_than):
+    for record in await reconcile(runtime.surface.registry, claimed_before=claimed_before):
         platform = str((record.surface or {}).get("platform") or "")
         settler = runtime.settlers.get(platform)
         if settler is None:
@@ -173,7 +176,7 @@ async def _sweep(runtime: Runtime) -> None:
     while True:
         await asyncio.sleep(grace.total_seconds() / 2)
         try:
-            await _settle(runtime, older_than=grace)
+            await _settle(runtime, claimed_before=runtime.surface.registry.clock() - grace)
         except (SQLAlchemyError, OSError, SlackApiError) as failed:
             # The next round tries again; the cards stay executing until one succeeds.
             log.warning("sweep_failed", error=type(failed).__name__)

@@ -89,8 +89,8 @@ async def test_running_sweep_waits_out_the_grace_period(
     assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
     grace = timedelta(seconds=60)
 
-    assert await reconcile(registry, older_than=grace) == []
+    assert await reconcile(registry, claimed_before=registry.clock() - grace) == []
     clock.step(timedelta(seconds=61))
-    settled = await reconcile(registry, older_than=grace)
+    settled = await reconcile(registry, claimed_before=registry.clock() - grace)
 
     assert [(c.card_id, c.status) for c in settled] == [(proposal.card_id, CardStatus.INTERRUPTED)]
