@@ -19,7 +19,7 @@ from bench.stats import Figure, render
 Bench = Callable[[Path], Awaitable[list[Figure]]]
 
 # In the order they run; each module's ``run`` is imported only when asked for.
-BENCHES = ("ack", "cycle", "cards", "burst", "memory", "tokens")
+BENCHES = ("ack", "cycle", "card_tokens", "burst", "memory", "tokens")
 
 
 def _bench(name: str) -> Bench:
@@ -71,8 +71,17 @@ def main() -> None:
     figures = asyncio.run(_main(names))
     print(f"\n## All figures ({time.perf_counter() - started:.0f} s)\n\n{render(figures)}")
     if args.json:
-        rows = [{"name": f.name, "unit": f.unit, "product": f.product, "baseline": f.baseline,
-                 "ratios": f.ratios, "target_ratio": f.target_ratio} for f in figures]  # fmt: skip
+        rows = [
+            {
+                "name": f.name,
+                "unit": f.unit,
+                "product": f.product,
+                "baseline": f.baseline,
+                "ratios": f.ratios,
+                "target_ratio": f.target_ratio,
+            }
+            for f in figures
+        ]
         args.json.write_text(json.dumps(rows, indent=2))
 
 

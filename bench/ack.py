@@ -18,7 +18,7 @@ from bench.slackbot import Request, RunningBot, client_session, fire, running_bo
 from bench.stage import bare_bolt, serve, sqlite_database
 from bench.stats import Figure, percentile
 from bot.slack.blocks import APPROVE_ACTION
-from bot.slack.cards import post_card
+from bot.slack.posting import post_card
 from tests.support.slack_requests import block_action
 from tools import Caller, CardStatus, Role
 from tools.merchant import DEFAULT_AGENT
@@ -40,14 +40,23 @@ async def _cards(bot: RunningBot, count: int) -> list[Request]:
         proposal = result.proposal
         assert proposal is not None
         assert proposal.card is not None
-        place = {"team": "T0FIESTA", "channel": CHANNEL, "thread_ts": None, "user": "UARJUN",
-                 "conversation": f"T0FIESTA:{CHANNEL}:{proposal.card_id}"}  # fmt: skip
+        place = {
+            "team": "T0FIESTA",
+            "channel": CHANNEL,
+            "thread_ts": None,
+            "user": "UARJUN",
+            "conversation": f"T0FIESTA:{CHANNEL}:{proposal.card_id}",
+        }
         await post_card(bot.surface, bot.client, proposal, caller=ARJUN, place=place)
         posted = bot.slack.messages[-1]
         payload = block_action(
-            "UARJUN", action_id=APPROVE_ACTION, value=proposal.card,
-            block_id=f"card-{proposal.card_id}-bench", channel=CHANNEL, message_ts=posted.ts,
-        )  # fmt: skip
+            "UARJUN",
+            action_id=APPROVE_ACTION,
+            value=proposal.card,
+            block_id=f"card-{proposal.card_id}-bench",
+            channel=CHANNEL,
+            message_ts=posted.ts,
+        )
         presses.append(Request.interaction(payload))
     return presses
 
@@ -60,8 +69,13 @@ async def _check_done(bot: RunningBot, expected: int) -> None:
 
 async def run(workdir: Path, *, runs: int = RUNS, presses: int = PRESSES) -> list[Figure]:
     p50 = Figure("ack p50 (200 presses)", "ms", "lower", note="bare bolt app, empty ack()")
-    p99 = Figure("ack p99 (200 presses)", "ms", "lower", target_ratio=1.2,
-                 note="bare bolt app, empty ack(); Slack's limit is 3,000 ms")  # fmt: skip
+    p99 = Figure(
+        "ack p99 (200 presses)",
+        "ms",
+        "lower",
+        target_ratio=1.2,
+        note="bare bolt app, empty ack(); Slack's limit is 3,000 ms",
+    )
     url = await sqlite_database(workdir, "ack.db")
     async with (
         client_session() as http,

@@ -53,19 +53,33 @@ def _events(run: int, count: int) -> tuple[list[Request], list[tuple[str, str | 
 def _answers(bot: RunningBot, threads: list[tuple[str, str | None]]) -> Counter[int]:
     """How many events got 0, 1, 2… replies (the goal: all of them exactly 1)."""
     replies = Counter(
-        (call["channel"], call.get("thread_ts"))
-        for call in bot.slack.called("chat.postMessage")
-    )  # fmt: skip
+        (call["channel"], call.get("thread_ts")) for call in bot.slack.called("chat.postMessage")
+    )
     return Counter(replies[where] for where in threads)
 
 
 async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[Figure]:
-    ack = Figure("burst ack p99 (1,000 events)", "ms", "lower", digits=0,
-                 note="bare bolt app, empty event listeners; Slack's limit is 3,000 ms")  # fmt: skip
-    worst = Figure("burst slowest ack", "ms", "lower", digits=0, target_below=3000,
-                   note="every event must be acknowledged in < 3,000 ms")  # fmt: skip
-    rate = Figure("burst answered", "events/s", "higher",
-                  note="baseline: the bare app's acks/s (it answers nothing)")  # fmt: skip
+    ack = Figure(
+        "burst ack p99 (1,000 events)",
+        "ms",
+        "lower",
+        digits=0,
+        note="bare bolt app, empty event listeners; Slack's limit is 3,000 ms",
+    )
+    worst = Figure(
+        "burst slowest ack",
+        "ms",
+        "lower",
+        digits=0,
+        target_below=3000,
+        note="every event must be acknowledged in < 3,000 ms",
+    )
+    rate = Figure(
+        "burst answered",
+        "events/s",
+        "higher",
+        note="baseline: the bare app's acks/s (it answers nothing)",
+    )
     once = Figure("burst answered exactly once", "events", "higher", digits=0)
     lost: list[int] = []
     twice: list[int] = []

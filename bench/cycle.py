@@ -124,8 +124,12 @@ class SqliteReplay:
     @classmethod
     async def open(cls, path: str, recording: Recording) -> SqliteReplay:
         conn = await aiosqlite.connect(path, timeout=30, isolation_level=None)
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
-                       "busy_timeout=30000"):  # fmt: skip
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            "busy_timeout=30000",
+        ):
             await conn.execute(f"PRAGMA {pragma}")
         return cls(conn, recording)
 
@@ -158,11 +162,16 @@ class PostgresReplay:
     @classmethod
     async def open(cls, url: str, recording: Recording) -> PostgresReplay:
         conn = await asyncpg.connect(url.replace("+asyncpg", ""))
-        await conn.set_type_codec("json", encoder=str.encode, decoder=bytes.decode,
-                                  schema="pg_catalog", format="binary")  # fmt: skip
-        await conn.set_type_codec("jsonb", encoder=lambda s: b"\x01" + s.encode(),
-                                  decoder=lambda b: b[1:].decode(), schema="pg_catalog",
-                                  format="binary")  # fmt: skip
+        await conn.set_type_codec(
+            "json", encoder=str.encode, decoder=bytes.decode, schema="pg_catalog", format="binary"
+        )
+        await conn.set_type_codec(
+            "jsonb",
+            encoder=lambda s: b"\x01" + s.encode(),
+            decoder=lambda b: b[1:].decode(),
+            schema="pg_catalog",
+            format="binary",
+        )
         return cls(conn, recording)
 
     async def cycle(self) -> None:
@@ -222,8 +231,9 @@ async def _measure(label: str, url: str, figure: Figure, *, runs: int, cycles: i
 async def run(workdir: Path, *, runs: int = RUNS, cycles: int = CYCLES) -> list[Figure]:
     sqlite = Figure("approval cycle, SQLite", "cycles/s", "higher", target_ratio=1.5)
     postgres = Figure("approval cycle, PostgreSQL", "cycles/s", "higher", target_ratio=1.5)
-    shape = await _measure("sqlite", await sqlite_database(workdir, "cycle.db"), sqlite,
-                           runs=runs, cycles=cycles)  # fmt: skip
+    shape = await _measure(
+        "sqlite", await sqlite_database(workdir, "cycle.db"), sqlite, runs=runs, cycles=cycles
+    )
     sqlite.note = f"same SQL by hand through aiosqlite ({shape})"
     with postgres_cluster() as cluster:
         url = await postgres_database(cluster, "cs_bench_cycle")

@@ -35,8 +35,14 @@ __all__ = ["run"]
 
 # kind → (count, runs)
 SIZES = {"conversations": (1_000, 5), "cards": (10_000, 1)}
-_TURNS = ("show branches", "pending requests", "stock at Indiranagar", "sales today",
-          "request 1", "help")  # fmt: skip
+_TURNS = (
+    "show branches",
+    "pending requests",
+    "stock at Indiranagar",
+    "sales today",
+    "request 1",
+    "help",
+)
 _LIMIT_S = 300.0
 
 
@@ -122,8 +128,13 @@ async def run(workdir: Path) -> list[Figure]:
     template = Path((await sqlite_database(workdir, "memory.db")).split("///", 1)[1])
     figures = []
     for kind, (count, runs) in SIZES.items():
-        figure = Figure(f"RSS, {count:,} {kind}", "MiB", "lower", digits=1,
-                        note="increase over an identical process that stored/proposed none")  # fmt: skip
+        figure = Figure(
+            f"RSS, {count:,} {kind}",
+            "MiB",
+            "lower",
+            digits=1,
+            note="increase over an identical process that stored/proposed none",
+        )
         for n in tqdm(range(runs), desc=f"memory {kind}", unit="run", leave=False):
             urls = []
             for role in ("full", "empty"):

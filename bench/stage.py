@@ -132,12 +132,18 @@ async def fake_slack() -> AsyncIterator[WebApi]:
 
 def settings_for(slack: WebApi, database_url: str) -> Settings:
     return Settings(  # type: ignore[call-arg]
-        _env_file=None, slack_bot_token=SecretStr(BOT_TOKEN),
-        slack_signing_secret=SecretStr(SIGNING_SECRET), slack_app_token=None,
-        slack_client_id=None, slack_client_secret=None,
-        countersign_secret=SecretStr(CARD_SECRET), slack_api_url=slack.base_url,
-        database_url=database_url, countersign_model="offline", countersign_audit_channel=None,
-    )  # fmt: skip
+        _env_file=None,
+        slack_bot_token=SecretStr(BOT_TOKEN),
+        slack_signing_secret=SecretStr(SIGNING_SECRET),
+        slack_app_token=None,
+        slack_client_id=None,
+        slack_client_secret=None,
+        countersign_secret=SecretStr(CARD_SECRET),
+        slack_api_url=slack.base_url,
+        database_url=database_url,
+        countersign_model="offline",
+        countersign_audit_channel=None,
+    )
 
 
 @dataclass

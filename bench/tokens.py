@@ -51,9 +51,18 @@ RUNS = 5
 TURNS = 50
 PER_MESSAGE = 4
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
-_ASKS = ("show branches", "pending requests", "stock at Indiranagar", "sales today",
-         "request 1", "order 1", "approve request 1", "refund order 2 for 100, because cold",
-         "set the price of FF-PANEER-WRAP to 260", "close branch Whitefield")  # fmt: skip
+_ASKS = (
+    "show branches",
+    "pending requests",
+    "stock at Indiranagar",
+    "sales today",
+    "request 1",
+    "order 1",
+    "approve request 1",
+    "refund order 2 for 100, because cold",
+    "set the price of FF-PANEER-WRAP to 260",
+    "close branch Whitefield",
+)
 
 
 def encoding() -> tiktoken.Encoding:
@@ -128,10 +137,21 @@ async def _drive(url: str, *, max_messages: int | None) -> Recorder:
 async def run(workdir: Path, *, runs: int = RUNS) -> list[Figure]:
     enc = encoding()
     url = await sqlite_database(workdir, "tokens.db")
-    prompt = Figure("prompt + tool definitions", "tokens", "lower", digits=0, target_below=2000,
-                    note="baseline: the same tools with pydantic's full JSON schemas; target < 2,000 tokens")  # fmt: skip
-    history = Figure(f"largest history in {TURNS} turns", "tokens", "lower", digits=0,
-                     note="baseline: the same turns with the history unbounded")  # fmt: skip
+    prompt = Figure(
+        "prompt + tool definitions",
+        "tokens",
+        "lower",
+        digits=0,
+        target_below=2000,
+        note="baseline: the same tools with pydantic's full JSON schemas; target < 2,000 tokens",
+    )
+    history = Figure(
+        f"largest history in {TURNS} turns",
+        "tokens",
+        "lower",
+        digits=0,
+        note="baseline: the same turns with the history unbounded",
+    )
     registry = build_registry(Database(url), CardSigner([CARD_SECRET]))
     full = [
         {"name": t.name, "description": t.description, "parameters": schema.json_schema(t.args)}
@@ -142,11 +162,15 @@ async def run(workdir: Path, *, runs: int = RUNS) -> list[Figure]:
         bounded = await _drive(url, max_messages=None)
         unbounded = await _drive(url, max_messages=10**9)
         _, info = bounded.requests[0]
-        sent = [{"name": d.name, "description": d.description,
-                 "parameters": d.parameters_json_schema} for d in info.function_tools]  # fmt: skip
+        sent = [
+            {"name": d.name, "description": d.description, "parameters": d.parameters_json_schema}
+            for d in info.function_tools
+        ]
         instructions = len(enc.encode(info.instructions or ""))
-        prompt.add(instructions + len(enc.encode(_tools_json(sent))),
-                   instructions + len(enc.encode(_tools_json(full))))  # fmt: skip
+        prompt.add(
+            instructions + len(enc.encode(_tools_json(sent))),
+            instructions + len(enc.encode(_tools_json(full))),
+        )
         history.add(
             max(_history_tokens(enc, messages) for messages, _ in bounded.requests),
             max(_history_tokens(enc, messages) for messages, _ in unbounded.requests),

@@ -8,11 +8,11 @@ from tools.agent import Agent
 from tools.approval import NOT_DONE_NOTE, Decision, write_tool
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller, Role
-from tools.cards import CARD_TTL, CardClaims, CardSigner
 from tools.proposals import CardRecord, CardStatus, CardStore
 from tools.reconcile import reconcile
 from tools.registry import Registry
 from tools.schema import Args
+from tools.tokens import CARD_TTL, CardClaims, CardSigner
 from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
 
 __all__ = [

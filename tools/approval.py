@@ -30,7 +30,6 @@ from tools import schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller
-from tools.cards import CardClaims, args_digest
 from tools.db import ProposalRow
 from tools.errors import (
     CardDecidedError,
@@ -43,6 +42,7 @@ from tools.errors import (
     UnknownToolError,
 )
 from tools.proposals import CardRecord, CardStatus
+from tools.tokens import CardClaims, args_digest
 from tools.tool import ExecuteFn, ProposeFn, Result, Scope, Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -102,23 +102,37 @@ async def propose(
     claims = CardClaims(card_id, tool.name, ctx.caller.userid, ctx.caller.tenantid, digest)
     ctx.session.add(
         ProposalRow(
-            id=card_id, tool=tool.name, agent=agent.name, user_id=ctx.caller.userid,
-            tenant_id=ctx.caller.tenantid, args=sealed, digest=digest, summary=proposal.summary,
+            id=card_id,
+            tool=tool.name,
+            agent=agent.name,
+            user_id=ctx.caller.userid,
+            tenant_id=ctx.caller.tenantid,
+            args=sealed,
+            digest=digest,
+            summary=proposal.summary,
             details=[{"label": d.label, "value": d.value} for d in proposal.details],
-            warning=proposal.warning, status=CardStatus.PENDING, created_at=ctx.now,
+            warning=proposal.warning,
+            status=CardStatus.PENDING,
+            created_at=ctx.now,
             expires_at=expires_at,
         )
-    )  # fmt: skip
+    )
     await ctx.session.commit()
     entry.args = sealed
     proposal = replace(
-        proposal, args=resolved, card=registry.signer.mint(claims), card_id=card_id,
+        proposal,
+        args=resolved,
+        card=registry.signer.mint(claims),
+        card_id=card_id,
         expires_at=expires_at,
-    )  # fmt: skip
+    )
     return Result(
-        rows=[proposal.public()], count=1, scope="nothing has changed yet",
-        note=NOT_DONE_NOTE, proposal=proposal,
-    )  # fmt: skip
+        rows=[proposal.public()],
+        count=1,
+        scope="nothing has changed yet",
+        note=NOT_DONE_NOTE,
+        proposal=proposal,
+    )
 
 
 class _Trail:
@@ -128,9 +142,13 @@ class _Trail:
         self.registry = registry
         self.started, self._clock = registry.clock(), time.perf_counter()
         self.entry = AuditEntry(
-            at=self.started, agent=agent.name, tool="(approval)", userid=caller.userid,
-            tenantid=caller.tenantid, scope=str(Scope.WRITE),
-        )  # fmt: skip
+            at=self.started,
+            agent=agent.name,
+            tool="(approval)",
+            userid=caller.userid,
+            tenantid=caller.tenantid,
+            scope=str(Scope.WRITE),
+        )
 
     async def write(self, outcome: Outcome, detail: str, rows: int = 0) -> None:
         self.entry.outcome, self.entry.detail, self.entry.rows = outcome, detail, rows
@@ -241,9 +259,12 @@ async def _execute(
             result = await tool.execute(ctx, clean)
             outcome = _describe(result)
             moved = await registry.cards.move(
-                card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, session=session,
+                card_id,
+                frm=CardStatus.EXECUTING,
+                to=CardStatus.DONE,
+                session=session,
                 outcome=outcome,
-            )  # fmt: skip
+            )
             if not moved:
                 # The reconciler of another process declared this card interrupted while we
                 # ran; rolling back keeps its "nothing was changed" true.
@@ -321,10 +342,14 @@ async def reject(
     claims, _tool = await _verify(registry, trail, token, caller)
     now, reason = registry.clock(), reason.strip()[:500]
     moved = await registry.cards.move(
-        claims.card_id, frm=CardStatus.PENDING, to=CardStatus.REJECTED, decided_by=caller.userid,
-        decided_by_name=caller.name or f"user {caller.userid}", decided_at=now,
+        claims.card_id,
+        frm=CardStatus.PENDING,
+        to=CardStatus.REJECTED,
+        decided_by=caller.userid,
+        decided_by_name=caller.name or f"user {caller.userid}",
+        decided_at=now,
         reason=reason or None,
-    )  # fmt: skip
+    )
     if not moved:
         raise await trail.refuse(await _lost_claim(registry, claims.card_id, now))
     await trail.write(Outcome.REJECTED, reason or "no reason given")

@@ -13,10 +13,10 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from tools.caller import Caller, Role
-from tools.cards import Clock, utcnow
 from tools.db import Database
 from tools.errors import NotFoundError
 from tools.merchant.models import Identity, Person
+from tools.tokens import Clock, utcnow
 
 __all__ = ["Directory"]
 
@@ -95,9 +95,14 @@ class Directory:
                 current.person_id, current.linked_at = person_id, now
             else:
                 session.add(
-                    Identity(platform=platform, installation=installation,
-                             platform_user_id=user_id, person_id=person_id, linked_at=now)
-                )  # fmt: skip
+                    Identity(
+                        platform=platform,
+                        installation=installation,
+                        platform_user_id=user_id,
+                        person_id=person_id,
+                        linked_at=now,
+                    )
+                )
             try:
                 await session.commit()
             except IntegrityError:

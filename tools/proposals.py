@@ -60,13 +60,26 @@ class CardRecord:
     @classmethod
     def of(cls, row: ProposalRow) -> CardRecord:
         return cls(
-            card_id=row.id, tool=row.tool, agent=row.agent, userid=row.user_id,
-            tenantid=row.tenant_id, args=row.args, digest=row.digest, summary=row.summary,
-            details=tuple((d["label"], d["value"]) for d in row.details), warning=row.warning,
-            status=CardStatus(row.status), created_at=row.created_at, expires_at=row.expires_at,
-            decided_by=row.decided_by, decided_by_name=row.decided_by_name,
-            decided_at=row.decided_at, reason=row.reason, outcome=row.outcome, surface=row.surface,
-        )  # fmt: skip
+            card_id=row.id,
+            tool=row.tool,
+            agent=row.agent,
+            userid=row.user_id,
+            tenantid=row.tenant_id,
+            args=row.args,
+            digest=row.digest,
+            summary=row.summary,
+            details=tuple((d["label"], d["value"]) for d in row.details),
+            warning=row.warning,
+            status=CardStatus(row.status),
+            created_at=row.created_at,
+            expires_at=row.expires_at,
+            decided_by=row.decided_by,
+            decided_by_name=row.decided_by_name,
+            decided_at=row.decided_at,
+            reason=row.reason,
+            outcome=row.outcome,
+            surface=row.surface,
+        )
 
 
 class CardStore:

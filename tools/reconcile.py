@@ -53,13 +53,19 @@ async def reconcile(
             continue  # finished (or settled by another process) since we looked
         await registry.audit.write(
             AuditEntry(
-                at=registry.clock(), agent="(reconciler)", tool=card.tool, userid=card.userid,
-                tenantid=card.tenantid, scope="write",
-                outcome=Outcome.UNKNOWN if external else Outcome.INTERRUPTED, detail=note,
-                args=card.args, card_id=card.card_id,
+                at=registry.clock(),
+                agent="(reconciler)",
+                tool=card.tool,
+                userid=card.userid,
+                tenantid=card.tenantid,
+                scope="write",
+                outcome=Outcome.UNKNOWN if external else Outcome.INTERRUPTED,
+                detail=note,
+                args=card.args,
+                card_id=card.card_id,
                 took_ms=(time.perf_counter() - started) * 1000,
             )
-        )  # fmt: skip
+        )
         record = await registry.cards.get(card.card_id)
         assert record is not None
         settled.append(record)

@@ -19,10 +19,10 @@ from tools import approval, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
-from tools.cards import CardSigner, Clock, utcnow
 from tools.db import Database
 from tools.errors import CountersignError, NotAllowedError, RoleRequiredError, UnknownToolError
 from tools.proposals import CardRecord, CardStore
+from tools.tokens import CardSigner, Clock, utcnow
 from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
 __all__ = ["Registry"]
@@ -79,9 +79,14 @@ class Registry:
         """Runs a read, or turns a write into a proposal with a signed card. Always audited."""
         started, clock = self.clock(), time.perf_counter()
         entry = AuditEntry(
-            at=started, agent=agent.name, tool=name, userid=caller.userid,
-            tenantid=caller.tenantid, scope="?", args=dict(args),
-        )  # fmt: skip
+            at=started,
+            agent=agent.name,
+            tool=name,
+            userid=caller.userid,
+            tenantid=caller.tenantid,
+            scope="?",
+            args=dict(args),
+        )
         try:
             result = await self._call(agent, name, args, caller, now=started, entry=entry)
         except CountersignError as refused:

@@ -105,9 +105,11 @@ class Assistant:
         """Answers one message in a conversation, acting as ``caller`` and nobody else."""
         started = time.perf_counter()
         bound = log.bind(
-            conversation=conversation, tenant=caller.tenantid, user=caller.userid,
+            conversation=conversation,
+            tenant=caller.tenantid,
+            user=caller.userid,
             model=self.model.model_name,
-        )  # fmt: skip
+        )
         stored = await self.store.load(conversation)
         if stored.tenant_id is not None and stored.tenant_id != caller.tenantid:
             # A thread keeps one merchant's data in its history; another merchant's person
@@ -118,10 +120,13 @@ class Assistant:
         turn = await self._run(spoken(caller, text), stored, deps, bound)
         await self._keep(conversation, turn.added, caller.tenantid, stored, bound)
         bound.info(
-            "agent.turn", outcome=turn.outcome, tool_calls=deps.calls,
-            proposals=[p.card_id for p in deps.proposals], requests=turn.requests,
+            "agent.turn",
+            outcome=turn.outcome,
+            tool_calls=deps.calls,
+            proposals=[p.card_id for p in deps.proposals],
+            requests=turn.requests,
             took_ms=round((time.perf_counter() - started) * 1000, 1),
-        )  # fmt: skip
+        )
         return Reply(turn.text, list(deps.proposals))
 
     async def record(self, *, conversation: str, text: str) -> None:
@@ -141,9 +146,12 @@ class Assistant:
         try:
             async with asyncio.timeout(self.timeout):
                 result = await self._loop.run(
-                    prompt, message_history=stored.messages, deps=deps,
-                    usage_limits=self.limits, toolsets=[build_toolset(self.registry, self.agent)],
-                )  # fmt: skip
+                    prompt,
+                    message_history=stored.messages,
+                    deps=deps,
+                    usage_limits=self.limits,
+                    toolsets=[build_toolset(self.registry, self.agent)],
+                )
         except TimeoutError:
             bound.warning("agent.timeout", after_s=self.timeout)
             return _failed("timeout", prompt, deps)

@@ -40,9 +40,23 @@ HELP = (
 
 # The fields a one-line summary of a row shows first, in this order, when a row has them.
 _FIRST = (
-    "name", "branch", "sku", "product", "kind", "customer", "city", "amount", "total",
-    "price", "quantity", "orders", "net", "status", "requested_by", "created_at",
-)  # fmt: skip
+    "name",
+    "branch",
+    "sku",
+    "product",
+    "kind",
+    "customer",
+    "city",
+    "amount",
+    "total",
+    "price",
+    "quantity",
+    "orders",
+    "net",
+    "status",
+    "requested_by",
+    "created_at",
+)
 # How a bare number reads in a one-line summary.
 _UNITS = {"quantity": "{} in stock", "orders": "{} orders", "net": "net {}"}
 

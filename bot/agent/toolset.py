@@ -109,9 +109,15 @@ def _without_docstring(root: dict[str, Any]) -> dict[str, Any]:
 
 
 _VALIDATOR_ONLY = (
-    "title", "pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
+    "title",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
     "additionalProperties",
-)  # fmt: skip
+)
 _NULL = {"type": "null"}
 
 

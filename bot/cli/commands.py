@@ -18,12 +18,12 @@ from bot.cli.failures import CliError, checked_url, database_errors, shown_url
 from bot.cli.lookup import person_names, tenant_names
 from bot.cli.session import open_database, probe_database
 from bot.settings import Settings
-from tools.cards import CardSigner
 from tools.directory import Directory
 from tools.merchant import build_registry
 from tools.merchant.demo import load_demo
 from tools.proposals import CardRecord
 from tools.reconcile import reconcile
+from tools.tokens import CardSigner
 
 __all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "serve"]
 

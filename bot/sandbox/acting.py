@@ -76,19 +76,51 @@ class Acting:
             self._spawn(self.command(user, channel, text.removeprefix("/countersign").strip()))
             return None
         text = _MENTION.sub(f"<@{BOT_USER}>", text)
-        message = self.workspace.post(Message(channel=channel, ts=self.workspace.next_ts(),
-                                              text=text, thread_ts=thread_ts, user=user))  # fmt: skip
-        sends = [payloads.message(user, text, channel=channel, ts=message.ts, thread_ts=thread_ts,
-                                  team=team, channel_type=kind)]  # fmt: skip
+        message = self.workspace.post(
+            Message(
+                channel=channel,
+                ts=self.workspace.next_ts(),
+                text=text,
+                thread_ts=thread_ts,
+                user=user,
+            )
+        )
+        sends = [
+            payloads.message(
+                user,
+                text,
+                channel=channel,
+                ts=message.ts,
+                thread_ts=thread_ts,
+                team=team,
+                channel_type=kind,
+            )
+        ]
         if kind == "channel" and f"<@{BOT_USER}>" in text:
-            sends.append(payloads.message(user, text, channel=channel, ts=message.ts,
-                                          thread_ts=thread_ts, team=team, kind="app_mention"))  # fmt: skip
+            sends.append(
+                payloads.message(
+                    user,
+                    text,
+                    channel=channel,
+                    ts=message.ts,
+                    thread_ts=thread_ts,
+                    team=team,
+                    kind="app_mention",
+                )
+            )
         for inner in sends:
             self._spawn(self.delivery.event(payloads.event(inner, team=team)))
         return message
 
-    async def press(self, user: str, *, action_id: str, block_id: str, channel: str | None = None,
-                    ts: str | None = None) -> Outcome:  # fmt: skip
+    async def press(
+        self,
+        user: str,
+        *,
+        action_id: str,
+        block_id: str,
+        channel: str | None = None,
+        ts: str | None = None,
+    ) -> Outcome:
         """Presses a button on a message (``channel``/``ts``) or, without them, in the App Home."""
         team = self._person(user)
         view = None if channel else self.workspace.homes.get(user)
@@ -107,10 +139,18 @@ class Acting:
         trigger = payloads.new_id("trigger.")
         self.api.triggers[trigger] = user
         payload = payloads.block_action(
-            user, action_id=action_id, value=str(button.get("value", "")), block_id=block_id,
-            channel=channel, message_ts=ts, thread_ts=thread_ts, user_team=team, team=team,
-            view=view, trigger_id=trigger,
-        )  # fmt: skip
+            user,
+            action_id=action_id,
+            value=str(button.get("value", "")),
+            block_id=block_id,
+            channel=channel,
+            message_ts=ts,
+            thread_ts=thread_ts,
+            user_team=team,
+            team=team,
+            view=view,
+            trigger_id=trigger,
+        )
         return await self.delivery.interaction(payload)
 
     async def submit(self, user: str, values: Json) -> Outcome:
@@ -138,8 +178,9 @@ class Acting:
         """Opening the App Home tab: Slack tells the app, which publishes the person's view."""
         team = self._person(user)
         dm = self.workspace.dm_of(user)
-        inner = payloads.home_opened(user, channel=dm.id if dm else "",
-                                     view=self.workspace.homes.get(user))  # fmt: skip
+        inner = payloads.home_opened(
+            user, channel=dm.id if dm else "", view=self.workspace.homes.get(user)
+        )
         self._spawn(self.delivery.event(payloads.event(inner, team=team)))
 
     async def command(self, user: str, channel: str, text: str) -> Outcome:
@@ -147,8 +188,9 @@ class Acting:
         team = self._person(user)
         name = payloads.new_id("cmd")
         self.api.response_targets[name] = (user, channel)
-        fields = payloads.command(user, text, channel=channel, team=team,
-                                  response_url=self.api.response_url(name))  # fmt: skip
+        fields = payloads.command(
+            user, text, channel=channel, team=team, response_url=self.api.response_url(name)
+        )
         return await self.delivery.command(fields)
 
 

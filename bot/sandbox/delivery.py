@@ -62,9 +62,13 @@ class Delivery:
     """Posts signed requests to the bot; ``url`` is its ``/slack/events``."""
 
     def __init__(
-        self, url: str, secret: str, *, timeout: float = 3.0,
+        self,
+        url: str,
+        secret: str,
+        *,
+        timeout: float = 3.0,
         retry_delays: Sequence[float] = (0.0, 1.0, 5.0),
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.url, self.secret, self.timeout = url, secret, timeout
         self.retry_delays = tuple(retry_delays)
         self._session: aiohttp.ClientSession | None = None

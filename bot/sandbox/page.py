@@ -155,8 +155,14 @@ async def _say(request: web.Request) -> web.Response:
     body = await _body(request)
     viewer = _viewer(request, body.get("as"))
     acting = request.app[ACTING]
-    message = _acted(lambda: acting.say(viewer, str(body.get("channel", "")),
-                                        str(body.get("text", "")), body.get("thread_ts") or None))  # fmt: skip
+    message = _acted(
+        lambda: acting.say(
+            viewer,
+            str(body.get("channel", "")),
+            str(body.get("text", "")),
+            body.get("thread_ts") or None,
+        )
+    )
     return web.json_response({"ok": True, "ts": message.ts if message else None})
 
 
@@ -166,9 +172,12 @@ async def _press(request: web.Request) -> web.Response:
     acting = request.app[ACTING]
     try:
         outcome = await acting.press(
-            viewer, action_id=str(body.get("action_id", "")), block_id=str(body.get("block_id", "")),
-            channel=body.get("channel") or None, ts=body.get("ts") or None,
-        )  # fmt: skip
+            viewer,
+            action_id=str(body.get("action_id", "")),
+            block_id=str(body.get("block_id", "")),
+            channel=body.get("channel") or None,
+            ts=body.get("ts") or None,
+        )
     except ActingError as refused:
         raise web.HTTPBadRequest(text=str(refused)) from None
     return web.json_response({"ok": outcome.ok, "status": outcome.status})
@@ -184,8 +193,13 @@ async def _submit(request: web.Request) -> web.Response:
     except ActingError as refused:
         raise web.HTTPBadRequest(text=str(refused)) from None
     answer = outcome.json() or {}
-    return web.json_response({"ok": outcome.ok, "status": outcome.status,
-                              "errors": answer.get("errors") if answer.get("response_action") == "errors" else None})  # fmt: skip
+    return web.json_response(
+        {
+            "ok": outcome.ok,
+            "status": outcome.status,
+            "errors": answer.get("errors") if answer.get("response_action") == "errors" else None,
+        }
+    )
 
 
 async def _close(request: web.Request) -> web.Response:

@@ -52,25 +52,54 @@ def signed(
     }
 
 
-def event(inner: Json, *, event_id: str | None = None, team: str = TEAM,
-          bot_user: str = "UBOT") -> Json:  # fmt: skip
+def event(
+    inner: Json, *, event_id: str | None = None, team: str = TEAM, bot_user: str = "UBOT"
+) -> Json:
     """An Events API envelope around one event."""
     return {
-        "token": "unused", "team_id": team, "api_app_id": APP_ID, "type": "event_callback",
-        "event_id": event_id or new_id("Ev"), "event_time": int(time.time()), "event": inner,
-        "authorizations": [{"enterprise_id": None, "team_id": team, "user_id": bot_user,
-                            "is_bot": True, "is_enterprise_install": False}],
+        "token": "unused",
+        "team_id": team,
+        "api_app_id": APP_ID,
+        "type": "event_callback",
+        "event_id": event_id or new_id("Ev"),
+        "event_time": int(time.time()),
+        "event": inner,
+        "authorizations": [
+            {
+                "enterprise_id": None,
+                "team_id": team,
+                "user_id": bot_user,
+                "is_bot": True,
+                "is_enterprise_install": False,
+            }
+        ],
         "is_ext_shared_channel": False,
-    }  # fmt: skip
+    }
 
 
 def message(
-    user: str, text: str, *, channel: str, ts: str, kind: str = "message",
-    thread_ts: str | None = None, channel_type: str = "channel", team: str = TEAM, **extra: Any,
-) -> Json:  # fmt: skip
+    user: str,
+    text: str,
+    *,
+    channel: str,
+    ts: str,
+    kind: str = "message",
+    thread_ts: str | None = None,
+    channel_type: str = "channel",
+    team: str = TEAM,
+    **extra: Any,
+) -> Json:
     """A message event (``kind="app_mention"`` for the mention twin Slack sends alongside)."""
-    inner: Json = {"type": kind, "user": user, "text": text, "channel": channel, "ts": ts,
-                   "event_ts": ts, "team": team, **extra}  # fmt: skip
+    inner: Json = {
+        "type": kind,
+        "user": user,
+        "text": text,
+        "channel": channel,
+        "ts": ts,
+        "event_ts": ts,
+        "team": team,
+        **extra,
+    }
     if kind == "message":
         inner["channel_type"] = channel_type
     if thread_ts:
@@ -80,31 +109,55 @@ def message(
 
 def home_opened(user: str, *, channel: str, view: Json | None = None) -> Json:
     """The event Slack sends when a person opens the app's Home tab."""
-    inner: Json = {"type": "app_home_opened", "user": user, "channel": channel, "tab": "home",
-                   "event_ts": f"{time.time():.6f}"}  # fmt: skip
+    inner: Json = {
+        "type": "app_home_opened",
+        "user": user,
+        "channel": channel,
+        "tab": "home",
+        "event_ts": f"{time.time():.6f}",
+    }
     if view is not None:
         inner["view"] = view
     return inner
 
 
 def block_action(
-    user: str, *, action_id: str, value: str, block_id: str, channel: str | None,
-    message_ts: str | None, thread_ts: str | None = None, user_team: str = TEAM,
-    team: str = TEAM, view: Json | None = None, trigger_id: str | None = None,
+    user: str,
+    *,
+    action_id: str,
+    value: str,
+    block_id: str,
+    channel: str | None,
+    message_ts: str | None,
+    thread_ts: str | None = None,
+    user_team: str = TEAM,
+    team: str = TEAM,
+    view: Json | None = None,
+    trigger_id: str | None = None,
     response_url: str = "https://hooks.invalid/actions",
-) -> Json:  # fmt: skip
+) -> Json:
     """A button press on a message (or, with ``view``, in the App Home).
 
     ``user_team`` differs from the installation in Slack Connect.
     """
     payload: Json = {
-        "type": "block_actions", "api_app_id": APP_ID, "token": "unused",
+        "type": "block_actions",
+        "api_app_id": APP_ID,
+        "token": "unused",
         "team": {"id": team, "domain": team.lower()},
         "user": {"id": user, "username": user.lower(), "team_id": user_team},
-        "trigger_id": trigger_id or new_id("trigger."), "response_url": response_url,
-        "actions": [{"type": "button", "action_id": action_id, "block_id": block_id,
-                     "value": value, "action_ts": f"{time.time():.6f}"}],
-    }  # fmt: skip
+        "trigger_id": trigger_id or new_id("trigger."),
+        "response_url": response_url,
+        "actions": [
+            {
+                "type": "button",
+                "action_id": action_id,
+                "block_id": block_id,
+                "value": value,
+                "action_ts": f"{time.time():.6f}",
+            }
+        ],
+    }
     if view is not None:
         payload["container"] = {"type": "view", "view_id": view.get("id")}
         payload["view"] = view
@@ -112,15 +165,25 @@ def block_action(
     msg: Json = {"type": "message", "ts": message_ts, "text": "card"}
     if thread_ts:
         msg["thread_ts"] = thread_ts
-    payload["container"] = {"type": "message", "message_ts": message_ts, "channel_id": channel,
-                            "is_ephemeral": False}  # fmt: skip
+    payload["container"] = {
+        "type": "message",
+        "message_ts": message_ts,
+        "channel_id": channel,
+        "is_ephemeral": False,
+    }
     payload["channel"] = {"id": channel, "name": "ops"}
     payload["message"] = msg
     return payload
 
 
-def view_submission(user: str, view: Json, *, reason: str | None = None,
-                    values: Json | None = None, team: str = TEAM) -> Json:  # fmt: skip
+def view_submission(
+    user: str,
+    view: Json,
+    *,
+    reason: str | None = None,
+    values: Json | None = None,
+    team: str = TEAM,
+) -> Json:
     """The submission of a modal this bot opened, with what was typed into its inputs.
 
     ``values`` is Slack's ``state.values`` shape; without it, ``reason`` fills the reject modal.
@@ -131,23 +194,46 @@ def view_submission(user: str, view: Json, *, reason: str | None = None,
         else {"reason": {"reason_input": {"type": "plain_text_input", "value": reason}}}
     )
     return {
-        "type": "view_submission", "team": {"id": team, "domain": team.lower()},
-        "user": {"id": user, "team_id": team}, "api_app_id": APP_ID, "token": "unused",
+        "type": "view_submission",
+        "team": {"id": team, "domain": team.lower()},
+        "user": {"id": user, "team_id": team},
+        "api_app_id": APP_ID,
+        "token": "unused",
         "trigger_id": new_id("trigger."),
-        "view": {**view, "id": view.get("id", "V1"), "team_id": team,
-                 "app_installed_team_id": team, "state": {"values": state}},
-    }  # fmt: skip
+        "view": {
+            **view,
+            "id": view.get("id", "V1"),
+            "team_id": team,
+            "app_installed_team_id": team,
+            "state": {"values": state},
+        },
+    }
 
 
-def command(user: str, text: str, *, channel: str, response_url: str,
-            team: str = TEAM, name: str = "/countersign") -> dict[str, str]:  # fmt: skip
+def command(
+    user: str,
+    text: str,
+    *,
+    channel: str,
+    response_url: str,
+    team: str = TEAM,
+    name: str = "/countersign",
+) -> dict[str, str]:
     """A slash command, as the form fields Slack posts."""
     return {
-        "token": "unused", "team_id": team, "team_domain": team.lower(), "channel_id": channel,
-        "channel_name": "ops", "user_id": user, "user_name": user.lower(), "command": name,
-        "text": text, "api_app_id": APP_ID, "response_url": response_url,
+        "token": "unused",
+        "team_id": team,
+        "team_domain": team.lower(),
+        "channel_id": channel,
+        "channel_name": "ops",
+        "user_id": user,
+        "user_name": user.lower(),
+        "command": name,
+        "text": text,
+        "api_app_id": APP_ID,
+        "response_url": response_url,
         "trigger_id": new_id("trigger."),
-    }  # fmt: skip
+    }
 
 
 def form(payload: Json) -> str:

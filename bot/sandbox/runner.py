@@ -53,9 +53,14 @@ class Sandbox:
 
 
 async def start_sandbox(
-    *, host: str, port: int, bot_events: str, secret: str, token: str,
+    *,
+    host: str,
+    port: int,
+    bot_events: str,
+    secret: str,
+    token: str,
     retry_delays: tuple[float, ...] = (0.0, 1.0, 5.0),
-) -> Sandbox:  # fmt: skip
+) -> Sandbox:
     """Serves the page and the Web API on ``host``, on ``port`` or the next free one."""
     api = WebApi(demo_workspace(), token=token)
     acting = Acting(api, Delivery(bot_events, secret, retry_delays=retry_delays))
@@ -94,11 +99,18 @@ def bot_settings(
     settings: Settings, *, api_url: str, port: int, token: str, secret: str
 ) -> Settings:
     """The bot's settings for this run: production's, pointed at the sandbox."""
-    return settings.model_copy(update={
-        "slack_bot_token": SecretStr(token), "slack_signing_secret": SecretStr(secret),
-        "slack_app_token": None, "slack_client_id": None, "slack_client_secret": None,
-        "slack_api_url": api_url, "countersign_host": _LOOPBACK, "port": port,
-    })  # fmt: skip
+    return settings.model_copy(
+        update={
+            "slack_bot_token": SecretStr(token),
+            "slack_signing_secret": SecretStr(secret),
+            "slack_app_token": None,
+            "slack_client_id": None,
+            "slack_client_secret": None,
+            "slack_api_url": api_url,
+            "countersign_host": _LOOPBACK,
+            "port": port,
+        }
+    )
 
 
 async def run_sandbox(
@@ -108,11 +120,15 @@ async def run_sandbox(
     bot_port = free_port()
     secret, token = secrets.token_hex(24), f"xoxb-sandbox-{secrets.token_hex(12)}"
     sandbox = await start_sandbox(
-        host=settings.countersign_host, port=settings.port, secret=secret, token=token,
+        host=settings.countersign_host,
+        port=settings.port,
+        secret=secret,
+        token=token,
         bot_events=f"http://{_LOOPBACK}:{bot_port}/slack/events",
-    )  # fmt: skip
-    configured = bot_settings(settings, api_url=sandbox.api.base_url, port=bot_port,
-                              token=token, secret=secret)  # fmt: skip
+    )
+    configured = bot_settings(
+        settings, api_url=sandbox.api.base_url, port=bot_port, token=token, secret=secret
+    )
     ready = asyncio.create_task(_announce_when_ready(bot_port, sandbox.url, announce))
     try:
         await serve_bot(configured)
@@ -130,8 +146,10 @@ async def _announce_when_ready(bot_port: int, url: str, announce: Callable[[str]
                 await asyncio.sleep(0.1)
     except TimeoutError:
         # Without this line a bot stuck at start-up would leave the terminal silent.
-        announce(f"The sandbox is at {url}, but the bot has not answered for {_READY_WAIT:.0f} s; "
-                 "run with LOG_LEVEL=INFO to see why.")  # fmt: skip
+        announce(
+            f"The sandbox is at {url}, but the bot has not answered for {_READY_WAIT:.0f} s; "
+            "run with LOG_LEVEL=INFO to see why."
+        )
         return
     announce(f"Countersign is running in a local Slack sandbox: {url}  (Ctrl-C stops it)")
 

@@ -39,9 +39,12 @@ class WebApi:
     """Slack's Web API over a ``Workspace``, served on loopback (port chosen by the OS)."""
 
     def __init__(
-        self, workspace: Workspace | None = None, *, team_id: str = "T0FIESTA",
+        self,
+        workspace: Workspace | None = None,
+        *,
+        team_id: str = "T0FIESTA",
         token: str = BOT_TOKEN,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.workspace = workspace or Workspace(team_id=team_id)
         self.token = token
         self.calls: list[Call] = []
@@ -124,10 +127,16 @@ class WebApi:
         target = self.response_targets.get(request.match_info["name"])
         if target is not None:
             user, channel = target
-            self.workspace.post(Message(
-                channel=channel, ts=self.workspace.next_ts(), text=str(body.get("text", "")),
-                blocks=body.get("blocks") or [], user=BOT_USER, ephemeral_to=user,
-            ))  # fmt: skip
+            self.workspace.post(
+                Message(
+                    channel=channel,
+                    ts=self.workspace.next_ts(),
+                    text=str(body.get("text", "")),
+                    blocks=body.get("blocks") or [],
+                    user=BOT_USER,
+                    ephemeral_to=user,
+                )
+            )
         return web.Response(text="ok")
 
     # -- methods --------------------------------------------------------------------------------
@@ -135,22 +144,37 @@ class WebApi:
     async def _auth_test(self, params: Json) -> Json:
         team = self.workspace.teams[self.team_id]
         return {
-            "ok": True, "url": f"https://{team.domain}.slack.example/", "team": team.name,
-            "user": "countersign", "team_id": team.id, "user_id": BOT_USER,
-            "bot_id": BOT_ID, "is_enterprise_install": False,
-        }  # fmt: skip
+            "ok": True,
+            "url": f"https://{team.domain}.slack.example/",
+            "team": team.name,
+            "user": "countersign",
+            "team_id": team.id,
+            "user_id": BOT_USER,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
 
     async def _chat_postMessage(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
         if not params.get("text") and not params.get("blocks"):
             return {"ok": False, "error": "no_text"}
-        message = self.workspace.post(Message(
-            channel=self.workspace.channel_for(str(params["channel"])), ts=self.workspace.next_ts(),
-            text=params.get("text", ""), blocks=params.get("blocks") or [],
-            thread_ts=params.get("thread_ts") or None, user=BOT_USER,
-            reply_broadcast=_truthy(params.get("reply_broadcast")),
-        ))  # fmt: skip
-        shown = {"type": "message", "text": message.text, "ts": message.ts, "user": BOT_USER,
-                 "bot_id": BOT_ID}  # fmt: skip
+        message = self.workspace.post(
+            Message(
+                channel=self.workspace.channel_for(str(params["channel"])),
+                ts=self.workspace.next_ts(),
+                text=params.get("text", ""),
+                blocks=params.get("blocks") or [],
+                thread_ts=params.get("thread_ts") or None,
+                user=BOT_USER,
+                reply_broadcast=_truthy(params.get("reply_broadcast")),
+            )
+        )
+        shown = {
+            "type": "message",
+            "text": message.text,
+            "ts": message.ts,
+            "user": BOT_USER,
+            "bot_id": BOT_ID,
+        }
         return {"ok": True, "channel": message.channel, "ts": message.ts, "message": shown}
 
     async def _chat_update(self, params: Json) -> Json:
@@ -164,11 +188,17 @@ class WebApi:
         return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
 
     async def _chat_postEphemeral(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
-        message = self.workspace.post(Message(
-            channel=self.workspace.channel_for(str(params["channel"])), ts=self.workspace.next_ts(),
-            text=params.get("text", ""), blocks=params.get("blocks") or [],
-            thread_ts=params.get("thread_ts") or None, user=BOT_USER, ephemeral_to=params["user"],
-        ))  # fmt: skip
+        message = self.workspace.post(
+            Message(
+                channel=self.workspace.channel_for(str(params["channel"])),
+                ts=self.workspace.next_ts(),
+                text=params.get("text", ""),
+                blocks=params.get("blocks") or [],
+                thread_ts=params.get("thread_ts") or None,
+                user=BOT_USER,
+                ephemeral_to=params["user"],
+            )
+        )
         return {"ok": True, "message_ts": message.ts}
 
     async def _reactions_add(self, params: Json) -> Json:
@@ -199,10 +229,17 @@ class WebApi:
             profile["email"] = user.email
         return {
             "ok": True,
-            "user": {"id": user.id, "team_id": user.team, "name": user.name,
-                     "real_name": user.name, "is_bot": user.is_bot, "deleted": False,
-                     "is_email_confirmed": True, "profile": profile},
-        }  # fmt: skip
+            "user": {
+                "id": user.id,
+                "team_id": user.team,
+                "name": user.name,
+                "real_name": user.name,
+                "is_bot": user.is_bot,
+                "deleted": False,
+                "is_email_confirmed": True,
+                "profile": profile,
+            },
+        }
 
     async def _views_open(self, params: Json) -> Json:
         trigger = str(params.get("trigger_id") or "")
@@ -227,8 +264,15 @@ class WebApi:
         channel = self.workspace.channels.get(params["channel"])
         is_im = params["channel"].startswith("D")
         name = channel.name if channel else params["channel"]
-        return {"ok": True, "channel": {"id": params["channel"], "name": name, "is_im": is_im,
-                                        "is_channel": not is_im}}  # fmt: skip
+        return {
+            "ok": True,
+            "channel": {
+                "id": params["channel"],
+                "name": name,
+                "is_im": is_im,
+                "is_channel": not is_im,
+            },
+        }
 
     @property
     def views(self) -> list[Json]:

@@ -49,8 +49,13 @@ class SlackUser:
     title: str = ""
 
     def shown(self) -> Json:
-        return {"id": self.id, "name": self.name, "is_bot": self.is_bot, "team": self.team,
-                "title": self.title}  # fmt: skip
+        return {
+            "id": self.id,
+            "name": self.name,
+            "is_bot": self.is_bot,
+            "team": self.team,
+            "title": self.title,
+        }
 
 
 @dataclass
@@ -82,11 +87,17 @@ class Message:
 
     def shown(self) -> Json:
         return {
-            "channel": self.channel, "ts": self.ts, "text": self.text, "blocks": self.blocks,
-            "thread_ts": self.thread_ts, "user": self.user, "reply_broadcast": self.reply_broadcast,
-            "ephemeral": self.ephemeral_to is not None, "reactions": sorted(self.reactions),
+            "channel": self.channel,
+            "ts": self.ts,
+            "text": self.text,
+            "blocks": self.blocks,
+            "thread_ts": self.thread_ts,
+            "user": self.user,
+            "reply_broadcast": self.reply_broadcast,
+            "ephemeral": self.ephemeral_to is not None,
+            "reactions": sorted(self.reactions),
             "edited": self.edited,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -125,8 +136,16 @@ class Workspace:
         self.teams[team_id] = Team(team_id, name, name.lower().replace(" ", "-"))
         return self.teams[team_id]
 
-    def add_user(self, user_id: str, name: str, email: str | None = None, *,
-                 is_bot: bool = False, team: str | None = None, title: str = "") -> SlackUser:  # fmt: skip
+    def add_user(
+        self,
+        user_id: str,
+        name: str,
+        email: str | None = None,
+        *,
+        is_bot: bool = False,
+        team: str | None = None,
+        title: str = "",
+    ) -> SlackUser:
         user = SlackUser(user_id, name, email, is_bot, team or self.home_team, title)
         self.users[user_id] = user
         if not is_bot:
@@ -180,12 +199,16 @@ class Workspace:
         person = self.users[viewer]
         channels = [c.shown() for c in self.channels.values() if viewer in c.members]
         return {
-            "me": person.shown(), "team": self.teams[person.team].__dict__, "bot": BOT_USER,
+            "me": person.shown(),
+            "team": self.teams[person.team].__dict__,
+            "bot": BOT_USER,
             "teams": [t.__dict__ for t in self.teams.values()],
-            "people": [u.shown() for u in self.users.values()], "channels": channels,
+            "people": [u.shown() for u in self.users.values()],
+            "channels": channels,
             "messages": [m.shown() for m in self.visible(viewer)],
-            "modal": self.modals.get(viewer), "home": self.homes.get(viewer),
-        }  # fmt: skip
+            "modal": self.modals.get(viewer),
+            "home": self.homes.get(viewer),
+        }
 
     # -- changing -----------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.slack import copy
+from bot.slack import texts
 from bot.slack.blocks import (
     APPROVE_ACTION,
     REASON_BLOCK,
@@ -30,9 +30,9 @@ from bot.slack.blocks import (
     card_id_of_block,
     reject_modal,
 )
-from bot.slack.cards import show_decision
 from bot.slack.home import publish_home
 from bot.slack.identity import installation_of, owner_slack_user, resolve
+from bot.slack.posting import show_decision
 from bot.surface import Surface
 from tools import Caller, Decision
 from tools.errors import CardExpiredError, CountersignError, NotYourCardError
@@ -65,33 +65,57 @@ def _press(body: dict[str, Any], context: AsyncBoltContext, token: str) -> Press
     channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
     message = body.get("message") or {}
     return Press(
-        installation=installation_of(context), user=body["user"]["id"], token=token,
-        channel=channel, thread_ts=message.get("thread_ts"), from_home=container.get("type") == "view",
-    )  # fmt: skip
+        installation=installation_of(context),
+        user=body["user"]["id"],
+        token=token,
+        channel=channel,
+        thread_ts=message.get("thread_ts"),
+        from_home=container.get("type") == "view",
+    )
 
 
 def register(app: AsyncApp, surface: Surface) -> None:
-    async def on_approve(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any],
-                         context: AsyncBoltContext, client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_approve(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
         await ack()
         press = _press(body, context, str(action.get("value", "")))
         surface.tasks.spawn(approve(surface, client, press), name=f"approve by {press.user}")
 
-    async def on_reject(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any],
-                        context: AsyncBoltContext, client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_reject(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
         await ack()
         press = _press(body, context, str(action.get("value", "")))
         await open_reject(
             surface, client, press, body["trigger_id"], str(action.get("block_id", ""))
         )
 
-    async def on_reject_submit(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
-                               context: AsyncBoltContext, client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_reject_submit(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        view: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
         await ack()
         meta = json.loads(view.get("private_metadata") or "{}")
         value = (view["state"]["values"].get(REASON_BLOCK) or {}).get(REASON_INPUT) or {}
-        press = Press(installation_of(context), body["user"]["id"], str(meta.get("token", "")),
-                      meta.get("channel"), meta.get("thread_ts"))  # fmt: skip
+        press = Press(
+            installation_of(context),
+            body["user"]["id"],
+            str(meta.get("token", "")),
+            meta.get("channel"),
+            meta.get("thread_ts"),
+        )
         reason = str(value.get("value") or "")
         surface.tasks.spawn(reject(surface, client, press, reason), name=f"reject by {press.user}")
 
@@ -130,7 +154,7 @@ async def open_reject(
     record = await surface.registry.card(card_id) if card_id else None
     owner = owner_slack_user(record)
     if owner is not None and owner != press.user:
-        await _tell(client, press, copy.not_your_card(owner))
+        await _tell(client, press, texts.not_your_card(owner))
         return
     summary = record.summary if record else ""
     modal = reject_modal(
@@ -147,22 +171,26 @@ async def _decide(surface: Surface, client: AsyncWebClient, press: Press, run: D
         # the presser saw nothing happen and could not tell a lost press from a slow one.
         # Whatever was half-done is the engine's to settle (the claim and the write each
         # commit or roll back whole); here the person learns to press again later.
-        log.warning("press_failed_database", channel=press.channel, slack_user=press.user,
-                    error=type(unreachable).__name__)  # fmt: skip
-        await _tell(client, press, copy.database_unreachable())
+        log.warning(
+            "press_failed_database",
+            channel=press.channel,
+            slack_user=press.user,
+            error=type(unreachable).__name__,
+        )
+        await _tell(client, press, texts.database_unreachable())
 
 
 async def _decide_once(surface: Surface, client: AsyncWebClient, press: Press, run: Decide) -> None:
     caller = await resolve(surface.directory, client, press.installation, press.user)
     if caller is None:
-        await _tell(client, press, copy.not_linked())
+        await _tell(client, press, texts.not_linked())
         return
     bound = log.bind(tenant=caller.tenantid, channel=press.channel, user=caller.userid)
     try:
         decision = await run(caller)
     except NotYourCardError as refused:
         record = await surface.registry.card(refused.card_id) if refused.card_id else None
-        await _tell(client, press, copy.not_your_card(owner_slack_user(record)))
+        await _tell(client, press, texts.not_your_card(owner_slack_user(record)))
         bound.info("press_refused", card_id=refused.card_id, why="not_your_card")
         return
     except CardExpiredError as expired:
@@ -170,7 +198,7 @@ async def _decide_once(surface: Surface, client: AsyncWebClient, press: Press, r
         bound.info("press_refused", card_id=expired.card_id, why="expired")
         return
     except CountersignError as refused:
-        await _tell(client, press, copy.refused(str(refused)))
+        await _tell(client, press, texts.refused(str(refused)))
         bound.info(
             "press_refused", card_id=getattr(refused, "card_id", None), why=type(refused).__name__
         )
@@ -188,14 +216,15 @@ async def _expired(
     record = await surface.registry.card(expired.card_id) if expired.card_id else None
     if record is not None and record.surface:
         await show_decision(surface, client, record)
-    await _tell(client, press, copy.refused(str(expired)))
+    await _tell(client, press, texts.refused(str(expired)))
 
 
 async def _tell(client: AsyncWebClient, press: Press, text: str) -> None:
     """A private answer: ephemeral in the channel, or a DM when the press came from the App Home."""
     if press.channel:
-        await client.chat_postEphemeral(channel=press.channel, user=press.user, text=text,
-                                        thread_ts=press.thread_ts)  # fmt: skip
+        await client.chat_postEphemeral(
+            channel=press.channel, user=press.user, text=text, thread_ts=press.thread_ts
+        )
     else:
         await client.chat_postMessage(channel=press.user, text=text, parse="none")
     log.info("told_privately", channel=press.channel, slack_user=press.user)

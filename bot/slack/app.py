@@ -30,9 +30,16 @@ __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
 
 # Exactly what the listeners use; manifest.yml lists the same scopes.
 BOT_SCOPES = (
-    "app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write",
-    "commands", "reactions:write", "users:read", "users:read.email",
-)  # fmt: skip
+    "app_mentions:read",
+    "channels:history",
+    "groups:history",
+    "im:history",
+    "chat:write",
+    "commands",
+    "reactions:write",
+    "users:read",
+    "users:read.email",
+)
 _OAUTH_STATE_SECONDS = 600
 _SLACK_API = "https://slack.com/api/"
 
@@ -69,9 +76,12 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
         settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
     )
     app = AsyncApp(
-        name="countersign", signing_secret=secret, client=client, oauth_settings=oauth,
+        name="countersign",
+        signing_secret=secret,
+        client=client,
+        oauth_settings=oauth,
         logger=logging.getLogger("bot.slack.bolt"),
-    )  # fmt: skip
+    )
     events.register(app, surface, ignore_uninstall=oauth is None)
     if oauth is not None:
         app.enable_token_revocation_listeners()
@@ -96,5 +106,7 @@ async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSet
     return AsyncOAuthSettings(
         client_id=settings.slack_client_id,
         client_secret=settings.slack_client_secret.get_secret_value(),
-        scopes=list(BOT_SCOPES), installation_store=installations, state_store=states,
-    )  # fmt: skip
+        scopes=list(BOT_SCOPES),
+        installation_store=installations,
+        state_store=states,
+    )

@@ -1,6 +1,6 @@
 """Renders cards, the reject modal and the App Home as Block Kit; never calls Slack.
 
-A card is rendered from its neutral description (``bot.cards.CardSpec``), so its words, values
+A card is rendered from its neutral description (``bot.cardspec.CardSpec``), so its words, values
 and cuts are the ones every surface shows; Slack's mrkdwn escaping and markup are added here.
 Everything here is a pure function from a card to a payload within Slack's limits (header 150,
 section 3,000, field 2,000, ten fields a section, 50 blocks, button value 2,000). Every block
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from bot.cards import CardSpec
-from bot.cards import decided as decided_spec
-from bot.cards import pending as pending_spec
-from bot.slack import copy
-from bot.slack.copy import clip, esc
+from bot.cardspec import CardSpec
+from bot.cardspec import decided as decided_spec
+from bot.cardspec import pending as pending_spec
+from bot.slack import texts
+from bot.slack.texts import clip, esc
 from tools import CardRecord, Proposal
 
 __all__ = [
@@ -63,18 +63,31 @@ class CardView:
     @classmethod
     def of_proposal(cls, proposal: Proposal) -> CardView:
         details = tuple((d.label, d.value) for d in proposal.details)
-        return cls(proposal.card_id, proposal.summary, details, proposal.warning,
-                   proposal.expires_at, proposal.card)  # fmt: skip
+        return cls(
+            proposal.card_id,
+            proposal.summary,
+            details,
+            proposal.warning,
+            proposal.expires_at,
+            proposal.card,
+        )
 
     @classmethod
     def of_record(cls, record: CardRecord, token: str = "") -> CardView:
-        return cls(record.card_id, record.summary, record.details, record.warning,
-                   record.expires_at, token)  # fmt: skip
+        return cls(
+            record.card_id, record.summary, record.details, record.warning, record.expires_at, token
+        )
 
     def spec(self) -> CardSpec:
         """The neutral description this view renders (wording and limits shared with Teams)."""
-        return pending_spec(card_id=self.card_id, summary=self.summary, details=self.details,
-                             warning=self.warning, expires_at=self.expires_at, token=self.token)  # fmt: skip
+        return pending_spec(
+            card_id=self.card_id,
+            summary=self.summary,
+            details=self.details,
+            warning=self.warning,
+            expires_at=self.expires_at,
+            token=self.token,
+        )
 
 
 def _id(kind: str, card_id: str = "") -> str:
@@ -125,22 +138,33 @@ def _buttons(spec: CardSpec) -> Block:
     if len(spec.token) > _VALUE:
         raise ValueError(f"card {spec.card_id}: token longer than a button value may be")
     confirm = {
-        "title": _plain(copy.confirm_title(), 100),
-        "text": _plain(copy.confirm_text(spec.summary), 300),
-        "confirm": _plain(copy.confirm_ok(), 30),
-        "deny": _plain(copy.CONFIRM_DENY, 30),
+        "title": _plain(texts.confirm_title(), 100),
+        "text": _plain(texts.confirm_text(spec.summary), 300),
+        "confirm": _plain(texts.confirm_ok(), 30),
+        "deny": _plain(texts.CONFIRM_DENY, 30),
     }
     approve, reject = spec.actions
     return {
         "type": "actions",
         "block_id": _id("card", spec.card_id),
         "elements": [
-            {"type": "button", "action_id": APPROVE_ACTION, "style": "primary",
-             "text": _plain(approve.label, 75), "value": approve.token, "confirm": confirm},
-            {"type": "button", "action_id": REJECT_ACTION, "style": "danger",
-             "text": _plain(reject.label, 75), "value": reject.token},
+            {
+                "type": "button",
+                "action_id": APPROVE_ACTION,
+                "style": "primary",
+                "text": _plain(approve.label, 75),
+                "value": approve.token,
+                "confirm": confirm,
+            },
+            {
+                "type": "button",
+                "action_id": REJECT_ACTION,
+                "style": "danger",
+                "text": _plain(reject.label, 75),
+                "value": reject.token,
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def _cap(blocks: list[Block]) -> list[Block]:
@@ -154,7 +178,7 @@ def _cap(blocks: list[Block]) -> list[Block]:
 def render_pending(spec: CardSpec, *, for_user: str | None) -> list[Block]:
     """A card waiting for a decision: header, summary, details, warning, who and when, buttons."""
     head = {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
-    tail = [_context(copy.card_for(for_user, spec.expires_at))]
+    tail = [_context(texts.card_for(for_user, spec.expires_at))]
     if spec.actions:
         tail.append(_buttons(spec))
     return _cap([head, *_body(spec), *tail])
@@ -167,9 +191,9 @@ def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Bloc
         lines = [esc(spec.note)]
     else:
         by, at = (spec.decided.by, spec.decided.at) if spec.decided else ("", None)
-        lines = [copy.decided_line(spec.status, by, decided_by_slack, at)]
+        lines = [texts.decided_line(spec.status, by, decided_by_slack, at)]
     if spec.outcome:
-        lines.append(copy.labelled(*spec.outcome))
+        lines.append(texts.labelled(*spec.outcome))
     return _cap([head, *_body(spec), _context("\n".join(lines))])
 
 
@@ -192,28 +216,37 @@ def reject_modal(
         "type": "modal",
         "callback_id": REJECT_VIEW,
         "private_metadata": meta,
-        "title": _plain(copy.REJECT_MODAL_TITLE, 24),
-        "submit": _plain(copy.REJECT, 24),
-        "close": _plain(copy.CONFIRM_DENY, 24),
+        "title": _plain(texts.REJECT_MODAL_TITLE, 24),
+        "submit": _plain(texts.REJECT, 24),
+        "close": _plain(texts.CONFIRM_DENY, 24),
         "blocks": [
             _section(f"*{esc(summary)}*"),
-            {"type": "input", "block_id": REASON_BLOCK, "optional": True,
-             "label": _plain(copy.REASON_LABEL, 2000), "hint": _plain(copy.REASON_HINT, 2000),
-             "element": {"type": "plain_text_input", "action_id": REASON_INPUT,
-                         "multiline": True, "max_length": 500}},
+            {
+                "type": "input",
+                "block_id": REASON_BLOCK,
+                "optional": True,
+                "label": _plain(texts.REASON_LABEL, 2000),
+                "hint": _plain(texts.REASON_HINT, 2000),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": REASON_INPUT,
+                    "multiline": True,
+                    "max_length": 500,
+                },
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def pending_list(cards: Sequence[CardView], *, for_user: str | None) -> list[Block]:
     """The person's waiting cards, each with its buttons (slash command and App Home)."""
     if not cards:
-        return [_section(copy.pending_none())]
-    blocks: list[Block] = [_section(copy.pending_title(len(cards)))]
+        return [_section(texts.pending_none())]
+    blocks: list[Block] = [_section(texts.pending_title(len(cards)))]
     for card in cards:
         spec = card.spec()
         blocks.append({"type": "divider", "block_id": _id("div")})
-        blocks.extend([*_body(spec), _context(copy.card_for(for_user, spec.expires_at))])
+        blocks.extend([*_body(spec), _context(texts.card_for(for_user, spec.expires_at))])
         if spec.actions:
             blocks.append(_buttons(spec))
     return blocks[:_MAX_BLOCKS]
@@ -223,11 +256,11 @@ def home_view(
     cards: Sequence[CardView], *, for_user: str | None, linked: bool = True
 ) -> dict[str, Any]:
     """The App Home tab: a short introduction, then the person's waiting cards."""
-    intro = [_section(copy.HOME_INTRO), {"type": "divider", "block_id": _id("div")}]
+    intro = [_section(texts.HOME_INTRO), {"type": "divider", "block_id": _id("div")}]
     if not linked:
-        listed = [_section(copy.not_linked())]
+        listed = [_section(texts.not_linked())]
     elif cards:
         listed = pending_list(cards, for_user=for_user)
     else:
-        listed = [_section(copy.home_empty())]
+        listed = [_section(texts.home_empty())]
     return {"type": "home", "blocks": [*intro, *listed][:100]}

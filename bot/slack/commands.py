@@ -15,7 +15,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack import copy
+from bot.slack import texts
 from bot.slack.blocks import pending_list
 from bot.slack.home import pending_cards
 from bot.slack.identity import installation_of, resolve
@@ -28,8 +28,13 @@ log = structlog.get_logger("bot.slack.commands")
 
 
 def register(app: AsyncApp, surface: Surface) -> None:
-    async def on_command(ack: AsyncAck, command: dict[str, Any], context: AsyncBoltContext,
-                         client: AsyncWebClient, respond: AsyncRespond) -> None:  # fmt: skip
+    async def on_command(
+        ack: AsyncAck,
+        command: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+    ) -> None:
         await ack()
         installation, user = installation_of(context), str(command["user_id"])
         word = str(command.get("text") or "").strip().lower()
@@ -52,13 +57,16 @@ async def answer(
 ) -> None:
     """``help`` (or anything unknown) explains; ``pending`` or nothing lists the person's cards."""
     if word not in ("", "pending", "list"):
-        await respond(text=copy.HELP, response_type="ephemeral")
+        await respond(text=texts.HELP, response_type="ephemeral")
         return
     caller = await resolve(surface.directory, client, installation, user)
     if caller is None:
-        await respond(text=copy.not_linked(), response_type="ephemeral")
+        await respond(text=texts.not_linked(), response_type="ephemeral")
         return
     cards = await pending_cards(surface, caller)
-    await respond(text=copy.pending_text(len(cards)) if cards else copy.pending_none(),
-                  blocks=pending_list(cards, for_user=user), response_type="ephemeral")  # fmt: skip
+    await respond(
+        text=texts.pending_text(len(cards)) if cards else texts.pending_none(),
+        blocks=pending_list(cards, for_user=user),
+        response_type="ephemeral",
+    )
     log.info("pending_listed", tenant=caller.tenantid, user=caller.userid, cards=len(cards))

@@ -18,9 +18,10 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack import copy, receipts
-from bot.slack.cards import POST_OPTIONS, post_card
+from bot import receipts
+from bot.slack import texts
 from bot.slack.identity import installation_of, resolve, slack_error
+from bot.slack.posting import POST_OPTIONS, post_card
 from bot.surface import Surface
 from tools import Caller
 
@@ -56,15 +57,23 @@ class Turn:
 def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) -> None:
     """Adds the event listeners; ``ignore_uninstall`` is False when OAuth handles revocations."""
 
-    async def on_mention(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext,
-                         client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_mention(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
         if _from_bot(event):
             return
         turn = _turn(body, event, context, thread=event.get("thread_ts") or event["ts"])
         surface.tasks.spawn(answer(surface, client, turn), name=f"mention {turn.ts}")
 
-    async def on_message(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext,
-                         client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_message(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
         if event.get("subtype") not in _SPOKEN or _from_bot(event) or not event.get("user"):
             return
         thread = event.get("thread_ts")
@@ -97,9 +106,14 @@ def _turn(
     if context.bot_user_id:
         text = re.sub(rf"<@{re.escape(context.bot_user_id)}(\|[^>]*)?>", "", text)
     return Turn(
-        installation=installation_of(context), channel=event["channel"], ts=event["ts"],
-        thread_ts=thread, user=event["user"], text=text.strip(), event_id=str(body.get("event_id", "")),
-    )  # fmt: skip
+        installation=installation_of(context),
+        channel=event["channel"],
+        ts=event["ts"],
+        thread_ts=thread,
+        user=event["user"],
+        text=text.strip(),
+        event_id=str(body.get("event_id", "")),
+    )
 
 
 async def follow_up(surface: Surface, client: AsyncWebClient, turn: Turn) -> None:
@@ -123,7 +137,7 @@ async def answer(surface: Surface, client: AsyncWebClient, turn: Turn) -> None:
         return
     caller = await resolve(surface.directory, client, turn.installation, turn.user)
     if caller is None:
-        await _say(client, turn, copy.not_linked())
+        await _say(client, turn, texts.not_linked())
         bound.info("answered_unlinked")
         return
     if turn.thread_ts:
@@ -142,15 +156,20 @@ async def _run(surface: Surface, client: AsyncWebClient, turn: Turn, caller: Cal
         )
     except Exception:  # noqa: BLE001 — any model failure becomes a polite answer; logged in full
         bound.exception("assistant_failed")
-        await _say(client, turn, copy.model_failed())
+        await _say(client, turn, texts.model_failed())
         return
     finally:
         await _react(client, turn, add=False)
     if reply.text:
-        await _say(client, turn, copy.esc(reply.text))
+        await _say(client, turn, texts.esc(reply.text))
     bound.info("answered", proposals=len(reply.proposals))
-    place = {"team": turn.installation, "channel": turn.channel, "thread_ts": turn.thread_ts,
-             "user": turn.user, "conversation": turn.conversation}  # fmt: skip
+    place = {
+        "team": turn.installation,
+        "channel": turn.channel,
+        "thread_ts": turn.thread_ts,
+        "user": turn.user,
+        "conversation": turn.conversation,
+    }
     for proposal in reply.proposals:
         await post_card(surface, client, proposal, caller=caller, place=place)
 
@@ -165,6 +184,6 @@ async def _react(client: AsyncWebClient, turn: Turn, *, add: bool) -> None:
     """Shows the thread that work is under way; a missing reaction is never worth failing over."""
     call = client.reactions_add if add else client.reactions_remove
     try:
-        await call(channel=turn.channel, timestamp=turn.ts, name=copy.HOURGLASS)
+        await call(channel=turn.channel, timestamp=turn.ts, name=texts.HOURGLASS)
     except SlackApiError as failed:
         log.warning("reaction_failed", channel=turn.channel, error=slack_error(failed))

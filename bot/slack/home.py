@@ -53,5 +53,10 @@ async def publish_home(
     cards = await pending_cards(surface, caller) if caller is not None else []
     view = home_view(cards, for_user=slack_user, linked=caller is not None)
     await client.views_publish(user_id=slack_user, view=view)
-    log.info("home_published", tenant=caller.tenantid if caller else None,
-             user=caller.userid if caller else None, slack_user=slack_user, cards=len(cards))  # fmt: skip
+    log.info(
+        "home_published",
+        tenant=caller.tenantid if caller else None,
+        user=caller.userid if caller else None,
+        slack_user=slack_user,
+        cards=len(cards),
+    )

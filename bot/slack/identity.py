@@ -48,8 +48,13 @@ async def resolve(
     except NotFoundError:
         log.info("identity_unknown", installation=installation, user=slack_user)
         return None
-    log.info("identity_linked", installation=installation, user=slack_user,
-             userid=caller.userid, tenant=caller.tenantid)  # fmt: skip
+    log.info(
+        "identity_linked",
+        installation=installation,
+        user=slack_user,
+        userid=caller.userid,
+        tenant=caller.tenantid,
+    )
     return caller
 
 

@@ -27,9 +27,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.settings import Settings, SlackMode
 from bot.slack.app import Bolt, build_bolt
-from bot.slack.cards import show_decision
 from bot.slack.identity import PLATFORM
 from bot.slack.inbound import bolt_request
+from bot.slack.posting import show_decision
 from bot.surface import Surface
 from tools import CardRecord, CardSigner, reconcile
 from tools.db import Database
@@ -149,8 +149,12 @@ async def _settle(runtime: Runtime, *, claimed_before: datetime) -> None:
         platform = str((record.surface or {}).get("platform") or "")
         settler = runtime.settlers.get(platform)
         if settler is None:
-            log.warning("settled_unposted", card_id=record.card_id, tenant=record.tenantid,
-                        platform=platform or None)  # fmt: skip
+            log.warning(
+                "settled_unposted",
+                card_id=record.card_id,
+                tenant=record.tenantid,
+                platform=platform or None,
+            )
             continue
         await settler(record)
         log.info(
@@ -196,8 +200,12 @@ async def _client_for(runtime: Runtime, record: CardRecord) -> AsyncWebClient | 
     )
     if bot is None:
         return None
-    return AsyncWebClient(token=bot.bot_token, base_url=bolt.client.base_url, session=runtime.session,
-                          retry_handlers=bolt.client.retry_handlers)  # fmt: skip
+    return AsyncWebClient(
+        token=bot.bot_token,
+        base_url=bolt.client.base_url,
+        session=runtime.session,
+        retry_handlers=bolt.client.retry_handlers,
+    )
 
 
 def build_surface(settings: Settings, db: Database) -> Surface:
@@ -206,8 +214,12 @@ def build_surface(settings: Settings, db: Database) -> Surface:
 
     ttl = timedelta(seconds=settings.countersign_card_ttl)
     registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
-    return Surface(registry, Assistant(registry, settings), Directory(db),
-                   audit_channel=settings.countersign_audit_channel)  # fmt: skip
+    return Surface(
+        registry,
+        Assistant(registry, settings),
+        Directory(db),
+        audit_channel=settings.countersign_audit_channel,
+    )
 
 
 async def serve(settings: Settings) -> None:

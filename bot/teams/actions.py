@@ -18,10 +18,10 @@ import structlog
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
-from bot.cards import of_record
+from bot.cardspec import of_record
 from bot.surface import Surface
-from bot.teams import copy
-from bot.teams.cards import (
+from bot.teams import texts
+from bot.teams.adaptive import (
     CARD_TYPE,
     REASON_INPUT,
     VERB_APPROVE,
@@ -79,7 +79,7 @@ async def decide(surface: Surface, context: TurnContext, data: object, verb: Ver
     record = await _visible(surface, context, card_id)
     caller = await resolve(surface.directory, context)
     if caller is None:
-        return _refusal(record, copy.not_linked())
+        return _refusal(record, texts.not_linked())
     bound = log.bind(tenant=caller.tenantid, user=caller.userid, card_id=card_id)
     try:
         if verb == VERB_APPROVE:
@@ -90,16 +90,16 @@ async def decide(surface: Surface, context: TurnContext, data: object, verb: Ver
     except NotYourCardError:
         owner = str((record.surface or {}).get("issued_to") or "") if record else ""
         bound.info("press_refused", why="not_your_card")
-        return _refusal(record, copy.not_your_card(owner or None))
+        return _refusal(record, texts.not_your_card(owner or None))
     except CardExpiredError as expired:
         bound.info("press_refused", why="expired")
         latest = await _visible(surface, context, expired.card_id or card_id)
         if latest is None:
-            return _refusal(None, copy.refused(str(expired)))
-        return Answer(await show_decision(surface, context, latest), copy.refused(str(expired)))
+            return _refusal(None, texts.refused(str(expired)))
+        return Answer(await show_decision(surface, context, latest), texts.refused(str(expired)))
     except CountersignError as refused:
         bound.info("press_refused", why=type(refused).__name__)
-        return _refusal(await _visible(surface, context, card_id), copy.refused(str(refused)))
+        return _refusal(await _visible(surface, context, card_id), texts.refused(str(refused)))
     bound.info("card_decided", status=str(decision.card.status))
     return Answer(await show_decision(surface, context, decision.card))
 
@@ -115,8 +115,12 @@ async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
         record.tenantid,
     )
     where = record.surface or {}
-    spec = of_record(record, token=str(where.get("token") or ""),
-                     issued_to=where.get("issued_to"), now=surface.registry.clock())  # fmt: skip
+    spec = of_record(
+        record,
+        token=str(where.get("token") or ""),
+        issued_to=where.get("issued_to"),
+        now=surface.registry.clock(),
+    )
     return render(spec, view="issuee" if mine else "everyone", issuee=where.get("user"))
 
 
@@ -127,13 +131,19 @@ def _invoke(card: Json) -> AdaptiveCardInvokeResponse:
 def register(application: AgentApplication[TurnState], surface: Surface) -> None:
     """Adds the Action.Execute verbs and their Action.Submit fallbacks."""
 
-    async def on_approve(context: TurnContext, state: TurnState, data: object) -> AdaptiveCardInvokeResponse:  # fmt: skip
+    async def on_approve(
+        context: TurnContext, state: TurnState, data: object
+    ) -> AdaptiveCardInvokeResponse:
         return _invoke((await decide(surface, context, data, "approve")).card)
 
-    async def on_reject(context: TurnContext, state: TurnState, data: object) -> AdaptiveCardInvokeResponse:  # fmt: skip
+    async def on_reject(
+        context: TurnContext, state: TurnState, data: object
+    ) -> AdaptiveCardInvokeResponse:
         return _invoke((await decide(surface, context, data, "reject")).card)
 
-    async def on_refresh(context: TurnContext, state: TurnState, data: object) -> AdaptiveCardInvokeResponse:  # fmt: skip
+    async def on_refresh(
+        context: TurnContext, state: TurnState, data: object
+    ) -> AdaptiveCardInvokeResponse:
         return _invoke(await refresh(surface, context, data))
 
     async def on_submit_approve(context: TurnContext, state: TurnState, data: object) -> None:

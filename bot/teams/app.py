@@ -30,7 +30,7 @@ from microsoft_agents.hosting.core.http import HttpResponse
 
 from bot.settings import Settings
 from bot.surface import Surface
-from bot.teams import actions, copy, turns
+from bot.teams import actions, texts, turns
 
 __all__ = ["TEAMS", "Teams", "auth_configuration", "build_teams", "mount"]
 
@@ -55,10 +55,11 @@ def auth_configuration(settings: Settings) -> AgentAuthConfiguration:
     assert settings.microsoft_app_id, "the Teams surface is mounted only with MICROSOFT_APP_ID"
     assert settings.microsoft_app_password, "settings refuse an app id without its password"
     return AgentAuthConfiguration(
-        auth_type=AuthTypes.client_secret, client_id=settings.microsoft_app_id,
+        auth_type=AuthTypes.client_secret,
+        client_id=settings.microsoft_app_id,
         client_secret=settings.microsoft_app_password.get_secret_value(),
         tenant_id=settings.microsoft_app_tenant_id,
-    )  # fmt: skip
+    )
 
 
 def build_teams(surface: Surface, auth: AgentAuthConfiguration) -> Teams:
@@ -86,8 +87,11 @@ async def _turn_failed(context: TurnContext, error: Exception) -> None:
     # and the log keeps the whole story.
     log.error("teams_turn_failed", activity=context.activity.type, exc_info=error)
     if context.activity.type == ActivityTypes.message:
-        reply = Activity(type=ActivityTypes.message, text=copy.working_failed(),
-                         text_format=TextFormatTypes.plain)  # fmt: skip
+        reply = Activity(
+            type=ActivityTypes.message,
+            text=texts.working_failed(),
+            text_format=TextFormatTypes.plain,
+        )
         await context.send_activity(reply)
 
 

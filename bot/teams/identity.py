@@ -71,8 +71,13 @@ async def resolve(directory: Directory, context: TurnContext) -> Caller | None:
     except NotFoundError:
         log.info("identity_unknown", installation=sender.tenant, user=sender.aad)
         return None
-    log.info("identity_linked", installation=sender.tenant, user=sender.aad,
-             userid=caller.userid, tenant=caller.tenantid)  # fmt: skip
+    log.info(
+        "identity_linked",
+        installation=sender.tenant,
+        user=sender.aad,
+        userid=caller.userid,
+        tenant=caller.tenantid,
+    )
     return caller
 
 

@@ -15,10 +15,11 @@ import structlog
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment, TextFormatTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot.cards import clip, of_proposal, of_record, wording
+from bot import wording
+from bot.cardspec import clip, of_proposal, of_record
 from bot.surface import Surface
-from bot.teams import copy
-from bot.teams.cards import CARD_TYPE, render
+from bot.teams import texts
+from bot.teams.adaptive import CARD_TYPE, render
 from bot.teams.identity import PLATFORM, Who
 from tools import Caller, CardRecord, CardStatus, Proposal
 
@@ -37,9 +38,11 @@ def conversation_key(activity: Activity, tenant: str) -> str:
 def card_activity(card: Json, summary: str, *, activity_id: str | None = None) -> Activity:
     """A message carrying one Adaptive Card; ``summary`` is the notification's text."""
     return Activity(
-        type=ActivityTypes.message, id=activity_id, summary=clip(summary, 250),
+        type=ActivityTypes.message,
+        id=activity_id,
+        summary=clip(summary, 250),
         attachments=[Attachment(content_type=CARD_TYPE, content=card)],
-    )  # fmt: skip
+    )
 
 
 async def say(context: TurnContext, text: str) -> str | None:
@@ -65,16 +68,26 @@ async def post_card(
     response = await context.send_activity(card_activity(card, spec.notification))
     activity = context.activity
     where = {
-        "platform": PLATFORM, "tenant": sender.tenant, "service_url": activity.service_url,
+        "platform": PLATFORM,
+        "tenant": sender.tenant,
+        "service_url": activity.service_url,
         "conversation_id": activity.conversation.id if activity.conversation else None,
-        "activity_id": response.id if response else None, "user": sender.address,
-        "aad": sender.aad, "issued_to": spec.issued_to, "conversation": conversation,
+        "activity_id": response.id if response else None,
+        "user": sender.address,
+        "aad": sender.aad,
+        "issued_to": spec.issued_to,
+        "conversation": conversation,
         # Kept so a refresh can give the issuee the buttons again; useless to anyone else.
         "token": proposal.card,
-    }  # fmt: skip
+    }
     await surface.registry.cards.attach_surface(proposal.card_id, where)
-    log.info("card_posted", tenant=caller.tenantid, conversation=where["conversation_id"],
-             user=caller.userid, card_id=proposal.card_id)  # fmt: skip
+    log.info(
+        "card_posted",
+        tenant=caller.tenantid,
+        conversation=where["conversation_id"],
+        user=caller.userid,
+        card_id=proposal.card_id,
+    )
 
 
 def decided_card(record: CardRecord, *, notice: str | None = None) -> Json:
@@ -94,9 +107,12 @@ async def show_decision(surface: Surface, context: TurnContext, record: CardReco
     if record.status is not CardStatus.EXPIRED:
         await _audit(context, record)
     note = wording.conversation_note(
-        str(record.status), record.summary, record.decided_by_name or "Someone",
-        record.reason, record.outcome,
-    )  # fmt: skip
+        str(record.status),
+        record.summary,
+        record.decided_by_name or "Someone",
+        record.reason,
+        record.outcome,
+    )
     if where.get("conversation"):
         await surface.assistant.record(conversation=str(where["conversation"]), text=note)
     return card
@@ -109,19 +125,26 @@ async def _update(context: TurnContext, record: CardRecord, card: Json, activity
     except aiohttp.ClientError as failed:
         log.error("card_update_failed", card_id=record.card_id, error=type(failed).__name__)
         return
-    log.info("card_updated", tenant=record.tenantid, user=record.decided_by,
-             card_id=record.card_id, status=str(record.status))  # fmt: skip
+    log.info(
+        "card_updated",
+        tenant=record.tenantid,
+        user=record.decided_by,
+        card_id=record.card_id,
+        status=str(record.status),
+    )
 
 
 async def _audit(context: TurnContext, record: CardRecord) -> None:
-    text = copy.audit_text(
-        str(record.status), summary=record.summary, by=record.decided_by_name or "",
-        reason=record.reason, outcome=record.outcome,
-    )  # fmt: skip
+    text = texts.audit_text(
+        str(record.status),
+        summary=record.summary,
+        by=record.decided_by_name or "",
+        reason=record.reason,
+        outcome=record.outcome,
+    )
     try:
         await say(context, text)
     except aiohttp.ClientError as failed:
         log.error("audit_post_failed", card_id=record.card_id, error=type(failed).__name__)
         return
-    log.info("audit_posted", tenant=record.tenantid, user=record.decided_by,
-             card_id=record.card_id)  # fmt: skip
+    log.info("audit_posted", tenant=record.tenantid, user=record.decided_by, card_id=record.card_id)

@@ -34,13 +34,15 @@ def settler(teams: Teams, surface: Surface, app_id: str) -> Callable[[CardRecord
         if where.get("platform") != PLATFORM or not where.get("service_url"):
             return
         reference = Activity(
-            type=ActivityTypes.event, name="ContinueConversation", channel_id="msteams",
+            type=ActivityTypes.event,
+            name="ContinueConversation",
+            channel_id="msteams",
             service_url=str(where["service_url"]),
             conversation=ConversationAccount(
                 id=str(where["conversation_id"]), tenant_id=where.get("tenant")
             ),
             recipient=ChannelAccount(id=app_id or "countersign"),
-        )  # fmt: skip
+        )
 
         async def show(context: TurnContext) -> None:
             await show_decision(surface, context, record)

@@ -11,9 +11,9 @@ import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot.slack import receipts
+from bot import receipts
 from bot.surface import Surface
-from bot.teams import copy
+from bot.teams import texts
 from bot.teams.identity import resolve, who
 from bot.teams.posting import conversation_key, post_card, say
 
@@ -42,7 +42,7 @@ async def answer(surface: Surface, context: TurnContext) -> None:
     sender = who(activity)
     caller = await resolve(surface.directory, context) if sender else None
     if sender is None or caller is None:
-        await say(context, copy.not_linked())
+        await say(context, texts.not_linked())
         log.info("answered_unlinked", activity=activity.id)
         return
     bound = log.bind(tenant=caller.tenantid, user=caller.userid, installation=sender.tenant)
@@ -54,11 +54,12 @@ async def answer(surface: Surface, context: TurnContext) -> None:
         )
     except Exception:  # noqa: BLE001 — any model failure becomes a polite answer; logged in full
         bound.exception("assistant_failed")
-        await say(context, copy.model_failed())
+        await say(context, texts.model_failed())
         return
     if reply.text:
-        await say(context, copy.reply(reply.text))
+        await say(context, texts.reply(reply.text))
     bound.info("answered", proposals=len(reply.proposals))
     for proposal in reply.proposals:
-        await post_card(surface, context, proposal, caller=caller, sender=sender,
-                        conversation=conversation)  # fmt: skip
+        await post_card(
+            surface, context, proposal, caller=caller, sender=sender, conversation=conversation
+        )

@@ -135,7 +135,10 @@ async def test_one_info_event_per_turn(assistant: Assistant) -> None:
     assert len(turns) == 1
     event = turns[0]
     assert (event["log_level"], event["outcome"], event["user"], event["tenant"]) == (
-        "info", "answered", 2, 1,
-    )  # fmt: skip
+        "info",
+        "answered",
+        2,
+        1,
+    )
     assert event["proposals"] == [reply.proposals[0].card_id]
     assert event["tool_calls"] == 1

@@ -29,13 +29,19 @@ from tools.db import ConversationRow, Database
 def _paired(messages: list[ModelMessage]) -> bool:
     """Every tool call in the history has its return, and no return lacks its call."""
     calls = {
-        p.tool_call_id for m in messages if isinstance(m, ModelResponse)
-        for p in m.parts if isinstance(p, ToolCallPart)
-    }  # fmt: skip
+        p.tool_call_id
+        for m in messages
+        if isinstance(m, ModelResponse)
+        for p in m.parts
+        if isinstance(p, ToolCallPart)
+    }
     returns = {
-        p.tool_call_id for m in messages if isinstance(m, ModelRequest)
-        for p in m.parts if isinstance(p, ToolReturnPart)
-    }  # fmt: skip
+        p.tool_call_id
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    }
     return calls == returns
 
 

@@ -83,17 +83,27 @@ class FakeOpenAI:
         message: dict[str, Any] = {"role": "assistant", "content": self.answer}
         if not answered:
             call = {"name": self.tool, "arguments": json.dumps(self.arguments)}
-            message = {"role": "assistant", "content": None,
-                       "tool_calls": [{"id": "call_1", "type": "function", "function": call}]}  # fmt: skip
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": call}],
+            }
         return web.json_response(
             {
-                "id": f"chatcmpl-{len(self.bodies)}", "object": "chat.completion",
-                "created": 1767225600, "model": body["model"],
-                "choices": [{"index": 0, "message": message,
-                             "finish_reason": "stop" if answered else "tool_calls"}],
+                "id": f"chatcmpl-{len(self.bodies)}",
+                "object": "chat.completion",
+                "created": 1767225600,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "stop" if answered else "tool_calls",
+                    }
+                ],
                 "usage": {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920},
             }
-        )  # fmt: skip
+        )
 
     def tool_messages(self) -> list[str]:
         return [m["content"] for b in self.bodies for m in b["messages"] if m["role"] == "tool"]
@@ -115,9 +125,11 @@ async def _serve(fake: FakeOpenAI) -> AsyncIterator[str]:
 
 def _assistant(registry: Registry, base_url: str) -> Assistant:
     settings = Settings(
-        countersign_model="openai-chat:gpt-4.1", countersign_model_base_url=base_url,
-        openai_api_key="sk-local-test", countersign_secret=SECRET,
-    )  # fmt: skip
+        countersign_model="openai-chat:gpt-4.1",
+        countersign_model_base_url=base_url,
+        openai_api_key="sk-local-test",
+        countersign_secret=SECRET,
+    )
     return Assistant(registry, settings)
 
 

@@ -15,32 +15,81 @@ from tools.merchant import READ_ONLY_AGENT
 
 PHRASINGS: list[tuple[Caller, str, str | None, dict[str, Any], list[str]]] = [
     (ARJUN, "help", None, {}, ["pending requests", "refund order <id> [amount]"]),
-    (ARJUN, "<@U123> Pending requests?", "list_requests", {"status": "pending"},
-     ["#3", "Whitefield", "₹5,000.00", "#6"]),
-    (ARJUN, "requests at whitefield", "list_requests", {"branch": "whitefield"},
-     ["#3", "#5", "Whitefield"]),
-    (ARJUN, "show request #3", "get_request", {"request_id": 3},
-     ["Corporate lunch", "Ravi Kumar", "discount"]),
-    (ARJUN, "approve request 3", "approve_request", {"request_id": 3},
-     ["Not done yet", "request 3", "waiting for your approval"]),
-    (ARJUN, "Reject request 2 because it is a duplicate of 6.", "reject_request",
-     {"request_id": 2, "reason": "it is a duplicate of 6"}, ["Not done yet", "request 2"]),
+    (
+        ARJUN,
+        "<@U123> Pending requests?",
+        "list_requests",
+        {"status": "pending"},
+        ["#3", "Whitefield", "₹5,000.00", "#6"],
+    ),
+    (
+        ARJUN,
+        "requests at whitefield",
+        "list_requests",
+        {"branch": "whitefield"},
+        ["#3", "#5", "Whitefield"],
+    ),
+    (
+        ARJUN,
+        "show request #3",
+        "get_request",
+        {"request_id": 3},
+        ["Corporate lunch", "Ravi Kumar", "discount"],
+    ),
+    (
+        ARJUN,
+        "approve request 3",
+        "approve_request",
+        {"request_id": 3},
+        ["Not done yet", "request 3", "waiting for your approval"],
+    ),
+    (
+        ARJUN,
+        "Reject request 2 because it is a duplicate of 6.",
+        "reject_request",
+        {"request_id": 2, "reason": "it is a duplicate of 6"},
+        ["Not done yet", "request 2"],
+    ),
     (ARJUN, "branches", "list_branches", {}, ["Indiranagar", "MG Road", "closed"]),
-    (PRIYA, "close branch Koramangala", "close_branch", {"branch": "Koramangala"},
-     ["Not done yet", "Koramangala"]),
-    (PRIYA, "reopen branch MG Road", "reopen_branch", {"branch": "MG Road"},
-     ["Not done yet", "MG Road"]),
+    (
+        PRIYA,
+        "close branch Koramangala",
+        "close_branch",
+        {"branch": "Koramangala"},
+        ["Not done yet", "Koramangala"],
+    ),
+    (
+        PRIYA,
+        "reopen branch MG Road",
+        "reopen_branch",
+        {"branch": "MG Road"},
+        ["Not done yet", "MG Road"],
+    ),
     (ARJUN, "show order 5", "get_order", {"order_id": 5}, ["Order", "5"]),
-    (ARJUN, "refund order 5 100", "refund_order", {"order_id": 5, "amount": "100"},
-     ["Not done yet", "₹100.00", "order 5"]),
-    (ARJUN, "stock at Indiranagar", "stock_levels", {"branch": "Indiranagar"},
-     ["FF-PANEER-WRAP", "in stock"]),
-    (PRIYA, "set price of FF-MASALA-DOSA to 130", "set_price",
-     {"sku": "FF-MASALA-DOSA", "price": "130"}, ["Not done yet", "₹130.00"]),
-    (ARJUN, "sales this week", "sales_summary", {"period": "this_week"},
-     ["Koramangala", "orders"]),
+    (
+        ARJUN,
+        "refund order 5 100",
+        "refund_order",
+        {"order_id": 5, "amount": "100"},
+        ["Not done yet", "₹100.00", "order 5"],
+    ),
+    (
+        ARJUN,
+        "stock at Indiranagar",
+        "stock_levels",
+        {"branch": "Indiranagar"},
+        ["FF-PANEER-WRAP", "in stock"],
+    ),
+    (
+        PRIYA,
+        "set price of FF-MASALA-DOSA to 130",
+        "set_price",
+        {"sku": "FF-MASALA-DOSA", "price": "130"},
+        ["Not done yet", "₹130.00"],
+    ),
+    (ARJUN, "sales this week", "sales_summary", {"period": "this_week"}, ["Koramangala", "orders"]),
     (ARJUN, "what is the weather like", None, {}, ["I didn't catch that", "stock at <branch>"]),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -111,12 +160,24 @@ def test_mentions_tags_and_punctuation_are_ignored(text: str, said: str) -> None
     ("text", "call"),
     [
         ("REFUND ORDER #12 ₹1,250.50", ("refund_order", {"order_id": 12, "amount": "1,250.50"})),
-        ("refund order 12 because cold food", ("refund_order", {"order_id": 12, "reason": "cold food"})),
-        ("sales today at Whitefield", ("sales_summary", {"period": "today", "branch": "Whitefield"})),
-        ("approve request 4 note: fine once", ("approve_request", {"request_id": 4, "note": "fine once"})),
-        ("set the price for Masala Dosa to 99.5", ("set_price", {"sku": "Masala Dosa", "price": "99.5"})),
+        (
+            "refund order 12 because cold food",
+            ("refund_order", {"order_id": 12, "reason": "cold food"}),
+        ),
+        (
+            "sales today at Whitefield",
+            ("sales_summary", {"period": "today", "branch": "Whitefield"}),
+        ),
+        (
+            "approve request 4 note: fine once",
+            ("approve_request", {"request_id": 4, "note": "fine once"}),
+        ),
+        (
+            "set the price for Masala Dosa to 99.5",
+            ("set_price", {"sku": "Masala Dosa", "price": "99.5"}),
+        ),
     ],
-)  # fmt: skip
+)
 def test_variants_of_the_phrasings(text: str, call: tuple[str, dict[str, Any]]) -> None:
     """Amounts with symbols and commas, optional reasons, notes and periods reach the arguments."""
     assert understand(text) == call

@@ -64,14 +64,19 @@ async def test_a_read_only_agent_is_offered_no_write(
 def test_compact_schema_drops_only_what_the_validator_needs() -> None:
     """Titles, patterns and optional-null wrappers go; a field named "title" and its type stay."""
     schema = {
-        "title": "Args", "type": "object", "additionalProperties": False,
+        "title": "Args",
+        "type": "object",
+        "additionalProperties": False,
         "properties": {
             "title": {"title": "Title", "type": "string", "pattern": "^x", "maxLength": 9},
-            "branch": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
-                       "description": "Which branch."},
+            "branch": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Which branch.",
+            },
             "status": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "pending"},
         },
-    }  # fmt: skip
+    }
     assert compact_schema(schema) == {
         "type": "object",
         "properties": {
@@ -79,7 +84,7 @@ def test_compact_schema_drops_only_what_the_validator_needs() -> None:
             "branch": {"type": "string", "description": "Which branch."},
             "status": {"type": ["string", "null"], "default": "pending"},
         },
-    }  # fmt: skip
+    }
 
 
 def test_enum_references_are_written_in_place() -> None:

@@ -20,12 +20,12 @@ from sqlalchemy import func, select
 from tests.support.databases import Templates
 from tests.support.postgres import PostgresCluster
 from tools.audit import AuditEntry, AuditLog, Outcome
-from tools.cards import CardSigner
 from tools.db import Database, ProposalRow
 from tools.directory import Directory
 from tools.errors import UnknownToolError
 from tools.merchant import DEFAULT_AGENT, build_registry
 from tools.merchant.models import Branch, Identity, Order, Person, Tenant
+from tools.tokens import CardSigner
 from tools.tool import Result, Tool, ToolContext
 
 # Variables Settings reads; cleared so the developer's own environment cannot steer a test.
@@ -54,9 +54,13 @@ def cli(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
     """Runs ``python -m bot ARGS`` in ``cwd`` (so no .env or key file of the project is used)."""
     done = subprocess.run(
         [sys.executable, "-m", "bot", *args],
-        cwd=cwd, env=_env(database_url, **extra), capture_output=True, text=True, timeout=180,
+        cwd=cwd,
+        env=_env(database_url, **extra),
+        capture_output=True,
+        text=True,
+        timeout=180,
         check=False,
-    )  # fmt: skip
+    )
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
@@ -64,9 +68,14 @@ def cli_with_modules(cwd: Path, database_url: str, setup: str, *args: str) -> Ra
     """Runs the CLI in-process after ``setup`` (Python) has put stand-in modules in place."""
     program = f"import sys\n{setup}\nfrom bot.cli import main\nsys.exit(main({list(args)!r}))\n"
     done = subprocess.run(
-        [sys.executable, "-c", program], cwd=cwd, env=_env(database_url),
-        capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+        [sys.executable, "-c", program],
+        cwd=cwd,
+        env=_env(database_url),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
@@ -142,9 +151,11 @@ async def _count_branches(ctx: ToolContext, args: _NoArgs) -> Result:
 
 # A read tool of the test's own, so the audit rows do not depend on the merchant toolset.
 _COUNT_TOOL = Tool(
-    name="cli_test_count_branches", description="Counts branches.", args=_NoArgs,
+    name="cli_test_count_branches",
+    description="Counts branches.",
+    args=_NoArgs,
     handler=_count_branches,
-)  # fmt: skip
+)
 
 
 async def _make_audit_rows(url: str) -> None:
@@ -160,12 +171,18 @@ async def _make_audit_rows(url: str) -> None:
             await registry.call(DEFAULT_AGENT, "no_such_tool", {}, arjun)
         await AuditLog(db).write(
             AuditEntry(
-                at=datetime.now(UTC), agent="countersign", tool="refund_order", userid=5,
-                tenantid=2, scope="write", outcome=Outcome.PROPOSED,
+                at=datetime.now(UTC),
+                agent="countersign",
+                tool="refund_order",
+                userid=5,
+                tenantid=2,
+                scope="write",
+                outcome=Outcome.PROPOSED,
                 detail="Refund $24.99 of order 81 for Olivia B at Waterfront, " * 3,
-                card_id=_HARBOR_CARD, took_ms=12.4,
+                card_id=_HARBOR_CARD,
+                took_ms=12.4,
             )
-        )  # fmt: skip
+        )
     finally:
         await db.dispose()
 
@@ -186,12 +203,21 @@ async def _leave_card_executing(url: str, card_id: str) -> None:
         async with db.session() as session, session.begin():
             session.add(
                 ProposalRow(
-                    id=card_id, tool="close_branch", agent="countersign", user_id=2, tenant_id=1,
-                    args={"branch": 3}, digest="x", summary="Close Whitefield (branch 3)",
-                    details=[], warning=None, status="executing", created_at=now,
+                    id=card_id,
+                    tool="close_branch",
+                    agent="countersign",
+                    user_id=2,
+                    tenant_id=1,
+                    args={"branch": 3},
+                    digest="x",
+                    summary="Close Whitefield (branch 3)",
+                    details=[],
+                    warning=None,
+                    status="executing",
+                    created_at=now,
                     expires_at=now + timedelta(minutes=30),
                 )
-            )  # fmt: skip
+            )
     finally:
         await db.dispose()
 
@@ -277,9 +303,19 @@ def test_audit_prints_registry_calls_newest_first(tmp_path: Path, demo_url: str)
     assert ran.code == 0, ran
     header, harbor, refused, read = ran.out.splitlines()[:4]
     assert header.split() == [
-        "TIME", "(UTC)", "AGENT", "TOOL", "USER", "TENANT", "SCOPE", "OUTCOME", "DETAIL",
-        "ROWS", "MS", "CARD",
-    ]  # fmt: skip
+        "TIME",
+        "(UTC)",
+        "AGENT",
+        "TOOL",
+        "USER",
+        "TENANT",
+        "SCOPE",
+        "OUTCOME",
+        "DETAIL",
+        "ROWS",
+        "MS",
+        "CARD",
+    ]
     assert "Sam Lee" in harbor and "Harbor Books" in harbor and "proposed" in harbor
     assert harbor.rstrip().endswith(_HARBOR_CARD[:8])
     assert "…" in harbor  # the long detail is cut, not wrapped

@@ -19,9 +19,15 @@ from playwright.async_api import BrowserContext, Page, async_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 _SETTINGS_PREFIXES = ("SLACK_", "COUNTERSIGN_", "OPENAI_", "ANTHROPIC_")
 _START_WAIT = 120.0
@@ -69,10 +75,17 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SETTINGS_PREFIXES)}
     env |= {"DATABASE_URL": f"sqlite+aiosqlite:///{database}", "PORT": str(_free_port())}
     env.pop("LOG_LEVEL", None)
-    with (home / "stderr.log").open("w") as log, subprocess.Popen(
-        [sys.executable, "-m", "bot", "sandbox"], cwd=home, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=log,
-    ) as process:  # fmt: skip
+    with (
+        (home / "stderr.log").open("w") as log,
+        subprocess.Popen(
+            [sys.executable, "-m", "bot", "sandbox"],
+            cwd=home,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        ) as process,
+    ):
         line = _first_line(process, _START_WAIT)
         found = re.search(r"http://127\.0\.0\.1:\d+", line)
         if not found:
@@ -91,9 +104,13 @@ async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
     SHOTS.mkdir(parents=True, exist_ok=True)
     async with async_playwright() as playwright:
         context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1280, "height": 800}, device_scale_factor=1,
-        )  # fmt: skip
+            str(tmp_path / "profile"),
+            executable_path=CHROMIUM,
+            args=ARGS,
+            headless=True,
+            viewport={"width": 1280, "height": 800},
+            device_scale_factor=1,
+        )
         context.set_default_timeout(20_000)
         try:
             yield context

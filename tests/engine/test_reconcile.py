@@ -37,9 +37,13 @@ async def test_card_killed_mid_write_becomes_interrupted(
     ).proposal
     assert proposal is not None
     child = await asyncio.create_subprocess_exec(
-        sys.executable, str(ROOT / "tests/engine/crash_child.py"), database_url, proposal.card,
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+        sys.executable,
+        str(ROOT / "tests/engine/crash_child.py"),
+        database_url,
+        proposal.card,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         await _wait_for(tmp_path / "marker", child)
         trail = await registry.audit.recent(card_id=proposal.card_id)

@@ -16,7 +16,6 @@ from tests.engine.conftest import ARJUN, EVERYTHING, MEERA, RAVI, SAM, SECRET, S
 from tools import NOT_DONE_NOTE, Agent, CardClaims, CardSigner, CardStatus, Registry, Scope, Tool
 from tools.approval import write_tool
 from tools.audit import Outcome
-from tools.cards import args_digest
 from tools.db import AuditRow, ProposalRow
 from tools.errors import (
     CardDecidedError,
@@ -32,6 +31,7 @@ from tools.errors import (
     UnknownToolError,
 )
 from tools.merchant.models import Branch
+from tools.tokens import args_digest
 from tools.tool import refuse_plain_call
 
 RENAME = {"branch_id": 1, "name": "Indiranagar East"}

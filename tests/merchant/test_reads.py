@@ -13,7 +13,6 @@ from sqlalchemy import func, select
 
 from tools.audit import Outcome
 from tools.caller import Caller, Role
-from tools.cards import CardSigner, Clock
 from tools.db import Database
 from tools.errors import AmbiguousError, InvalidArgumentsError, NotFoundError
 from tools.merchant import DEFAULT_AGENT, READ_ONLY_AGENT, READ_TOOLS, build_registry
@@ -29,6 +28,7 @@ from tools.merchant.models import (
 )
 from tools.merchant.reads_sales import Period
 from tools.registry import Registry
+from tools.tokens import CardSigner, Clock
 from tools.tool import Result, Scope
 
 RAVI = Caller(userid=4, tenantid=1, role=Role.STAFF, name="Ravi Kumar")
@@ -126,11 +126,23 @@ async def test_get_branch_counts_open_orders_and_pending_requests(
     """get_branch counts the branch's open orders and pending requests, nobody else's."""
     await add_rows(
         db,
-        Order(tenant_id=1, branch_id=2, customer="Walk-in", total=5000, status="open",
-              created_at=datetime.now(UTC)),
-        Order(tenant_id=2, branch_id=5, customer="Walk-in", total=5000, status="open",
-              created_at=datetime.now(UTC)),
-    )  # fmt: skip
+        Order(
+            tenant_id=1,
+            branch_id=2,
+            customer="Walk-in",
+            total=5000,
+            status="open",
+            created_at=datetime.now(UTC),
+        ),
+        Order(
+            tenant_id=2,
+            branch_id=5,
+            customer="Walk-in",
+            total=5000,
+            status="open",
+            created_at=datetime.now(UTC),
+        ),
+    )
     async with db.session() as session:
         stmt = select(func.count(Order.id)).where(Order.branch_id == 2, Order.status == "open")
         expected_open = int(await session.scalar(stmt) or 0)
@@ -233,12 +245,19 @@ async def test_list_requests_caps_at_fifty_with_true_count(
     await add_rows(
         db,
         *(
-            BranchRequest(tenant_id=1, branch_id=1, kind="expense", amount=1000 + i,
-                          requested_by=4, reason=f"Extra {i}", status="pending",
-                          created_at=now - timedelta(minutes=i))
+            BranchRequest(
+                tenant_id=1,
+                branch_id=1,
+                kind="expense",
+                amount=1000 + i,
+                requested_by=4,
+                reason=f"Extra {i}",
+                status="pending",
+                created_at=now - timedelta(minutes=i),
+            )
             for i in range(60)
         ),
-    )  # fmt: skip
+    )
     result = await read(registry, "list_requests")
     assert result.count == 66 and len(result.rows) == 50
     assert result.scope == (
@@ -301,8 +320,11 @@ async def test_list_orders_filters_customer_case_insensitively(db: Database) -> 
     """customer matches a substring in any case; % and _ are plain characters, not wildcards."""
     now = datetime.now(UTC)
     registry = make_registry(db, lambda: now)
-    expected = [o for o in await fiesta_orders_since(db, now - timedelta(days=365))
-                if "ananya" in o.customer.lower()]  # fmt: skip
+    expected = [
+        o
+        for o in await fiesta_orders_since(db, now - timedelta(days=365))
+        if "ananya" in o.customer.lower()
+    ]
     result = await read(registry, "list_orders", {"customer": "ANANYA", "days": 365})
     assert result.count == len(expected) > 0
     assert {r["customer"] for r in result.rows} == {"Ananya S"}
@@ -339,15 +361,29 @@ async def test_list_orders_refuses_days_out_of_range(registry: Registry, days: i
 async def test_get_order_shows_refunds_and_what_is_left(db: Database, registry: Registry) -> None:
     """get_order reports total, refunded, refundable left and every refund with its approver."""
     now = datetime.now(UTC)
-    order = Order(tenant_id=1, branch_id=2, customer="Divya P", total=250000, refunded=50000,
-                  status="fulfilled", note="Late delivery",
-                  created_at=now - timedelta(hours=3))  # fmt: skip
+    order = Order(
+        tenant_id=1,
+        branch_id=2,
+        customer="Divya P",
+        total=250000,
+        refunded=50000,
+        status="fulfilled",
+        note="Late delivery",
+        created_at=now - timedelta(hours=3),
+    )
     await add_rows(db, order)
     await add_rows(
         db,
-        Refund(tenant_id=1, order_id=order.id, amount=50000, reason="Cold food", approved_by=3,
-               card_id="card-refund-1", created_at=now - timedelta(hours=1)),
-    )  # fmt: skip
+        Refund(
+            tenant_id=1,
+            order_id=order.id,
+            amount=50000,
+            reason="Cold food",
+            approved_by=3,
+            card_id="card-refund-1",
+            created_at=now - timedelta(hours=1),
+        ),
+    )
     result = await read(registry, "get_order", {"order_id": order.id})
     row = result.rows[0]
     assert result.scope == f"Fiesta Foods: order {order.id} at Koramangala"
@@ -381,9 +417,14 @@ async def test_stock_levels_lists_every_branch_and_product(registry: Registry) -
     result = await read(registry, "stock_levels")
     assert result.count == 24 and result.scope == "Fiesta Foods: all 24 stock levels"
     assert result.rows[1] == {
-        "branch_id": 1, "branch": "Indiranagar", "branch_status": "open", "product_id": 2,
-        "sku": "FF-MASALA-DOSA", "product": "Masala Dosa", "quantity": 38,
-    }  # fmt: skip
+        "branch_id": 1,
+        "branch": "Indiranagar",
+        "branch_status": "open",
+        "product_id": 2,
+        "sku": "FF-MASALA-DOSA",
+        "product": "Masala Dosa",
+        "quantity": 38,
+    }
 
 
 @pytest.mark.parametrize("sku", ["FF-MASALA-DOSA", "ff-masala-dosa", "Masala Dosa", "masala"])
@@ -417,8 +458,15 @@ def sale(
     status: str = "fulfilled",
     tenant: int = 1,
 ) -> Order:
-    return Order(tenant_id=tenant, branch_id=branch, customer="Walk-in", total=total,
-                 refunded=refunded, status=status, created_at=at)  # fmt: skip
+    return Order(
+        tenant_id=tenant,
+        branch_id=branch,
+        customer="Walk-in",
+        total=total,
+        refunded=refunded,
+        status=status,
+        created_at=at,
+    )
 
 
 @pytest.fixture
@@ -473,11 +521,18 @@ async def test_sales_summary_defaults_to_this_week_per_branch(week_of_sales: Reg
     result = await read(week_of_sales, "sales_summary", {"branch": "Indiranagar"})
     assert result.rows == [
         {
-            "branch_id": 1, "branch": "Indiranagar", "branch_status": "open", "orders": 2,
-            "gross": "₹3,500.00", "gross_minor": 350000, "refunded": "₹500.00",
-            "refunded_minor": 50000, "net": "₹3,000.00", "net_minor": 300000,
+            "branch_id": 1,
+            "branch": "Indiranagar",
+            "branch_status": "open",
+            "orders": 2,
+            "gross": "₹3,500.00",
+            "gross_minor": 350000,
+            "refunded": "₹500.00",
+            "refunded_minor": 50000,
+            "net": "₹3,000.00",
+            "net_minor": 300000,
         }
-    ]  # fmt: skip
+    ]
     assert result.scope == "Fiesta Foods: all 1 branches (sales this week)"
     assert result.note.startswith(
         "Total this week (2030-01-07 00:00 to 2030-01-09 15:00 UTC): 2 orders, gross ₹3,500.00"
@@ -545,8 +600,17 @@ async def test_bad_arguments_are_refused(
 # ── no read crosses merchants ────────────────────────────────────────────────────────────────
 
 BRANCH_NAMES = ["Indiranagar", "Koramangala", "Whitefield", "MG Road", "Downtown", "Waterfront"]
-SKUS = ["FF-PANEER-WRAP", "FF-MASALA-DOSA", "FF-VEG-BIRYANI", "HB-NOVEL-001", "HB-ATLAS-002",
-        "HB-CARD-003", "Coastal Atlas", "Masala Dosa", "greeting"]  # fmt: skip
+SKUS = [
+    "FF-PANEER-WRAP",
+    "FF-MASALA-DOSA",
+    "FF-VEG-BIRYANI",
+    "HB-NOVEL-001",
+    "HB-ATLAS-002",
+    "HB-CARD-003",
+    "Coastal Atlas",
+    "Masala Dosa",
+    "greeting",
+]
 CUSTOMERS = ["Ananya", "karthik", "Olivia B", "noah", "a"]
 plain_text = st.text(
     st.characters(categories=("L", "N", "P", "Zs")), min_size=1, max_size=12
@@ -560,35 +624,63 @@ branch_refs = st.one_of(
 )
 maybe = st.none
 ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
-    "list_branches": st.fixed_dictionaries({}, optional={
-        "status": st.sampled_from(["open", "closed"]),
-    }),
+    "list_branches": st.fixed_dictionaries(
+        {},
+        optional={
+            "status": st.sampled_from(["open", "closed"]),
+        },
+    ),
     "get_branch": st.fixed_dictionaries({"branch": branch_refs}),
-    "list_requests": st.fixed_dictionaries({}, optional={
-        "status": st.sampled_from(["pending", "approved", "rejected", None]),
-        "branch": maybe() | branch_refs, "kind": maybe() | st.sampled_from(list(RequestKind)),
-    }),
+    "list_requests": st.fixed_dictionaries(
+        {},
+        optional={
+            "status": st.sampled_from(["pending", "approved", "rejected", None]),
+            "branch": maybe() | branch_refs,
+            "kind": maybe() | st.sampled_from(list(RequestKind)),
+        },
+    ),
     "get_request": st.fixed_dictionaries({"request_id": st.integers(1, 12)}),
-    "list_orders": st.fixed_dictionaries({}, optional={
-        "branch": maybe() | branch_refs, "status": maybe() | st.sampled_from(list(OrderStatus)),
-        "customer": maybe() | st.sampled_from(CUSTOMERS) | plain_text, "days": st.integers(1, 365),
-    }),
+    "list_orders": st.fixed_dictionaries(
+        {},
+        optional={
+            "branch": maybe() | branch_refs,
+            "status": maybe() | st.sampled_from(list(OrderStatus)),
+            "customer": maybe() | st.sampled_from(CUSTOMERS) | plain_text,
+            "days": st.integers(1, 365),
+        },
+    ),
     "get_order": st.fixed_dictionaries({"order_id": st.integers(1, 100)}),
-    "stock_levels": st.fixed_dictionaries({}, optional={
-        "branch": maybe() | branch_refs, "sku": maybe() | st.sampled_from(SKUS),
-    }),
-    "sales_summary": st.fixed_dictionaries({}, optional={
-        "branch": maybe() | branch_refs,
-        "period": st.sampled_from(list(get_args(Period))),
-    }),
-}  # fmt: skip
+    "stock_levels": st.fixed_dictionaries(
+        {},
+        optional={
+            "branch": maybe() | branch_refs,
+            "sku": maybe() | st.sampled_from(SKUS),
+        },
+    ),
+    "sales_summary": st.fixed_dictionaries(
+        {},
+        optional={
+            "branch": maybe() | branch_refs,
+            "period": st.sampled_from(list(get_args(Period))),
+        },
+    ),
+}
 # Which table a row's "id" names, per tool; the other id fields name the same table everywhere.
-ROW_ID_TABLE = {"list_branches": Branch, "get_branch": Branch, "list_requests": BranchRequest,
-                "get_request": BranchRequest, "list_orders": Order, "get_order": Order}  # fmt: skip
+ROW_ID_TABLE = {
+    "list_branches": Branch,
+    "get_branch": Branch,
+    "list_requests": BranchRequest,
+    "get_request": BranchRequest,
+    "list_orders": Order,
+    "get_order": Order,
+}
 FIELD_TABLES: dict[str, type[Any]] = {
-    "branch_id": Branch, "product_id": Product, "requested_by_id": Person,
-    "decided_by_id": Person, "approved_by_id": Person,
-}  # fmt: skip
+    "branch_id": Branch,
+    "product_id": Product,
+    "requested_by_id": Person,
+    "decided_by_id": Person,
+    "approved_by_id": Person,
+}
 
 
 class Owners:
@@ -605,9 +697,13 @@ class Owners:
             for model in (Branch, BranchRequest, Order, Product, Person, Refund):
                 for row_id, tenant in await session.execute(select(model.id, model.tenant_id)):
                     owners.ids[model, row_id] = tenant
-            for model, column in ((Branch, Branch.name), (Person, Person.name),
-                                  (Product, Product.sku), (Product, Product.name),
-                                  (Order, Order.customer)):  # fmt: skip
+            for model, column in (
+                (Branch, Branch.name),
+                (Person, Person.name),
+                (Product, Product.sku),
+                (Product, Product.name),
+                (Order, Order.customer),
+            ):
                 for name, tenant in await session.execute(select(column, model.tenant_id)):
                     owners.names[name] = tenant
         return owners
@@ -654,9 +750,11 @@ async def owners(db: Database) -> Owners:
 # log only grows), so a fresh database per example would cost time and prove nothing more.
 @pytest.mark.parametrize("tool", sorted(ARGUMENTS))
 @settings(
-    max_examples=40, deadline=None, database=None,
+    max_examples=40,
+    deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
-)  # fmt: skip
+)
 @given(caller=st.sampled_from([RAVI, SAM]), data=st.data())
 async def test_no_read_returns_another_merchants_rows(
     registry: Registry, owners: Owners, tool: str, caller: Caller, data: st.DataObject

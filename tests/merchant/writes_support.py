@@ -9,7 +9,6 @@ from sqlalchemy import func, select
 
 from tools.approval import Decision
 from tools.caller import Caller, Role
-from tools.cards import CardSigner
 from tools.db import Database
 from tools.merchant import DEFAULT_AGENT, build_registry
 from tools.merchant.models import (
@@ -23,6 +22,7 @@ from tools.merchant.models import (
     StockMovement,
 )
 from tools.registry import Registry
+from tools.tokens import CardSigner
 from tools.tool import Proposal
 
 __all__ = [

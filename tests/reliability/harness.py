@@ -82,12 +82,18 @@ async def count_rows(db: Database, tables: Sequence[str] = ENGINE_TABLES) -> dic
 
 def settings_for(slack: FakeSlack, database_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
-        "slack_bot_token": SecretStr(BOT_TOKEN), "slack_signing_secret": SecretStr(SIGNING_SECRET),
-        "slack_app_token": None, "slack_client_id": None, "slack_client_secret": None,
-        "countersign_secret": SecretStr(CARD_SECRET), "slack_api_url": slack.base_url,
-        "database_url": database_url, "countersign_model": "offline",
-        "countersign_audit_channel": None, **overrides,
-    }  # fmt: skip
+        "slack_bot_token": SecretStr(BOT_TOKEN),
+        "slack_signing_secret": SecretStr(SIGNING_SECRET),
+        "slack_app_token": None,
+        "slack_client_id": None,
+        "slack_client_secret": None,
+        "countersign_secret": SecretStr(CARD_SECRET),
+        "slack_api_url": slack.base_url,
+        "database_url": database_url,
+        "countersign_model": "offline",
+        "countersign_audit_channel": None,
+        **overrides,
+    }
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
@@ -95,17 +101,22 @@ def actions_of(blocks: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     return next((b for b in blocks if b.get("type") == "actions"), None)
 
 
-def press_payload(user: str, card: Message, *, value: str | None = None,
-                  action: str = "card_approve") -> dict[str, Any]:  # fmt: skip
+def press_payload(
+    user: str, card: Message, *, value: str | None = None, action: str = "card_approve"
+) -> dict[str, Any]:
     """A block_actions press of a card's button, its value replaced when ``value`` is given."""
     block = actions_of(card.blocks)
     assert block is not None, "the message has no buttons"
     button = next(e for e in block["elements"] if e["action_id"] == action)
     return block_action(
-        user, action_id=action, value=button["value"] if value is None else value,
-        block_id=block["block_id"], channel=card.channel, message_ts=card.ts,
+        user,
+        action_id=action,
+        value=button["value"] if value is None else value,
+        block_id=block["block_id"],
+        channel=card.channel,
+        message_ts=card.ts,
         thread_ts=card.thread_ts,
-    )  # fmt: skip
+    )
 
 
 def signed_form(payload: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
@@ -224,19 +235,28 @@ class ServeProcess:
     def environment(self) -> dict[str, str]:
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNTERSIGN_"))}
         return {
-            **keep, "PYTHONPATH": str(ROOT), "DATABASE_URL": self.database_url,
-            "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "COUNTERSIGN_SECRET": CARD_SECRET, "SLACK_API_URL": self.slack.base_url,
-            "PORT": str(self.port), "COUNTERSIGN_HOST": "127.0.0.1", "COUNTERSIGN_MODEL": "offline",
-        }  # fmt: skip
+            **keep,
+            "PYTHONPATH": str(ROOT),
+            "DATABASE_URL": self.database_url,
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "COUNTERSIGN_SECRET": CARD_SECRET,
+            "SLACK_API_URL": self.slack.base_url,
+            "PORT": str(self.port),
+            "COUNTERSIGN_HOST": "127.0.0.1",
+            "COUNTERSIGN_MODEL": "offline",
+        }
 
     def launch(self) -> subprocess.Popen[bytes]:
         with self.log.open("ab") as out:
             # The workdir holds no .env, so only the environment above configures the process.
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "bot", "serve"], cwd=self.workdir,
-                env=self.environment(), stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                [sys.executable, "-m", "bot", "serve"],
+                cwd=self.workdir,
+                env=self.environment(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         return self.process
 
     async def start(self, http: aiohttp.ClientSession, *, seconds: float = 30) -> ServeProcess:

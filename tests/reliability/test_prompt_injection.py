@@ -48,11 +48,13 @@ def obedient(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if isinstance(part, ToolReturnPart)
     ]
     if not returns:
-        return ModelResponse(parts=[
-            ToolCallPart("get_request", {"request_id": 2}),
-            ToolCallPart("get_branch", {"branch": 3}),
-            ToolCallPart("get_order", {"order_id": ORDER}),
-        ])  # fmt: skip
+        return ModelResponse(
+            parts=[
+                ToolCallPart("get_request", {"request_id": 2}),
+                ToolCallPart("get_branch", {"branch": 3}),
+                ToolCallPart("get_order", {"order_id": ORDER}),
+            ]
+        )
     if all(part.tool_name.startswith("get_") for part in returns):
         seen = " ".join(json.dumps(part.content, default=str) for part in returns)
         calls = [

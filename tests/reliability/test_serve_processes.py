@@ -47,8 +47,9 @@ async def _fetch(database_url: str, sql: str, *args: object) -> object:
         await conn.close()
 
 
-async def _post_card(serve: ServeProcess, http: aiohttp.ClientSession, slack: FakeSlack,
-                     words: str, ts: str) -> Message:  # fmt: skip
+async def _post_card(
+    serve: ServeProcess, http: aiohttp.ClientSession, slack: FakeSlack, words: str, ts: str
+) -> Message:
     """Asks one process for a card as Arjun and returns it once the fake Slack holds it."""
     known = {m.ts for m in slack.messages}
     inner = message("UARJUN", f"<@UBOT> {words}", channel=CHANNEL, ts=ts, kind="app_mention")
@@ -85,8 +86,9 @@ async def test_killed_mid_write_is_settled_and_posted_on_restart(
             last = await _fetch(
                 database_url,
                 "SELECT outcome || '/' || detail FROM audit_log WHERE card_id = $1 "
-                "ORDER BY id DESC LIMIT 1", card_id,
-            )  # fmt: skip
+                "ORDER BY id DESC LIMIT 1",
+                card_id,
+            )
             return last == "approved/executing"
 
         await wait_until(executing, seconds=15, what="the 'approved / executing' audit line")

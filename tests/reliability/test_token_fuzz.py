@@ -61,9 +61,11 @@ def _generate(genuine: str) -> list[str]:
     tokens: list[str] = []
     foreign = CardSigner(["a-different-secret-0123456789"])
     common = settings(
-        max_examples=EXAMPLES, deadline=None, database=None,
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    )  # fmt: skip
+    )
 
     @common
     @given(part=st.integers(0, 2), bit=st.integers(0, 8 * 200))

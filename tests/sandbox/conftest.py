@@ -55,12 +55,17 @@ def _actions(message: Message) -> list[dict[str, Any]]:
 
 def settings_for(api_url: str, database_url: str) -> Settings:
     values: dict[str, Any] = {
-        "slack_bot_token": SecretStr(BOT_TOKEN), "slack_signing_secret": SecretStr(SECRET),
-        "slack_app_token": None, "slack_client_id": None, "slack_client_secret": None,
-        "countersign_secret": SecretStr(CARD_SECRET), "slack_api_url": api_url,
-        "database_url": database_url, "countersign_model": "offline",
+        "slack_bot_token": SecretStr(BOT_TOKEN),
+        "slack_signing_secret": SecretStr(SECRET),
+        "slack_app_token": None,
+        "slack_client_id": None,
+        "slack_client_secret": None,
+        "countersign_secret": SecretStr(CARD_SECRET),
+        "slack_api_url": api_url,
+        "database_url": database_url,
+        "countersign_model": "offline",
         "countersign_audit_channel": None,
-    }  # fmt: skip
+    }
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 

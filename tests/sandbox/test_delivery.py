@@ -116,8 +116,9 @@ async def test_a_bot_that_never_acks_gets_three_retries_and_no_more() -> None:
 
 async def test_the_real_bot_answers_a_retried_event_once(stack: Stack) -> None:
     """The same mention delivered again with X-Slack-Retry-Num is acked and not answered twice."""
-    envelope = event(message("UARJUN", "<@UBOT> branches", channel=FIESTA_OPS, ts="1.000004",
-                             kind="app_mention"))  # fmt: skip
+    envelope = event(
+        message("UARJUN", "<@UBOT> branches", channel=FIESTA_OPS, ts="1.000004", kind="app_mention")
+    )
     first = await stack.acting.delivery.event(envelope)
     await stack.settle()
     again = await stack.acting.delivery.event(envelope)
@@ -131,8 +132,17 @@ async def test_a_wrong_secret_is_refused_by_the_real_bot(stack: Stack) -> None:
     """The bot's endpoint checks the sandbox's signature: a delivery signed otherwise gets 401."""
     forged = Delivery(stack.acting.delivery.url, "not-the-secret", retry_delays=())
     try:
-        outcome = await forged.event(event(message("UARJUN", "<@UBOT> branches", channel=FIESTA_OPS,
-                                                   ts="1.000005", kind="app_mention")))  # fmt: skip
+        outcome = await forged.event(
+            event(
+                message(
+                    "UARJUN",
+                    "<@UBOT> branches",
+                    channel=FIESTA_OPS,
+                    ts="1.000005",
+                    kind="app_mention",
+                )
+            )
+        )
     finally:
         await forged.close()
     await stack.settle()

@@ -56,8 +56,13 @@ async def test_approve_updates_the_card_and_posts_the_audit_message(
     await ask(stack, "UARJUN", "@countersign approve request 1")
     card = stack.cards(FIESTA_OPS)[0]
     actions = next(b for b in card.blocks if b["type"] == "actions")
-    outcome = await stack.acting.press("UARJUN", action_id="card_approve", block_id=actions["block_id"],
-                                       channel=FIESTA_OPS, ts=card.ts)  # fmt: skip
+    outcome = await stack.acting.press(
+        "UARJUN",
+        action_id="card_approve",
+        block_id=actions["block_id"],
+        channel=FIESTA_OPS,
+        ts=card.ts,
+    )
     await stack.settle()
     assert outcome.ok
     assert stack.api.message(FIESTA_OPS, card.ts).blocks[0]["text"]["text"] == "Approved and done"
@@ -74,8 +79,13 @@ async def test_someone_elses_press_is_refused_privately_and_changes_nothing(
     card = stack.cards(FIESTA_OPS)[0]
     before = list(card.blocks)
     actions = next(b for b in card.blocks if b["type"] == "actions")
-    await stack.acting.press("UMEERA", action_id="card_approve", block_id=actions["block_id"],
-                             channel=FIESTA_OPS, ts=card.ts)  # fmt: skip
+    await stack.acting.press(
+        "UMEERA",
+        action_id="card_approve",
+        block_id=actions["block_id"],
+        channel=FIESTA_OPS,
+        ts=card.ts,
+    )
     await stack.settle()
     refusals = [m for m in stack.api.messages if m.ephemeral_to == "UMEERA"]
     assert len(refusals) == 1 and "<@UARJUN>" in refusals[0].text
@@ -92,8 +102,13 @@ async def test_reject_opens_the_modal_for_the_presser_and_submits_the_reason(
     await ask(stack, "UARJUN", "@countersign approve request 3")
     card = stack.cards(FIESTA_OPS)[0]
     actions = next(b for b in card.blocks if b["type"] == "actions")
-    await stack.acting.press("UARJUN", action_id="card_reject", block_id=actions["block_id"],
-                             channel=FIESTA_OPS, ts=card.ts)  # fmt: skip
+    await stack.acting.press(
+        "UARJUN",
+        action_id="card_reject",
+        block_id=actions["block_id"],
+        channel=FIESTA_OPS,
+        ts=card.ts,
+    )
     await stack.settle()
     assert set(stack.api.workspace.modals) == {"UARJUN"}
     values = {"reason": {"reason_input": {"type": "plain_text_input", "value": "Over budget"}}}

@@ -101,8 +101,13 @@ async def test_the_live_feed_streams_only_what_the_viewer_may_see(
 
 
 def _bot_message(api: WebApi, *, ephemeral_to: str | None, text: str) -> Message:
-    return Message(channel=FIESTA_OPS, ts=api.workspace.next_ts(), text=text, user="UBOT",
-                   ephemeral_to=ephemeral_to)  # fmt: skip
+    return Message(
+        channel=FIESTA_OPS,
+        ts=api.workspace.next_ts(),
+        text=text,
+        user="UBOT",
+        ephemeral_to=ephemeral_to,
+    )
 
 
 async def _read_events(feed: aiohttp.ClientResponse, count: int) -> list[str]:
@@ -144,8 +149,9 @@ def test_the_page_never_writes_html_from_strings() -> None:
     scripts = list(Path(STATIC).glob("*.js"))
     assert len(scripts) == 3
     for script in scripts:
-        code = "\n".join(line for line in script.read_text().splitlines()
-                         if not line.lstrip().startswith("//"))  # fmt: skip
+        code = "\n".join(
+            line for line in script.read_text().splitlines() if not line.lstrip().startswith("//")
+        )
         assert not risky.search(code), script.name
 
 
@@ -156,8 +162,9 @@ async def test_the_sandbox_listens_on_loopback_and_takes_the_next_free_port() ->
     site = web.TCPSite(blocker, "127.0.0.1", 0)
     await site.start()
     taken = blocker.addresses[0][1]
-    sandbox = await start_sandbox(host="127.0.0.1", port=taken, bot_events="http://127.0.0.1:9/x",
-                                  secret="s", token="xoxb-t")  # fmt: skip
+    sandbox = await start_sandbox(
+        host="127.0.0.1", port=taken, bot_events="http://127.0.0.1:9/x", secret="s", token="xoxb-t"
+    )
     try:
         assert sandbox.url.startswith("http://127.0.0.1:")
         bound = list(sandbox.runner.addresses)

@@ -77,8 +77,15 @@ class Bot:
         self._ts += 1
         return f"1800000000.{self._ts:06d}"
 
-    async def post(self, body: str, content_type: str, *, secret: str = SIGNING_SECRET,
-                   timestamp: int | None = None, headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:  # fmt: skip
+    async def post(
+        self,
+        body: str,
+        content_type: str,
+        *,
+        secret: str = SIGNING_SECRET,
+        timestamp: int | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> aiohttp.ClientResponse:
         sent = {
             **signed(body, secret, timestamp=timestamp, content_type=content_type),
             **(headers or {}),
@@ -89,8 +96,13 @@ class Bot:
             await response.read()
             return response
 
-    async def send(self, inner: dict[str, Any], *, event_id: str | None = None,
-                   headers: dict[str, str] | None = None) -> int:  # fmt: skip
+    async def send(
+        self,
+        inner: dict[str, Any],
+        *,
+        event_id: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> int:
         """Delivers one event and waits for the work it started; returns the HTTP status."""
         body = json.dumps(event(inner, event_id=event_id))
         response = await self.post(body, "application/json", headers=headers)
@@ -123,8 +135,15 @@ class Bot:
         """Presses a button on a card as ``user``."""
         block = _actions(card.blocks)[0]
         button = next(e for e in block["elements"] if e["action_id"] == action)
-        payload = block_action(user, action_id=action, value=button["value"], block_id=block["block_id"],
-                               channel=card.channel, message_ts=card.ts, thread_ts=card.thread_ts)  # fmt: skip
+        payload = block_action(
+            user,
+            action_id=action,
+            value=button["value"],
+            block_id=block["block_id"],
+            channel=card.channel,
+            message_ts=card.ts,
+            thread_ts=card.thread_ts,
+        )
         return await self.interact(payload)
 
     def ephemerals(self, user: str) -> list[str]:
@@ -154,12 +173,18 @@ def clock() -> SteppedClock:
 
 def bot_settings(slack: WebApi, database_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
-        "slack_bot_token": SecretStr(BOT_TOKEN), "slack_signing_secret": SecretStr(SIGNING_SECRET),
-        "slack_app_token": None, "slack_client_id": None, "slack_client_secret": None,
-        "countersign_secret": SecretStr(CARD_SECRET), "slack_api_url": slack.base_url,
-        "database_url": database_url, "countersign_model": "offline", "countersign_audit_channel": None,
+        "slack_bot_token": SecretStr(BOT_TOKEN),
+        "slack_signing_secret": SecretStr(SIGNING_SECRET),
+        "slack_app_token": None,
+        "slack_client_id": None,
+        "slack_client_secret": None,
+        "countersign_secret": SecretStr(CARD_SECRET),
+        "slack_api_url": slack.base_url,
+        "database_url": database_url,
+        "countersign_model": "offline",
+        "countersign_audit_channel": None,
         **overrides,
-    }  # fmt: skip
+    }
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 

@@ -94,8 +94,12 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
     record = await bot.registry.card(card.blocks[-1]["block_id"].split("-")[1])
     assert record is not None and record.surface is not None
     assert {k: record.surface[k] for k in ("platform", "team", "channel", "ts", "thread_ts")} == {
-        "platform": "slack", "team": "T0FIESTA", "channel": CHANNEL, "ts": card.ts, "thread_ts": thread,
-    }  # fmt: skip
+        "platform": "slack",
+        "team": "T0FIESTA",
+        "channel": CHANNEL,
+        "ts": card.ts,
+        "thread_ts": thread,
+    }
 
 
 async def test_approve_by_the_owner_runs_once_and_everyone_sees_it(bot: Bot) -> None:
@@ -215,8 +219,14 @@ async def test_clicker_team_is_not_the_installation(bot: Bot) -> None:
 
     _, card = await card_for(bot, "UARJUN")
     block = card.blocks[-1]
-    payload = block_action("UARJUN", action_id="card_approve", value=block["elements"][0]["value"],
-                           block_id=block["block_id"], channel=CHANNEL, message_ts=card.ts,
-                           user_team="T0OTHERCO")  # fmt: skip
+    payload = block_action(
+        "UARJUN",
+        action_id="card_approve",
+        value=block["elements"][0]["value"],
+        block_id=block["block_id"],
+        channel=CHANNEL,
+        message_ts=card.ts,
+        user_team="T0OTHERCO",
+    )
     await bot.interact(payload)
     assert await request_status(bot, 3) == "approved"

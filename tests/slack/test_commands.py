@@ -67,8 +67,14 @@ async def test_approve_from_app_home_updates_the_channel_card(bot: Bot) -> None:
     await bot.send(event({"type": "app_home_opened", "user": "UARJUN", "tab": "home"})["event"])
     home = bot.slack.called("views.publish")[-1]["view"]
     block = next(b for b in home["blocks"] if b["type"] == "actions")
-    payload = block_action("UARJUN", action_id="card_approve", value=block["elements"][0]["value"],
-                           block_id=block["block_id"], channel="", message_ts="")  # fmt: skip
+    payload = block_action(
+        "UARJUN",
+        action_id="card_approve",
+        value=block["elements"][0]["value"],
+        block_id=block["block_id"],
+        channel="",
+        message_ts="",
+    )
     payload["container"] = {"type": "view", "view_id": "V1"}
     payload.pop("channel")
     await bot.interact(payload)

@@ -7,8 +7,14 @@ from tests.support.slack_requests import message
 
 
 def replies(bot: Bot, channel: str, thread: str | None) -> list[str]:
-    return [m.text for m in bot.slack.messages
-            if m.channel == channel and m.thread_ts == thread and m.user == "UBOT" and not m.ephemeral_to]  # fmt: skip
+    return [
+        m.text
+        for m in bot.slack.messages
+        if m.channel == channel
+        and m.thread_ts == thread
+        and m.user == "UBOT"
+        and not m.ephemeral_to
+    ]
 
 
 async def test_mention_is_answered_in_a_thread_under_it(bot: Bot) -> None:
@@ -89,8 +95,17 @@ async def test_bot_messages_are_ignored(bot: Bot) -> None:
     """Another bot's messages, even in the bot's own thread or a DM, get no answer (no loops)."""
     thread = await bot.mention("UARJUN", "branches")
     before = len(bot.slack.called("chat.postMessage"))
-    await bot.send(message("UOTHERBOT", "branches", channel=CHANNEL, ts=bot.ts(), thread_ts=thread,
-                           bot_id="B0OTHER", subtype="bot_message"))  # fmt: skip
+    await bot.send(
+        message(
+            "UOTHERBOT",
+            "branches",
+            channel=CHANNEL,
+            ts=bot.ts(),
+            thread_ts=thread,
+            bot_id="B0OTHER",
+            subtype="bot_message",
+        )
+    )
     await bot.send(
         message(
             "UOTHERBOT", "branches", channel=DM, ts=bot.ts(), channel_type="im", bot_id="B0OTHER"
@@ -103,15 +118,29 @@ async def test_own_messages_are_ignored(bot: Bot) -> None:
     """The bot's own message echoed back as an event is not answered."""
     thread = await bot.mention("UARJUN", "branches")
     before = len(bot.slack.called("chat.postMessage"))
-    await bot.send(message("UBOT", "Here are the branches", channel=CHANNEL, ts=bot.ts(), thread_ts=thread,
-                           bot_id="BBOT"))  # fmt: skip
+    await bot.send(
+        message(
+            "UBOT",
+            "Here are the branches",
+            channel=CHANNEL,
+            ts=bot.ts(),
+            thread_ts=thread,
+            bot_id="BBOT",
+        )
+    )
     assert len(bot.slack.called("chat.postMessage")) == before
 
 
 async def test_edits_and_unknown_events_do_not_404(bot: Bot) -> None:
     """Subscribed events the bot does not act on are acknowledged, so Slack does not retry them."""
-    edited = {"type": "message", "subtype": "message_changed", "channel": CHANNEL, "ts": bot.ts(),
-              "channel_type": "channel", "message": {"text": "x"}}  # fmt: skip
+    edited = {
+        "type": "message",
+        "subtype": "message_changed",
+        "channel": CHANNEL,
+        "ts": bot.ts(),
+        "channel_type": "channel",
+        "message": {"text": "x"},
+    }
     assert await bot.send(edited) == 200
     assert await bot.send({"type": "app_uninstalled"}) == 200
     assert bot.slack.called("chat.postMessage") == []

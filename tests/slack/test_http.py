@@ -47,8 +47,11 @@ async def test_stale_signature_is_401(bot: Bot) -> None:
 
 async def test_unsigned_request_is_401(bot: Bot) -> None:
     """A request without Slack's signature headers is refused with 401."""
-    async with bot.http.post(bot.server.make_url("/slack/events"), data=mention_body(bot),
-                             headers={"Content-Type": "application/json"}) as response:  # fmt: skip
+    async with bot.http.post(
+        bot.server.make_url("/slack/events"),
+        data=mention_body(bot),
+        headers={"Content-Type": "application/json"},
+    ) as response:
         assert response.status == 401
 
 

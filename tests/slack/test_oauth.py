@@ -19,9 +19,12 @@ from tools.db import Database
 
 def oauth_settings(slack: WebApi, database_url: str) -> Settings:
     return bot_settings(
-        slack, database_url, slack_bot_token=None, slack_client_id="1111.2222",
+        slack,
+        database_url,
+        slack_bot_token=None,
+        slack_client_id="1111.2222",
         slack_client_secret=SecretStr("oauth-client-secret"),
-    )  # fmt: skip
+    )
 
 
 async def test_install_page_links_to_slack_with_a_stored_state(

@@ -105,11 +105,17 @@ class FakeConnector:
             return web.json_response(
                 {"error": {"code": "MemberNotFoundInConversation"}}, status=404
             )
-        return web.json_response({
-            "id": member.address, "aadObjectId": member.aad, "name": member.name,
-            "email": member.email, "userPrincipalName": member.email, "userRole": "user",
-            "tenantId": "tenant",
-        })  # fmt: skip
+        return web.json_response(
+            {
+                "id": member.address,
+                "aadObjectId": member.aad,
+                "name": member.name,
+                "email": member.email,
+                "userPrincipalName": member.email,
+                "userRole": "user",
+                "tenantId": "tenant",
+            }
+        )
 
     # -- reading what was sent --------------------------------------------------------------
 

@@ -85,28 +85,56 @@ class PostgresCluster:
 
     def _init(self) -> None:
         subprocess.run(
-            [str(self.bindir / "initdb"), "-D", str(self.data), "-U", "countersign",
-             "--auth=trust", "--encoding=UTF8", "--no-sync"],
-            check=True, capture_output=True, **_as_user(),
-        )  # fmt: skip
+            [
+                str(self.bindir / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "countersign",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+            **_as_user(),
+        )
 
     def _run(self) -> None:
         self.log = open(self.root / "postgres.log", "ab")  # noqa: SIM115 (lives as long as the server)
         self.process = subprocess.Popen(
-            [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port),
-             "-k", str(self.root), "-c", "listen_addresses=127.0.0.1",
-             "-c", "fsync=off", "-c", "synchronous_commit=off",
-             "-c", "full_page_writes=off", "-c", "max_connections=300"],
-            stdout=self.log, stderr=subprocess.STDOUT, **_as_user(),
-        )  # fmt: skip
+            [
+                str(self.bindir / "postgres"),
+                "-D",
+                str(self.data),
+                "-p",
+                str(self.port),
+                "-k",
+                str(self.root),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+                "-c",
+                "max_connections=300",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            **_as_user(),
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"PostgreSQL exited: {(self.root / 'postgres.log').read_text()}")
             ready = subprocess.run(
                 [str(self.bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
-                capture_output=True, check=False,
-            )  # fmt: skip
+                capture_output=True,
+                check=False,
+            )
             if ready.returncode == 0:
                 return
             time.sleep(0.1)

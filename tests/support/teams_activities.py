@@ -20,15 +20,25 @@ _ids = itertools.count(1)
 
 def _base(member: Member, *, conversation: str, service_url: str, kind: str) -> Json:
     return {
-        "type": kind, "id": f"f:{next(_ids):08d}", "channelId": "msteams",
-        "serviceUrl": service_url, "timestamp": "2026-03-01T10:00:00.000Z",
+        "type": kind,
+        "id": f"f:{next(_ids):08d}",
+        "channelId": "msteams",
+        "serviceUrl": service_url,
+        "timestamp": "2026-03-01T10:00:00.000Z",
         "from": {"id": member.address, "name": member.name, "aadObjectId": member.aad},
         "recipient": dict(BOT),
-        "conversation": {"id": conversation, "conversationType": "channel", "isGroup": True,
-                         "tenantId": TENANT},
-        "channelData": {"tenant": {"id": TENANT}, "team": {"id": TEAM},
-                        "channel": {"id": conversation.split(";", maxsplit=1)[0]}},
-    }  # fmt: skip
+        "conversation": {
+            "id": conversation,
+            "conversationType": "channel",
+            "isGroup": True,
+            "tenantId": TENANT,
+        },
+        "channelData": {
+            "tenant": {"id": TENANT},
+            "team": {"id": TEAM},
+            "channel": {"id": conversation.split(";", maxsplit=1)[0]},
+        },
+    }
 
 
 def message(member: Member, text: str, *, service_url: str, conversation: str = CHANNEL) -> Json:
@@ -36,9 +46,10 @@ def message(member: Member, text: str, *, service_url: str, conversation: str = 
     mention = f"<at>{BOT['name']}</at>"
     return {
         **_base(member, conversation=conversation, service_url=service_url, kind="message"),
-        "text": f"{mention} {text}", "textFormat": "plain",
+        "text": f"{mention} {text}",
+        "textFormat": "plain",
         "entities": [{"type": "mention", "text": mention, "mentioned": dict(BOT)}],
-    }  # fmt: skip
+    }
 
 
 def invoke(
@@ -53,10 +64,13 @@ def invoke(
     """An Action.Execute press (``adaptiveCard/action``) on the card message ``reply_to``."""
     return {
         **_base(member, conversation=conversation, service_url=service_url, kind="invoke"),
-        "name": "adaptiveCard/action", "replyToId": reply_to,
-        "value": {"action": {"type": "Action.Execute", "verb": verb, "data": data},
-                  "trigger": "manual"},
-    }  # fmt: skip
+        "name": "adaptiveCard/action",
+        "replyToId": reply_to,
+        "value": {
+            "action": {"type": "Action.Execute", "verb": verb, "data": data},
+            "trigger": "manual",
+        },
+    }
 
 
 def submit(
@@ -65,5 +79,6 @@ def submit(
     """An Action.Submit press from an older client: a message carrying the data as ``value``."""
     return {
         **_base(member, conversation=conversation, service_url=service_url, kind="message"),
-        "replyToId": reply_to, "value": data,
-    }  # fmt: skip
+        "replyToId": reply_to,
+        "value": data,
+    }

@@ -83,8 +83,9 @@ class TeamsBot:
         data = {**card.cards[0]["refresh"]["action"]["data"], "verb": verb}
         if reason is not None:
             data["reason"] = reason
-        activity = invoke(member, verb, data, service_url=self.connector.url,
-                          reply_to=str(card.created))  # fmt: skip
+        activity = invoke(
+            member, verb, data, service_url=self.connector.url, reply_to=str(card.created)
+        )
         status, body = await self.post(activity)
         return status, body
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from bot.cards import CardSpec, pending
+from bot.cardspec import CardSpec, pending
 from bot.slack.blocks import render_pending
-from bot.teams.cards import MAX_CARD_BYTES, card_bytes, render
+from bot.teams.adaptive import MAX_CARD_BYTES, card_bytes, render
 from tests.teams.adaptive import actions, texts, validate
 
 NASTY = "**[free](https://evil.example)** <at>Everyone</at> {{DATE(2020-01-01T00:00:00Z)}}"
@@ -15,11 +15,14 @@ NASTY = "**[free](https://evil.example)** <at>Everyone</at> {{DATE(2020-01-01T00
 
 def spec(**changes: object) -> CardSpec:
     base = pending(
-        card_id="c0ffee", summary=f"Set the price of {NASTY}",
-        details=(("Product", NASTY), ("Price", "₹100 → ₹120")), warning=NASTY,
-        expires_at=datetime(2026, 3, 1, 10, 30, tzinfo=UTC), token="t" * 120,
+        card_id="c0ffee",
+        summary=f"Set the price of {NASTY}",
+        details=(("Product", NASTY), ("Price", "₹100 → ₹120")),
+        warning=NASTY,
+        expires_at=datetime(2026, 3, 1, 10, 30, tzinfo=UTC),
+        token="t" * 120,
         issued_to="Arjun Mehta",
-    )  # fmt: skip
+    )
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -48,8 +51,12 @@ def test_everyone_sees_status_and_the_issuee_sees_buttons() -> None:
 def test_a_huge_card_stays_within_teams_size_and_keeps_its_buttons() -> None:
     """Fifty long details are cut to fit about 28 KB; the summary and both buttons remain."""
     details = tuple((f"Line {i}", "x" * 2000) for i in range(50))
-    big = replace(spec(), details=pending(card_id="c", summary="s", details=details,
-                                          warning=None, expires_at=None).details)  # fmt: skip
+    big = replace(
+        spec(),
+        details=pending(
+            card_id="c", summary="s", details=details, warning=None, expires_at=None
+        ).details,
+    )
     card = render(big, view="issuee", issuee="29:1arjun")
     validate(card)
     assert card_bytes(card) <= MAX_CARD_BYTES
@@ -68,17 +75,31 @@ def test_slack_and_teams_show_the_same_words_and_values() -> None:
 
 def test_expired_pending_card_renders_as_expired_without_buttons() -> None:
     """A pending card shown after its time has the expired wording and nothing to press."""
-    from bot.cards import of_record
+    from bot.cardspec import of_record
     from tools import CardRecord, CardStatus
 
     at = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
     record = CardRecord(
-        card_id="c", tool="approve_request", agent="a", userid=2, tenantid=1, args={},
-        digest="d", summary="Approve request #3", details=(), warning=None,
-        status=CardStatus.PENDING, created_at=at, expires_at=at + timedelta(minutes=30),
-        decided_by=None, decided_by_name=None, decided_at=None, reason=None, outcome=None,
+        card_id="c",
+        tool="approve_request",
+        agent="a",
+        userid=2,
+        tenantid=1,
+        args={},
+        digest="d",
+        summary="Approve request #3",
+        details=(),
+        warning=None,
+        status=CardStatus.PENDING,
+        created_at=at,
+        expires_at=at + timedelta(minutes=30),
+        decided_by=None,
+        decided_by_name=None,
+        decided_at=None,
+        reason=None,
+        outcome=None,
         surface=None,
-    )  # fmt: skip
+    )
     card = render(of_record(record, token="t", now=at + timedelta(hours=1)), view="issuee")
     validate(card)
     assert actions(card) == [] and "Nobody approved this in time" in texts(card)

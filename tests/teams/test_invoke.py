@@ -39,10 +39,15 @@ async def test_card_is_posted_with_a_refresh_for_its_owner(teams: TeamsBot) -> N
     assert posted.body["summary"].startswith("Arjun Mehta, please approve or reject:")
     record = await teams.registry.card(refresh["action"]["data"]["card"])
     assert record is not None and record.surface is not None
-    assert {k: record.surface[k] for k in ("platform", "tenant", "conversation_id", "user", "aad")} == {
-        "platform": "teams", "tenant": TENANT, "conversation_id": CHANNEL,
-        "user": ARJUN.address, "aad": ARJUN.aad,
-    }  # fmt: skip
+    assert {
+        k: record.surface[k] for k in ("platform", "tenant", "conversation_id", "user", "aad")
+    } == {
+        "platform": "teams",
+        "tenant": TENANT,
+        "conversation_id": CHANNEL,
+        "user": ARJUN.address,
+        "aad": ARJUN.aad,
+    }
     assert record.surface["activity_id"] == posted.created
 
 

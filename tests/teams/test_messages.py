@@ -94,9 +94,11 @@ async def test_without_test_auth_an_unsigned_activity_is_401(
 ) -> None:
     """With a real app registration, an activity without a Bot Framework token is refused (401)."""
     settings = bot_settings(
-        teams.slack, database_url, microsoft_app_id="00000000-0000-0000-0000-00000000b07a",
+        teams.slack,
+        database_url,
+        microsoft_app_id="00000000-0000-0000-0000-00000000b07a",
         microsoft_app_password=SecretStr("not-a-real-secret"),
-    )  # fmt: skip
+    )
     server = TestServer(application(settings, teams.surface), host="127.0.0.1")
     await server.start_server()
     try:

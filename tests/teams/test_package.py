@@ -36,12 +36,19 @@ def test_icons_are_the_sizes_teams_requires_and_match_their_source() -> None:
 
 def test_teams_settings_turn_the_surface_on_and_need_each_other() -> None:
     """MICROSOFT_APP_ID turns Teams on; without its password, or the card secret, start-up says so."""
-    on = load_settings(_env_file=None, microsoft_app_id="app", microsoft_app_password="pw",
-                       countersign_secret="a-card-secret-of-enough-length")  # fmt: skip
+    on = load_settings(
+        _env_file=None,
+        microsoft_app_id="app",
+        microsoft_app_password="pw",
+        countersign_secret="a-card-secret-of-enough-length",
+    )
     assert on.teams_enabled
     assert not load_settings(_env_file=None).teams_enabled
     with pytest.raises(SettingsError, match="MICROSOFT_APP_ID and MICROSOFT_APP_PASSWORD"):
-        load_settings(_env_file=None, microsoft_app_id="app",
-                      countersign_secret="a-card-secret-of-enough-length")  # fmt: skip
+        load_settings(
+            _env_file=None,
+            microsoft_app_id="app",
+            countersign_secret="a-card-secret-of-enough-length",
+        )
     with pytest.raises(SettingsError, match="COUNTERSIGN_SECRET must be set when Teams"):
         load_settings(_env_file=None, microsoft_app_id="app", microsoft_app_password="pw")

@@ -30,13 +30,20 @@ async def slack_post(teams: TeamsBot, body: str, content_type: str) -> int:
 async def slack_card_approved(teams: TeamsBot, text: str) -> str:
     """Arjun asks in Slack and approves there; returns the card id."""
     await teams.surface.directory.link("slack", TEAM, "UARJUN", "arjun@fiesta.example")
-    inner = message("UARJUN", f"<@UBOT> {text}", channel=CHANNEL, ts="1800000000.000100",
-                    kind="app_mention")  # fmt: skip
+    inner = message(
+        "UARJUN", f"<@UBOT> {text}", channel=CHANNEL, ts="1800000000.000100", kind="app_mention"
+    )
     assert await slack_post(teams, json.dumps(event(inner)), "application/json") == 200
     card = next(m for m in teams.slack.messages if any(b["type"] == "actions" for b in m.blocks))
     block = next(b for b in card.blocks if b["type"] == "actions")
-    payload = block_action("UARJUN", action_id="card_approve", value=block["elements"][0]["value"],
-                           block_id=block["block_id"], channel=CHANNEL, message_ts=card.ts)  # fmt: skip
+    payload = block_action(
+        "UARJUN",
+        action_id="card_approve",
+        value=block["elements"][0]["value"],
+        block_id=block["block_id"],
+        channel=CHANNEL,
+        message_ts=card.ts,
+    )
     assert await slack_post(teams, form(payload), "application/x-www-form-urlencoded") == 200
     return str(block["block_id"].split("-")[1])
 
@@ -47,11 +54,18 @@ async def trail(teams: TeamsBot, card_id: str) -> list[dict[str, Any]]:
         stmt = select(AuditRow).where(AuditRow.card_id == card_id).order_by(AuditRow.id)
         rows = (await session.scalars(stmt)).all()
     return [
-        {"agent": r.agent, "tool": r.tool, "user": r.user_id, "tenant": r.tenant_id,
-         "scope": r.scope, "outcome": r.outcome, "rows": r.rows,
-         "args": sorted((r.args or {}).keys())}
+        {
+            "agent": r.agent,
+            "tool": r.tool,
+            "user": r.user_id,
+            "tenant": r.tenant_id,
+            "scope": r.scope,
+            "outcome": r.outcome,
+            "rows": r.rows,
+            "args": sorted((r.args or {}).keys()),
+        }
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 async def test_slack_and_teams_cards_are_audited_alike(teams: TeamsBot) -> None:

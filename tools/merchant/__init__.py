@@ -7,12 +7,12 @@ are the default (every tool) and a read-only one.
 from __future__ import annotations
 
 from tools.agent import Agent
-from tools.cards import CardSigner, Clock, utcnow
 from tools.db import Database
 from tools.merchant.reads import READ_TOOLS
 from tools.merchant.scope import tenant_name
 from tools.merchant.writes import WRITE_TOOLS
 from tools.registry import Registry
+from tools.tokens import CardSigner, Clock, utcnow
 
 __all__ = ["DEFAULT_AGENT", "READ_ONLY_AGENT", "READ_TOOLS", "WRITE_TOOLS", "build_registry"]
 

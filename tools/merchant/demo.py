@@ -270,11 +270,20 @@ def _requests(now: datetime) -> list[BranchRequest]:
         decided = created + timedelta(hours=3) if status != RequestStatus.PENDING else None
         rows.append(
             BranchRequest(
-                id=i, tenant_id=tenant, branch_id=branch, kind=kind, amount=amount,
-                requested_by=by, reason=reason, status=status, created_at=created,
-                decided_by=decided_by, decided_at=decided, decision_note=note,
+                id=i,
+                tenant_id=tenant,
+                branch_id=branch,
+                kind=kind,
+                amount=amount,
+                requested_by=by,
+                reason=reason,
+                status=status,
+                created_at=created,
+                decided_by=decided_by,
+                decided_at=decided,
+                decision_note=note,
             )
-        )  # fmt: skip
+        )
     return rows
 
 
@@ -290,11 +299,16 @@ def _orders(now: datetime) -> list[Order]:
             total = rng.randrange(low, high, 100 if tenant == FIESTA else 1)
             rows.append(
                 Order(
-                    tenant_id=tenant, branch_id=rng.choice(open_branches[tenant]),
-                    customer=rng.choice(_CUSTOMERS[tenant]), total=total, refunded=0,
-                    status=status, note="", created_at=now - age,
+                    tenant_id=tenant,
+                    branch_id=rng.choice(open_branches[tenant]),
+                    customer=rng.choice(_CUSTOMERS[tenant]),
+                    total=total,
+                    refunded=0,
+                    status=status,
+                    note="",
+                    created_at=now - age,
                 )
-            )  # fmt: skip
+            )
     rows[5].status, rows[5].refunded, rows[5].note = (
         OrderStatus.REFUNDED,
         rows[5].total,

@@ -149,10 +149,14 @@ async def _execute_stock(ctx: ToolContext, args: AdjustStockArgs) -> Result:
     stock.quantity = after
     ctx.session.add(
         StockMovement(
-            stock_id=stock.id, delta=args.delta, reason=args.reason,
-            approved_by=ctx.caller.userid, card_id=card_key(ctx), created_at=ctx.now,
+            stock_id=stock.id,
+            delta=args.delta,
+            reason=args.reason,
+            approved_by=ctx.caller.userid,
+            card_id=card_key(ctx),
+            created_at=ctx.now,
         )
-    )  # fmt: skip
+    )
     await ctx.session.flush()
     note = f"{product.name} at {branch.name} (branch {branch.id}): {arrow(before, after)}."
     row = {"branch_id": branch.id, "sku": product.sku, "quantity": after}
@@ -212,10 +216,14 @@ async def _execute_price(ctx: ToolContext, args: SetPriceArgs) -> Result:
     product.price = new
     ctx.session.add(
         PriceChange(
-            product_id=product.id, old_price=old, new_price=new, approved_by=ctx.caller.userid,
-            card_id=card_key(ctx), created_at=ctx.now,
+            product_id=product.id,
+            old_price=old,
+            new_price=new,
+            approved_by=ctx.caller.userid,
+            card_id=card_key(ctx),
+            created_at=ctx.now,
         )
-    )  # fmt: skip
+    )
     await ctx.session.flush()
     note = (
         f"{product.name} (SKU {product.sku}) now costs {money.show(new)} (was {money.show(old)})."

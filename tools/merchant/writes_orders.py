@@ -145,10 +145,14 @@ async def _execute(ctx: ToolContext, args: RefundOrderArgs) -> Result:
     minor = _amount(args, order, money)
     ctx.session.add(
         Refund(
-            order_id=order.id, amount=minor, reason=args.reason, approved_by=ctx.caller.userid,
-            card_id=card_key(ctx), created_at=ctx.now,
+            order_id=order.id,
+            amount=minor,
+            reason=args.reason,
+            approved_by=ctx.caller.userid,
+            card_id=card_key(ctx),
+            created_at=ctx.now,
         )
-    )  # fmt: skip
+    )
     order.status = _status_after(order, minor)
     order.refunded += minor
     await ctx.session.flush()

@@ -1,12 +1,13 @@
 """Every word a Teams user reads outside the card itself; never sends anything.
 
 Messages go out as plain text (``textFormat: plain``), so data and model text in them is shown
-as typed; the card's own words come from ``bot.cards.wording`` like Slack's.
+as typed; the card's own words come from ``bot.wording`` like Slack's.
 """
 
 from __future__ import annotations
 
-from bot.cards import clip, wording
+from bot import wording
+from bot.cardspec import clip
 
 __all__ = [
     "audit_text",

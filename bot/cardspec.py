@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
 
-from bot.cards import wording
+from bot import wording
 from tools import CardRecord, CardStatus, Proposal
 
 __all__ = [
@@ -129,21 +129,30 @@ def pending(
         else ()
     )
     return CardSpec(
-        card_id=card_id, status=str(CardStatus.PENDING), title=wording.PENDING_TITLE,
-        summary=clip(summary, LIMITS.summary), details=_details(details),
+        card_id=card_id,
+        status=str(CardStatus.PENDING),
+        title=wording.PENDING_TITLE,
+        summary=clip(summary, LIMITS.summary),
+        details=_details(details),
         warning=clip(warning, LIMITS.warning) if warning else None,
-        issued_to=clip(issued_to, LIMITS.name) if issued_to else None, expires_at=expires_at,
-        notification=wording.card_text(summary, issued_to or "You"), actions=actions,
-    )  # fmt: skip
+        issued_to=clip(issued_to, LIMITS.name) if issued_to else None,
+        expires_at=expires_at,
+        notification=wording.card_text(summary, issued_to or "You"),
+        actions=actions,
+    )
 
 
 def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec:
     """A fresh card, straight from the registry's proposal (it carries the signed token)."""
     return pending(
-        card_id=proposal.card_id, summary=proposal.summary,
-        details=tuple((d.label, d.value) for d in proposal.details), warning=proposal.warning,
-        expires_at=proposal.expires_at, token=proposal.card, issued_to=issued_to,
-    )  # fmt: skip
+        card_id=proposal.card_id,
+        summary=proposal.summary,
+        details=tuple((d.label, d.value) for d in proposal.details),
+        warning=proposal.warning,
+        expires_at=proposal.expires_at,
+        token=proposal.card,
+        issued_to=issued_to,
+    )
 
 
 def of_record(
@@ -159,10 +168,14 @@ def of_record(
     """
     if record.status is CardStatus.PENDING and not (now and record.expires_at <= now):
         return pending(
-            card_id=record.card_id, summary=record.summary, details=record.details,
-            warning=record.warning, expires_at=record.expires_at, token=token,
+            card_id=record.card_id,
+            summary=record.summary,
+            details=record.details,
+            warning=record.warning,
+            expires_at=record.expires_at,
+            token=token,
             issued_to=issued_to,
-        )  # fmt: skip
+        )
     status = str(CardStatus.EXPIRED if record.status is CardStatus.PENDING else record.status)
     return decided(record, status=status, issued_to=issued_to)
 
@@ -175,13 +188,18 @@ def decided(
     by = clip(record.decided_by_name or "", LIMITS.name)
     found = wording.outcome(status, record.outcome, record.reason)
     return CardSpec(
-        card_id=record.card_id, status=status, title=wording.TITLES.get(status, status),
-        summary=clip(record.summary, LIMITS.summary), details=_details(record.details),
+        card_id=record.card_id,
+        status=status,
+        title=wording.TITLES.get(status, status),
+        summary=clip(record.summary, LIMITS.summary),
+        details=_details(record.details),
         warning=clip(record.warning, LIMITS.warning) if record.warning else None,
         issued_to=clip(issued_to, LIMITS.name) if issued_to else None,
         expires_at=record.expires_at,
         notification=wording.decided_text(status, record.summary, record.decided_by_name or ""),
-        decided=None if status == "expired" else Decided(wording.decided_verb(status), by, record.decided_at),
+        decided=None
+        if status == "expired"
+        else Decided(wording.decided_verb(status), by, record.decided_at),
         note=wording.EXPIRED_NOTE if status == "expired" else None,
         outcome=(found[0], clip(found[1], LIMITS.outcome)) if found else None,
-    )  # fmt: skip
+    )

@@ -18,8 +18,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from bot.cards import CardSpec
-from bot.cards import wording as words
+from bot import wording as words
+from bot.cardspec import CardSpec
 
 __all__ = [
     "CARD_TYPE",
@@ -116,22 +116,35 @@ def _execute(spec: CardSpec, verb: str, title: str, style: str, inputs: str) -> 
     """An Action.Execute, falling back to Action.Submit (the same data) on older clients."""
     fallback = {"type": "Action.Submit", "title": title, "style": style, "data": _data(spec, verb)}
     return {
-        "type": "Action.Execute", "verb": verb, "title": title, "style": style,
-        "data": _data(spec, verb), "associatedInputs": inputs, "fallback": fallback,
-    }  # fmt: skip
+        "type": "Action.Execute",
+        "verb": verb,
+        "title": title,
+        "style": style,
+        "data": _data(spec, verb),
+        "associatedInputs": inputs,
+        "fallback": fallback,
+    }
 
 
 def _refresh(spec: CardSpec, issuee: str | None) -> Json:
-    action = {"type": "Action.Execute", "verb": VERB_REFRESH, "title": "Refresh",
-              "data": _data(spec, VERB_REFRESH)}  # fmt: skip
+    action = {
+        "type": "Action.Execute",
+        "verb": VERB_REFRESH,
+        "title": "Refresh",
+        "data": _data(spec, VERB_REFRESH),
+    }
     return {"action": action, "userIds": [issuee][:_MAX_REFRESH_USERS] if issuee else []}
 
 
 def _issuee_controls(spec: CardSpec) -> tuple[list[Json], list[Json]]:
     reason = {
-        "type": "Input.Text", "id": REASON_INPUT, "isMultiline": True, "maxLength": 500,
-        "label": f"{words.REASON_LABEL} — used if you reject", "placeholder": words.REASON_HINT,
-    }  # fmt: skip
+        "type": "Input.Text",
+        "id": REASON_INPUT,
+        "isMultiline": True,
+        "maxLength": 500,
+        "label": f"{words.REASON_LABEL} — used if you reject",
+        "placeholder": words.REASON_HINT,
+    }
     actions = [
         _execute(spec, VERB_APPROVE, words.APPROVE, "positive", "none"),
         _execute(spec, VERB_REJECT, words.REJECT, "destructive", "auto"),
@@ -154,8 +167,11 @@ def _card(spec: CardSpec, view: View, issuee: str | None, notice: str | None) ->
         body += inputs
         card["actions"] = actions
     else:
-        body.append(_words(f"Waiting for {spec.issued_to or 'the person who asked'} to decide.",
-                           isSubtle=True))  # fmt: skip
+        body.append(
+            _words(
+                f"Waiting for {spec.issued_to or 'the person who asked'} to decide.", isSubtle=True
+            )
+        )
     card["body"] = body
     if spec.token:
         card["refresh"] = _refresh(spec, issuee)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.cards import wording
-from bot.cards.spec import clip
+from bot import wording
+from bot.cardspec import clip
 
 __all__ = [
     "APPROVE",
@@ -107,7 +107,7 @@ def confirm_ok() -> str:
 
 # -- decisions ---------------------------------------------------------------------------
 
-# The words live in bot.cards.wording, shared with every surface; these names stay for callers.
+# The words live in bot.wording, shared with every surface; these names stay for callers.
 DECIDED_HEADERS = wording.TITLES
 
 
