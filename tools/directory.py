@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from tools.caller import Caller, Role
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.merchant.models import Identity, Person
+from tools.people import Identity, Person
 from tools.tokens import Clock, utcnow
 
 __all__ = ["Directory"]

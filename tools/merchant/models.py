@@ -15,6 +15,10 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from tools.db import Base, TenantScoped, UTCDateTime
 
+# Tenants, people and their chat identities are the engine's (the identity directory needs them
+# without the merchant domain); re-exported here so the merchant code reads as before.
+from tools.people import Identity, Person, Tenant
+
 __all__ = [
     "Branch",
     "BranchRequest",
@@ -57,45 +61,6 @@ class OrderStatus(StrEnum):
     FULFILLED = "fulfilled"
     CANCELLED = "cancelled"
     REFUNDED = "refunded"
-
-
-class Tenant(Base):
-    """A merchant. Not tenant-scoped itself: it *is* the scope."""
-
-    __tablename__ = "tenants"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200))
-    currency: Mapped[str] = mapped_column(String(3))
-    # A Babel locale for money and dates, e.g. en_IN, en_US.
-    locale: Mapped[str] = mapped_column(String(20), default="en_US")
-
-
-class Person(TenantScoped, Base):
-    __tablename__ = "people"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200))
-    email: Mapped[str] = mapped_column(String(320), unique=True)
-    role: Mapped[str] = mapped_column(String(20))
-
-
-class Identity(Base):
-    """A chat identity linked to a person: (platform, installation, platform user) → person.
-
-    The installation is the workspace or organisation the app is installed in, never the
-    clicker's own team, which differs in shared channels.
-    """
-
-    __tablename__ = "identities"
-    __table_args__ = (UniqueConstraint("platform", "installation", "platform_user_id"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    platform: Mapped[str] = mapped_column(String(20))
-    installation: Mapped[str] = mapped_column(String(100))
-    platform_user_id: Mapped[str] = mapped_column(String(100))
-    person_id: Mapped[int] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"))
-    linked_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Branch(TenantScoped, Base):
