@@ -24,6 +24,7 @@ run: sync
 lint: sync
 	@$(RUN) ruff format --check .
 	@$(RUN) ruff check .
+	@$(RUN) lint-imports
 
 typecheck: sync
 	@$(RUN) mypy

@@ -17,8 +17,9 @@ from tqdm import tqdm
 from bench.slackbot import Request, RunningBot, client_session, fire, running_bot
 from bench.stage import bare_bolt, serve, sqlite_database
 from bench.stats import Figure, percentile
+from bot.slack import SlackAdapter, Where
 from bot.slack.blocks import APPROVE_ACTION
-from bot.slack.posting import post_card
+from bot.turns import post_card
 from tests.support.slack_requests import block_action
 from tools import Caller, CardStatus, Role
 from tools.merchant import DEFAULT_AGENT
@@ -40,14 +41,9 @@ async def _cards(bot: RunningBot, count: int) -> list[Request]:
         proposal = result.proposal
         assert proposal is not None
         assert proposal.card is not None
-        place = {
-            "team": "T0FIESTA",
-            "channel": CHANNEL,
-            "thread_ts": None,
-            "user": "UARJUN",
-            "conversation": f"T0FIESTA:{CHANNEL}:{proposal.card_id}",
-        }
-        await post_card(bot.surface, bot.client, proposal, caller=ARJUN, place=place)
+        adapter = SlackAdapter(bot.client, Where("T0FIESTA", "UARJUN", channel=CHANNEL))
+        conversation = f"T0FIESTA:{CHANNEL}:{proposal.card_id}"
+        await post_card(bot.surface, adapter, proposal, caller=ARJUN, conversation=conversation)
         posted = bot.slack.messages[-1]
         payload = block_action(
             "UARJUN",

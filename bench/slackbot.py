@@ -21,7 +21,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bench.stage import CARD_SECRET, PEOPLE, fake_slack, serve, settings_for
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, WebApi
-from bot.slack import Surface, web_application
+from bot.server import application
+from bot.surface import Surface
 from tests.support.slack_requests import TEAM, form
 from tools import CardSigner, Registry
 from tools.db import Database
@@ -79,7 +80,7 @@ async def running_bot(database_url: str, http: aiohttp.ClientSession) -> AsyncIt
         surface = Surface(registry, Assistant(registry, settings), directory)
         client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url, session=http)
         try:
-            async with serve(web_application(settings, surface)) as url:
+            async with serve(application(settings, surface)) as url:
                 yield RunningBot(slack, surface, registry, client, url)
         finally:
             await db.dispose()

@@ -82,6 +82,19 @@ class Settings(BaseSettings):
         return SlackMode.SANDBOX
 
     @property
+    def slack_enabled(self) -> bool:
+        """True when Slack credentials are set (the sandbox's Slack sets them too)."""
+        return self.slack_mode is not SlackMode.SANDBOX
+
+    def nothing_to_serve(self) -> str:
+        """Why ``serve`` cannot start when no surface is configured, naming what to set."""
+        return (
+            "Nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (Slack), or "
+            "MICROSOFT_APP_ID and MICROSOFT_APP_PASSWORD (Teams), or both; "
+            "`countersign run` with neither starts the local sandbox."
+        )
+
+    @property
     def teams_enabled(self) -> bool:
         """True when the Teams surface (``POST /api/messages``) is configured."""
         return bool(self.microsoft_app_id)

@@ -1,8 +1,9 @@
-"""What every surface's handlers share: the engine, the assistant, identities and the task set.
+"""What the core and every surface share: the engine, the model, identities and the task set.
 
-Holds references only; never talks to Slack or the database itself. ``Assistant`` is the
-protocol of ``bot.agent.Assistant`` as this surface uses it, so the surface can be driven by the
-real agent, the offline model or a scripted one in tests.
+Holds references only; never talks to a chat platform or the database itself. ``Conversing`` is
+what the core needs of a model (``bot.agent.Assistant`` is one), so a turn can be driven by the
+real agent, the offline model or a scripted one in tests; ``ModelReply`` is one of its answers.
+``Background`` is the task set both lanes run in after a request is answered.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from tools import Agent, Caller, Proposal, Registry
 from tools.directory import Directory
 from tools.merchant import DEFAULT_AGENT
 
-__all__ = ["Assistant", "Background", "Reply", "Surface"]
+__all__ = ["Background", "Conversing", "ModelReply", "Surface"]
 
-log = structlog.get_logger("bot.slack")
+log = structlog.get_logger("bot.surface")
 
 
-class Reply(Protocol):
+class ModelReply(Protocol):
     """One answer of the assistant: its words, and the cards it proposed (if any)."""
 
     @property
@@ -33,8 +34,10 @@ class Reply(Protocol):
     def proposals(self) -> Sequence[Proposal]: ...
 
 
-class Assistant(Protocol):
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> Reply: ...
+class Conversing(Protocol):
+    """A model the core can talk to: answer a person, be told what happened to a card, close."""
+
+    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply: ...
 
     async def record(self, *, conversation: str, text: str) -> None: ...
 
@@ -90,7 +93,7 @@ class Surface:
     """The dependencies of every handler, built once at start-up."""
 
     registry: Registry
-    assistant: Assistant
+    assistant: Conversing
     directory: Directory
     audit_channel: str | None = None
     agent: Agent = DEFAULT_AGENT

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import cast
 
 from bot.cli.failures import CliError, checked_url, database_errors, shown_url
 from bot.cli.lookup import person_names, tenant_names
 from bot.cli.session import open_database, probe_database
-from bot.settings import Settings
+from bot.settings import Settings, SettingsError
 from tools.directory import Directory
 from tools.merchant import build_registry
 from tools.merchant.demo import load_demo
@@ -26,15 +23,6 @@ from tools.reconcile import reconcile
 from tools.tokens import CardSigner
 
 __all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "serve"]
-
-ServeFn = Callable[[Settings], Awaitable[None]]
-
-_SERVER_MODULE = "bot.slack.server"
-_NO_SERVER = (
-    "The Slack server is not part of this build yet (bot.slack.server is missing), so the bot "
-    "cannot start. Please update to a build that includes it; `countersign demo`, `link` and "
-    "`audit` work meanwhile."
-)
 
 
 async def db_upgrade(settings: Settings, args: argparse.Namespace) -> str:
@@ -102,8 +90,11 @@ def _settled_line(card: CardRecord, people: dict[int, str], merchants: dict[int,
 
 
 async def serve(settings: Settings, args: argparse.Namespace) -> str:
-    """``countersign serve``: checks the database, then runs the Slack surface until stopped."""
-    run = _slack_server()
+    """``countersign serve``: checks the database, then serves every configured surface until stopped."""
+    from bot.server import serve as run  # aiohttp, bolt and the Teams SDK: only serving needs them
+
+    if not (settings.slack_enabled or settings.teams_enabled):
+        raise SettingsError(settings.nothing_to_serve())
     await probe_database(checked_url(settings.database_url))
     try:
         await run(settings)
@@ -115,18 +106,3 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
             "Please stop the other process or set PORT to a free port."
         ) from None
     return ""
-
-
-def _slack_server() -> ServeFn:
-    # Imported here, not at the top: the CLI must work (demo, link, audit) in builds and
-    # checkouts where the Slack surface is missing or still being written.
-    try:
-        module = importlib.import_module(_SERVER_MODULE)
-    except ModuleNotFoundError as missing:
-        if missing.name not in ("bot.slack", _SERVER_MODULE):
-            raise  # a dependency of the server is missing: a broken install, keep the trace
-        raise CliError(_NO_SERVER) from None
-    run = getattr(module, "serve", None)
-    if not callable(run):
-        raise CliError(f"{_SERVER_MODULE} has no serve() function; this build is incomplete.")
-    return cast("ServeFn", run)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import errno
 
-from bot.cli.commands import _slack_server, demo, serve
+from bot.cli.commands import demo, serve
 from bot.cli.failures import CliError
 from bot.logging import configure_logging
-from bot.settings import Settings, SlackMode
+from bot.settings import Settings
 
 __all__ = ["run", "sandbox"]
 
@@ -26,8 +26,8 @@ def _announce(line: str) -> None:
 async def sandbox(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign sandbox``: the bot and a local Slack in the browser, on loopback."""
     from bot.sandbox import run_sandbox
+    from bot.server import serve as serve_bot
 
-    serve_bot = _slack_server()
     if "log_level" not in settings.model_fields_set:
         # The terminal shows the one line with the URL; LOG_LEVEL=INFO brings the bot's log back.
         configure_logging("WARNING")
@@ -45,8 +45,8 @@ async def sandbox(settings: Settings, args: argparse.Namespace) -> str:
 
 
 async def run(settings: Settings, args: argparse.Namespace) -> str:
-    """``countersign run``: the sandbox with nothing configured, Slack when credentials are set."""
-    if settings.slack_mode is SlackMode.SANDBOX:
+    """``countersign run``: the sandbox with nothing configured, else what production serves."""
+    if not (settings.slack_enabled or settings.teams_enabled):
         return await sandbox(settings, args)
     _announce(await demo(settings, args))
     return await serve(settings, args)

@@ -1,10 +1,11 @@
-"""The Slack surface: bolt app, events, approval buttons, Block Kit cards, identity, App Home.
+"""The Slack surface: the bolt app, its listeners, the Slack adapter, Block Kit cards, App Home.
 
-``serve(settings)`` runs it; ``web_application(settings, surface)`` builds the aiohttp app for
-tests and embedding. Everything the merchant sees in Slack is worded in ``bot.slack.texts``.
+``SlackRoutes.mount`` adds Slack to the app the composition root (``bot.server``) builds; the
+listeners turn Slack's payloads into core calls (``bot.turns``, ``bot.presses``) through a
+``SlackAdapter``. Everything the merchant reads in Slack is worded in ``bot.slack.texts``.
 """
 
-from bot.slack.server import serve, web_application
-from bot.surface import Assistant, Background, Reply, Surface
+from bot.slack.adapter import SlackAdapter, Where
+from bot.slack.routes import SlackRoutes
 
-__all__ = ["Assistant", "Background", "Reply", "Surface", "serve", "web_application"]
+__all__ = ["SlackAdapter", "SlackRoutes", "Where"]

@@ -15,10 +15,12 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import identity
 from bot.slack import texts
+from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import pending_list
 from bot.slack.home import pending_cards
-from bot.slack.identity import installation_of, resolve
+from bot.slack.inbound import installation_of
 from bot.surface import Surface
 
 __all__ = ["COMMAND", "register"]
@@ -59,7 +61,8 @@ async def answer(
     if word not in ("", "pending", "list"):
         await respond(text=texts.HELP, response_type="ephemeral")
         return
-    caller = await resolve(surface.directory, client, installation, user)
+    adapter = SlackAdapter(client, Where(installation, user))
+    caller = await identity.resolve(surface.directory, adapter, installation, user)
     if caller is None:
         await respond(text=texts.not_linked(), response_type="ephemeral")
         return

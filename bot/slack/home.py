@@ -13,10 +13,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import identity
+from bot.placement import first
+from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import CardView, home_view
-from bot.slack.identity import installation_of, resolve
+from bot.slack.inbound import installation_of
 from bot.surface import Surface
-from tools import Caller
+from tools import Caller, CardRecord
 
 __all__ = ["pending_cards", "publish_home", "register"]
 
@@ -32,7 +35,8 @@ def register(app: AsyncApp, surface: Surface) -> None:
         installation, user = installation_of(context), str(event["user"])
 
         async def work() -> None:
-            caller = await resolve(surface.directory, client, installation, user)
+            adapter = SlackAdapter(client, Where(installation, user))
+            caller = await identity.resolve(surface.directory, adapter, installation, user)
             await publish_home(surface, client, caller=caller, slack_user=user)
 
         surface.tasks.spawn(work(), name=f"home {user}")
@@ -44,7 +48,12 @@ async def pending_cards(surface: Surface, caller: Caller) -> list[CardView]:
     """The cards waiting on this person, with the buttons they were posted with."""
     now = surface.registry.clock()
     records = await surface.registry.cards.pending_for(caller.userid, caller.tenantid, now)
-    return [CardView.of_record(r, token=str((r.surface or {}).get("token", ""))) for r in records]
+    return [CardView.of_record(r, token=_token(r)) for r in records]
+
+
+def _token(record: CardRecord) -> str:
+    placement = first(record, "slack")
+    return placement.token if placement is not None else ""
 
 
 async def publish_home(

@@ -1,4 +1,4 @@
-"""Reads an inbound Slack HTTP request for bolt, refusing bodies not shaped like Slack's; never handles one.
+"""Reads an inbound Slack request: its shape for bolt, its installation; never handles one.
 
 Bolt parses a body before it checks the signature, and indexes into payloads without guards. A
 body that was not a JSON object (``{not json``, ``[1, 2]``), a form whose ``payload`` was not
@@ -12,10 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
 
-__all__ = ["bolt_request", "well_formed"]
+__all__ = ["bolt_request", "installation_of", "well_formed"]
+
+
+def installation_of(context: AsyncBoltContext) -> str:
+    """The id of the installation a request belongs to: enterprise id for org-wide installs.
+
+    The installation is the workspace (or organisation) the app is installed in, taken from
+    the authorization — never the clicker's ``user.team_id``, which in a Slack Connect channel
+    is their own workspace and would look up the wrong people.
+    """
+    if context.is_enterprise_install and context.enterprise_id:
+        return context.enterprise_id
+    auth = context.authorize_result
+    team = (auth.team_id if auth is not None else None) or context.team_id
+    return team or context.enterprise_id or ""
 
 
 async def bolt_request(request: web.Request) -> AsyncBoltRequest | None:

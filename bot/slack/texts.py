@@ -22,8 +22,18 @@ __all__ = [
     "REASON_LABEL",
     "REJECT",
     "REJECT_MODAL_TITLE",
+    "audit_text",
+    "card_text",
     "clip",
+    "database_unreachable",
+    "decided_text",
     "esc",
+    "model_failed",
+    "not_linked",
+    "not_your_card",
+    "press_failed",
+    "refused",
+    "reply",
     "when",
 ]
 
@@ -63,20 +73,11 @@ def when(at: datetime) -> str:
     return f"<!date^{int(at.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
 
 
-def plain_when(at: datetime) -> str:
-    """A time for plain_text and notification text, where Slack renders no date tokens."""
-    return f"{at:%Y-%m-%d %H:%M} UTC"
-
-
 def mention(slack_user: str) -> str:
     return f"<@{slack_user}>"
 
 
 # -- cards -------------------------------------------------------------------------------
-
-
-def card_header() -> str:
-    return wording.PENDING_TITLE
 
 
 def card_text(summary: str, for_name: str) -> str:
@@ -107,9 +108,6 @@ def confirm_ok() -> str:
 
 # -- decisions ---------------------------------------------------------------------------
 
-# The words live in bot.wording, shared with every surface; these names stay for callers.
-DECIDED_HEADERS = wording.TITLES
-
 
 def decided_line(status: str, by: str, slack_user: str | None, at: datetime | None) -> str:
     if status == "expired":
@@ -117,11 +115,6 @@ def decided_line(status: str, by: str, slack_user: str | None, at: datetime | No
     who = esc(by) + (f" ({mention(slack_user)})" if slack_user else "")
     stamp = f" {when(at)}" if at else ""
     return f"{wording.decided_verb(status)} by {who}{stamp}."
-
-
-def outcome_line(status: str, outcome: str | None, reason: str | None) -> str:
-    found = wording.outcome(status, outcome, reason)
-    return labelled(*found) if found else ""
 
 
 def labelled(label: str, text: str) -> str:
@@ -160,10 +153,6 @@ def audit_text(
     return f"{who}: {body} ({esc(status)})"
 
 
-# What the model is told about a decided card is the same whatever surface decided it.
-conversation_note = wording.conversation_note
-
-
 # -- refusals and status messages -------------------------------------------------------
 
 
@@ -197,8 +186,16 @@ def model_failed() -> str:
     )
 
 
-def working_failed() -> str:
-    return "Something went wrong while handling that button. Nothing new was changed; try again."
+def press_failed() -> str:
+    return (
+        "Something went wrong while handling that button, so it did not go through. "
+        "The card shows where it stands; nothing else was changed."
+    )
+
+
+def reply(text: str) -> str:
+    """The assistant's answer, escaped: the model's words must not ping or link anyone."""
+    return esc(text)
 
 
 def pending_none() -> str:

@@ -1,10 +1,12 @@
-"""The Teams surface: Adaptive Card approvals and chat over the same engine as Slack.
+"""The Teams surface: Adaptive Card approvals and chat through the same core as Slack.
 
-``mount(web_app, settings, surface)`` adds ``POST /api/messages`` to the shared aiohttp app
-(``bot.web.application`` does it when MICROSOFT_APP_ID is set). Cards are rendered by
+``TeamsRoutes.mount`` adds ``POST /api/messages`` to the app the composition root
+(``bot.server``) builds, when MICROSOFT_APP_ID is set. The handlers turn activities into core
+calls (``bot.turns``, ``bot.presses``) through a ``TeamsAdapter``; cards are rendered by
 ``bot.teams.adaptive`` from the neutral ``bot.cardspec.CardSpec``.
 """
 
-from bot.teams.app import TEAMS, Teams, auth_configuration, build_teams, mount
+from bot.teams.adapter import TeamsAdapter
+from bot.teams.app import TEAMS, Teams, TeamsRoutes, auth_configuration, build_teams
 
-__all__ = ["TEAMS", "Teams", "auth_configuration", "build_teams", "mount"]
+__all__ = ["TEAMS", "Teams", "TeamsAdapter", "TeamsRoutes", "auth_configuration", "build_teams"]

@@ -1,4 +1,4 @@
-"""Handles card presses in Teams: Approve, Reject and refresh; never runs a write except through ``Registry.approve``.
+"""Takes card presses in Teams: Approve, Reject and refresh; never runs a write except through the core's ``bot.presses``.
 
 Approve and Reject arrive as ``Action.Execute`` invokes (``adaptiveCard/action``) and are
 answered with the card the presser should now see; the message itself is updated for everyone.
@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
+from bot import identity, presses
 from bot.cardspec import of_record
+from bot.placement import TeamsPlacement, placements_of
 from bot.surface import Surface
-from bot.teams import texts
+from bot.teams.adapter import TeamsAdapter, decided_card
 from bot.teams.adaptive import (
     CARD_TYPE,
     REASON_INPUT,
@@ -30,21 +32,18 @@ from bot.teams.adaptive import (
     notice_card,
     render,
 )
-from bot.teams.identity import resolve
-from bot.teams.posting import decided_card, say, show_decision
-from tools import CardRecord, Decision
-from tools.errors import CardExpiredError, CountersignError, NotYourCardError
+from bot.teams.identity import who
+from tools import CardRecord
 
-__all__ = ["Answer", "decide", "refresh", "register"]
+__all__ = ["PressAnswer", "decide", "refresh", "register"]
 
 log = structlog.get_logger("bot.teams.actions")
 Json = dict[str, Any]
-Verb = Literal["approve", "reject"]
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
-    """The card the presser sees now, and the refusal or note shown on it (if any)."""
+class PressAnswer:
+    """The card the presser sees now, and the refusal or note they were told (if any)."""
 
     card: Json
     notice: str | None = None
@@ -55,73 +54,76 @@ def _text(data: object, key: str) -> str:
     return str(value) if value is not None else ""
 
 
-async def _visible(surface: Surface, context: TurnContext, card_id: str) -> CardRecord | None:
-    """The card, if it was posted in the conversation the press came from.
+async def _visible(
+    surface: Surface, adapter: TeamsAdapter, card_id: str
+) -> tuple[CardRecord, TeamsPlacement] | None:
+    """The card and its copy in the conversation the press came from, if it was posted there.
 
     Everyone in that conversation can already read it; a card id pasted from elsewhere shows
     nothing of another conversation's (or another merchant's) card.
     """
     record = await surface.registry.card(card_id) if card_id else None
-    conversation = context.activity.conversation
-    if record is None or conversation is None:
+    placement = adapter.here(placements_of(record))
+    if record is None or not isinstance(placement, TeamsPlacement):
         return None
-    return record if (record.surface or {}).get("conversation_id") == conversation.id else None
+    return record, placement
 
 
-def _refusal(record: CardRecord | None, notice: str) -> Answer:
-    card = decided_card(record, notice=notice) if record else notice_card(notice)
-    return Answer(card, notice)
-
-
-async def decide(surface: Surface, context: TurnContext, data: object, verb: Verb) -> Answer:
+async def decide(
+    surface: Surface, context: TurnContext, data: object, verb: presses.Verb
+) -> PressAnswer:
     """Approve or reject as the presser; everyone's card is updated only when a decision happened."""
-    token, card_id = _text(data, "token"), _text(data, "card")
-    record = await _visible(surface, context, card_id)
-    caller = await resolve(surface.directory, context)
-    if caller is None:
-        return _refusal(record, texts.not_linked())
-    bound = log.bind(tenant=caller.tenantid, user=caller.userid, card_id=card_id)
+    sender = who(context.activity)
+    adapter = TeamsAdapter(context, sender)
+    press = presses.Press(
+        installation=sender.tenant if sender else "",
+        user=sender.aad if sender else "",
+        token=_text(data, "token"),
+        verb=verb,
+        card_id=_text(data, "card") or None,
+        reason=_text(data, REASON_INPUT),
+    )
+    ended = await presses.decide(surface, adapter, press)
+    shown = adapter.answer_card(with_notice=ended.outcome == "failed")
+    if shown is not None:
+        return PressAnswer(shown, adapter.notice)
+    notice = adapter.notice or ""
+    return PressAnswer(await _refusal_card(surface, adapter, press.card_id or "", notice), notice)
+
+
+async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, notice: str) -> Json:
+    """The card as it stands with the refusal on it, or the refusal alone when it is not here."""
     try:
-        if verb == VERB_APPROVE:
-            decision: Decision = await surface.registry.approve(surface.agent, token, caller)
-        else:
-            reason = _text(data, REASON_INPUT)
-            decision = await surface.registry.reject(surface.agent, token, caller, reason)
-    except NotYourCardError:
-        owner = str((record.surface or {}).get("issued_to") or "") if record else ""
-        bound.info("press_refused", why="not_your_card")
-        return _refusal(record, texts.not_your_card(owner or None))
-    except CardExpiredError as expired:
-        bound.info("press_refused", why="expired")
-        latest = await _visible(surface, context, expired.card_id or card_id)
-        if latest is None:
-            return _refusal(None, texts.refused(str(expired)))
-        return Answer(await show_decision(surface, context, latest), texts.refused(str(expired)))
-    except CountersignError as refused:
-        bound.info("press_refused", why=type(refused).__name__)
-        return _refusal(await _visible(surface, context, card_id), texts.refused(str(refused)))
-    bound.info("card_decided", status=str(decision.card.status))
-    return Answer(await show_decision(surface, context, decision.card))
+        found = await _visible(surface, adapter, card_id)
+    except presses.DATABASE_DOWN:
+        found = None  # the presser is already told the database is unreachable
+    if found is None:
+        return notice_card(notice)
+    record, placement = found
+    return decided_card(record, placement, notice=notice)
 
 
 async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
     """The card as this person should see it: buttons for the issuee while pending, else status."""
-    record = await _visible(surface, context, _text(data, "card"))
-    if record is None:
+    adapter = TeamsAdapter(context, who(context.activity))
+    found = await _visible(surface, adapter, _text(data, "card"))
+    if found is None:
         return notice_card("This approval card is no longer available here.")
-    caller = await resolve(surface.directory, context)
+    record, placement = found
+    sender = adapter.sender
+    caller = (
+        await identity.resolve(surface.directory, adapter, sender.tenant, sender.aad)
+        if sender
+        else None
+    )
     mine = caller is not None and (caller.userid, caller.tenantid) == (
         record.userid,
         record.tenantid,
     )
-    where = record.surface or {}
     spec = of_record(
-        record,
-        token=str(where.get("token") or ""),
-        issued_to=where.get("issued_to"),
-        now=surface.registry.clock(),
+        record, token=placement.token, issued_to=placement.issued_to, now=surface.registry.clock()
     )
-    return render(spec, view="issuee" if mine else "everyone", issuee=where.get("user"))
+    return render(spec, view="issuee" if mine else "everyone", issuee=placement.user)
 
 
 def _invoke(card: Json) -> AdaptiveCardInvokeResponse:
@@ -160,8 +162,10 @@ def register(application: AgentApplication[TurnState], surface: Surface) -> None
     cards.action_submit(VERB_REJECT)(on_submit_reject)
 
 
-async def _submitted(surface: Surface, context: TurnContext, data: object, verb: Verb) -> None:
+async def _submitted(
+    surface: Surface, context: TurnContext, data: object, verb: presses.Verb
+) -> None:
     """An older client's press: the card is updated as usual; a refusal is said in the conversation."""
     answer = await decide(surface, context, data, verb)
     if answer.notice:
-        await say(context, answer.notice)
+        await TeamsAdapter(context, None).post(answer.notice)

@@ -1,20 +1,28 @@
-"""Serves the Teams surface at ``POST /api/messages`` on the shared aiohttp app; never handles a message itself.
+"""Mounts Teams on the app at ``POST /api/messages``; never handles a message itself.
 
 Builds the Microsoft 365 Agents SDK pieces — the agent application with its routes, the cloud
 adapter and its connections — from the settings, checks each request's Bot Framework token, and
-hands the activity to the adapter. Invokes (card presses) are answered in the response body;
-everything else gets 202 once its turn is done.
+hands the activity to the adapter. Invokes (card presses) are answered in the response body. A
+message is answered 202 at once and its turn runs afterwards, in the task set, replying through
+the conversation reference (``continue_conversation``), as is a card settled without a press.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import structlog
 from aiohttp import web
-from microsoft_agents.activity import Activity, ActivityTypes, TextFormatTypes
+from microsoft_agents.activity import (
+    Activity,
+    ActivityTypes,
+    ChannelAccount,
+    ConversationAccount,
+    TextFormatTypes,
+)
 from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import (
@@ -24,15 +32,23 @@ from microsoft_agents.hosting.core import (
     TurnContext,
     TurnState,
 )
-from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration, AuthTypes
+from microsoft_agents.hosting.core.authorization import (
+    AgentAuthConfiguration,
+    AuthTypes,
+    ClaimsIdentity,
+)
 from microsoft_agents.hosting.core.authorization.jwt import _authorize_request
 from microsoft_agents.hosting.core.http import HttpResponse
 
+from bot.decisions import show_decision
+from bot.placement import Placement, Platform, TeamsPlacement
 from bot.settings import Settings
 from bot.surface import Surface
 from bot.teams import actions, texts, turns
+from bot.teams.adapter import TeamsAdapter
+from tools import CardRecord
 
-__all__ = ["TEAMS", "Teams", "auth_configuration", "build_teams", "mount"]
+__all__ = ["TEAMS", "Teams", "TeamsRoutes", "auth_configuration", "build_teams"]
 
 log = structlog.get_logger("bot.teams.app")
 ROUTE = "/api/messages"
@@ -45,6 +61,19 @@ class Teams:
     auth: AgentAuthConfiguration
     adapter: CloudAdapter
     application: AgentApplication[TurnState]
+    app_id: str = ""
+
+    async def proactively(
+        self, reference: Activity, callback: Callable[[TurnContext], Awaitable[None]]
+    ) -> None:
+        """Runs ``callback`` in the conversation ``reference`` names, outside any request."""
+        if self.auth.ANONYMOUS_ALLOWED:
+            # Only the tests' configuration: no app registration, so no token to ask for.
+            await self.adapter.continue_conversation_with_claims(
+                ClaimsIdentity(), reference, callback
+            )
+        else:
+            await self.adapter.continue_conversation(self.app_id, reference, callback)
 
 
 TEAMS = web.AppKey("countersign_teams", Teams)
@@ -62,8 +91,9 @@ def auth_configuration(settings: Settings) -> AgentAuthConfiguration:
     )
 
 
-def build_teams(surface: Surface, auth: AgentAuthConfiguration) -> Teams:
+def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = "") -> Teams:
     """The SDK objects for one configuration, with every route registered."""
+    holder: list[Teams] = []
     connections = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
     adapter = CloudAdapter(connection_manager=connections)
     adapter.on_turn_error = _turn_failed
@@ -72,14 +102,22 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration) -> Teams:
     application = AgentApplication[TurnState](options, connection_manager=connections)
 
     async def on_message(context: TurnContext, state: TurnState) -> None:
-        await turns.answer(surface, context)
+        teams = holder[0]
+        sender, turn = turns.turn_of(context.activity)
+        reference = context.activity.get_conversation_reference().get_continuation_activity()
+
+        async def run(later: TurnContext) -> None:
+            await turns.answer(surface, later, sender, turn)
+
+        surface.tasks.spawn(teams.proactively(reference, run), name=f"teams {turn.receipts[0]}")
 
     def spoken(context: TurnContext) -> bool:
         return turns.is_spoken(context.activity)
 
     actions.register(application, surface)
     application.add_route(spoken, on_message)
-    return Teams(auth, adapter, application)
+    holder.append(Teams(auth, adapter, application, app_id))
+    return holder[0]
 
 
 async def _turn_failed(context: TurnContext, error: Exception) -> None:
@@ -95,17 +133,61 @@ async def _turn_failed(context: TurnContext, error: Exception) -> None:
         await context.send_activity(reply)
 
 
-def mount(
-    web_app: web.Application,
-    settings: Settings,
-    surface: Surface,
-    *,
-    auth: AgentAuthConfiguration | None = None,
-) -> None:
-    """Adds ``POST /api/messages``; ``auth`` overrides the settings' app registration (tests only)."""
-    web_app[TEAMS] = build_teams(surface, auth or auth_configuration(settings))
-    web_app.router.add_post(ROUTE, _messages)
-    log.info("teams_mounted", route=ROUTE)
+class TeamsRoutes:
+    """Teams on the shared app: ``POST /api/messages`` and showing cards settled without a press."""
+
+    def __init__(self, teams: Teams, surface: Surface) -> None:
+        self.teams, self.surface = teams, surface
+
+    @property
+    def platform(self) -> Platform:
+        return "teams"
+
+    @classmethod
+    def mount(
+        cls,
+        web_app: web.Application,
+        settings: Settings,
+        surface: Surface,
+        *,
+        auth: AgentAuthConfiguration | None = None,
+    ) -> TeamsRoutes:
+        """Adds ``POST /api/messages``; ``auth`` overrides the app registration (tests only)."""
+        teams = build_teams(
+            surface, auth or auth_configuration(settings), settings.microsoft_app_id or ""
+        )
+        web_app[TEAMS] = teams
+        web_app.router.add_post(ROUTE, _messages)
+        log.info("teams_mounted", route=ROUTE)
+        return cls(teams, surface)
+
+    async def start(self, session: aiohttp.ClientSession) -> None:
+        return None  # the SDK opens its own connections per turn
+
+    async def stop(self) -> None:
+        return None
+
+    async def show_settled(self, record: CardRecord, placement: Placement) -> None:
+        """Updates the card in its conversation proactively (no request to answer through)."""
+        assert isinstance(placement, TeamsPlacement)
+        if not placement.service_url or not placement.conversation_id:
+            return
+        reference = Activity(
+            type=ActivityTypes.event,
+            name="ContinueConversation",
+            channel_id="msteams",
+            service_url=placement.service_url,
+            conversation=ConversationAccount(
+                id=placement.conversation_id, tenant_id=placement.tenant
+            ),
+            recipient=ChannelAccount(id=self.teams.app_id or "countersign"),
+        )
+
+        async def show(context: TurnContext) -> None:
+            await show_decision(self.surface, TeamsAdapter(context, None), record)
+
+        await self.teams.proactively(reference, show)
+        log.info("teams_card_settled", card_id=record.card_id, tenant=record.tenantid)
 
 
 class _Request:

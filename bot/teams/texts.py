@@ -11,9 +11,11 @@ from bot.cardspec import clip
 
 __all__ = [
     "audit_text",
+    "database_unreachable",
     "model_failed",
     "not_linked",
     "not_your_card",
+    "press_failed",
     "refused",
     "reply",
     "working_failed",
@@ -41,6 +43,20 @@ def refused(message: str) -> str:
 def model_failed() -> str:
     return (
         "Sorry, I couldn't answer that just now. Nothing was changed; please try again in a moment."
+    )
+
+
+def database_unreachable() -> str:
+    return (
+        "I couldn't reach my database just now, so I couldn't handle that press. If the card "
+        "still shows its buttons, nothing was changed: please press again in a minute."
+    )
+
+
+def press_failed() -> str:
+    return (
+        "Something went wrong while handling that press, so it did not go through. "
+        "The card shows where it stands; nothing else was changed."
     )
 
 

@@ -1,8 +1,9 @@
-"""Answers people in Teams: personal chats and @mentions in channels and group chats; never approves.
+"""Takes what people write in Teams (personal chats, @mentions in channels and group chats); never approves.
 
-Each delivery is claimed once in the ``receipts`` table (Teams redelivers a message the bot was
-slow to answer), the sender is resolved to a person, and the assistant runs as them. The answer
-and any cards go back into the same chat or channel reply chain.
+Each message becomes a core ``Turn`` (``bot.turns`` answers it). It runs after the HTTP response
+(the Bot Framework gives up on a request after about 15 s, and a real model often takes longer),
+in the task set, answering through the conversation reference as a proactive message. Its dedupe
+key is the activity id: Teams redelivers a message the bot was slow to acknowledge.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot import receipts
+from bot import turns
 from bot.surface import Surface
 from bot.teams import texts
-from bot.teams.identity import resolve, who
-from bot.teams.posting import conversation_key, post_card, say
+from bot.teams.adapter import TeamsAdapter, conversation_key
+from bot.teams.identity import Who, who
 
-__all__ = ["answer", "is_spoken", "receipt_key"]
+__all__ = ["answer", "is_spoken", "receipt_key", "turn_of"]
 
 log = structlog.get_logger("bot.teams.turns")
 
@@ -32,34 +33,29 @@ def receipt_key(activity: Activity) -> str:
     return f"teams:msg:{conversation}:{activity.id}"
 
 
-async def answer(surface: Surface, context: TurnContext) -> None:
-    """Claims the delivery, finds the person, runs the assistant and posts its reply and cards."""
-    activity = context.activity
-    db, now = surface.registry.db, surface.registry.clock()
-    if not await receipts.claim(db, receipt_key(activity), now):
-        log.info("message_duplicate", activity=activity.id)
-        return
+def turn_of(activity: Activity) -> tuple[Who | None, turns.Turn]:
+    """Who wrote, and the turn that answers them (an unknown sender is told how to get linked)."""
     sender = who(activity)
-    caller = await resolve(surface.directory, context) if sender else None
-    if sender is None or caller is None:
-        await say(context, texts.not_linked())
-        log.info("answered_unlinked", activity=activity.id)
-        return
-    bound = log.bind(tenant=caller.tenantid, user=caller.userid, installation=sender.tenant)
-    conversation = conversation_key(activity, sender.tenant)
-    await context.send_activity(Activity(type=ActivityTypes.typing))
+    conversation = activity.conversation.id if activity.conversation else ""
+    turn = turns.Turn(
+        installation=sender.tenant if sender else "",
+        user=sender.aad if sender else "",
+        text=(activity.text or "").strip(),
+        conversation=conversation_key(conversation, sender.tenant if sender else ""),
+        receipts=(receipt_key(activity),),
+    )
+    return sender, turn
+
+
+async def answer(
+    surface: Surface, context: TurnContext, sender: Who | None, turn: turns.Turn
+) -> None:
+    """Runs the turn through ``context`` (a continued conversation); a failure still gets an apology."""
+    adapter = TeamsAdapter(context, sender)
     try:
-        reply = await surface.assistant.reply(
-            conversation=conversation, caller=caller, text=(activity.text or "").strip()
-        )
-    except Exception:  # noqa: BLE001 — any model failure becomes a polite answer; logged in full
-        bound.exception("assistant_failed")
-        await say(context, texts.model_failed())
-        return
-    if reply.text:
-        await say(context, texts.reply(reply.text))
-    bound.info("answered", proposals=len(reply.proposals))
-    for proposal in reply.proposals:
-        await post_card(
-            surface, context, proposal, caller=caller, sender=sender, conversation=conversation
-        )
+        await turns.answer(surface, adapter, turn)
+    except Exception:  # the person gets an apology; the log keeps the whole story
+        # In the request the SDK's turn-error hook did this; a proactive turn has no hook, and
+        # without this a failed turn (the database gone) answered nothing at all.
+        log.exception("teams_turn_failed")
+        await adapter.post(texts.working_failed())

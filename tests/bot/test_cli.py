@@ -29,7 +29,7 @@ from tools.tokens import CardSigner
 from tools.tool import Result, Tool, ToolContext
 
 # Variables Settings reads; cleared so the developer's own environment cannot steer a test.
-_SETTINGS_PREFIXES = ("SLACK_", "COUNTERSIGN_", "OPENAI_", "ANTHROPIC_")
+_SETTINGS_PREFIXES = ("SLACK_", "MICROSOFT_", "COUNTERSIGN_", "OPENAI_", "ANTHROPIC_")
 _SETTINGS_NAMES = {"DATABASE_URL", "PORT", "LOG_LEVEL"}
 _HARBOR_CARD = "ab" * 16
 
@@ -56,21 +56,6 @@ def cli(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
         [sys.executable, "-m", "bot", *args],
         cwd=cwd,
         env=_env(database_url, **extra),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    return Ran(done.returncode, done.stdout, done.stderr)
-
-
-def cli_with_modules(cwd: Path, database_url: str, setup: str, *args: str) -> Ran:
-    """Runs the CLI in-process after ``setup`` (Python) has put stand-in modules in place."""
-    program = f"import sys\n{setup}\nfrom bot.cli import main\nsys.exit(main({list(args)!r}))\n"
-    done = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=cwd,
-        env=_env(database_url),
         capture_output=True,
         text=True,
         timeout=180,
@@ -406,48 +391,34 @@ def test_unknown_log_level_exits_1(tmp_path: Path, sqlite_url: str) -> None:
 
 # --- serve -------------------------------------------------------------------------------------
 
-_FAKE_SLACK = """
-import types
-package = types.ModuleType("bot.slack")
-package.__path__ = []
-sys.modules["bot.slack"] = package
-"""
 
-
-def test_serve_without_the_slack_server_is_a_readable_error(
+def test_serve_with_no_surface_configured_names_the_variables(
     tmp_path: Path, sqlite_url: str
 ) -> None:
-    """Where bot.slack.server does not exist, `serve` explains instead of printing a traceback."""
-    ran = cli_with_modules(tmp_path, sqlite_url, _FAKE_SLACK, "serve")
-    assert_one_line_failure(ran, "The Slack server is not part of this build yet")
-
-
-def test_serve_runs_the_slack_server_with_the_settings(tmp_path: Path, sqlite_url: str) -> None:
-    """`serve` imports bot.slack.server lazily and awaits serve(settings)."""
-    setup = _FAKE_SLACK + (
-        "server = types.ModuleType('bot.slack.server')\n"
-        "async def serve(settings):\n"
-        "    print('serving on port', settings.port)\n"
-        "server.serve = serve\n"
-        "sys.modules['bot.slack.server'] = server\n"
-    )
-    ran = cli_with_modules(tmp_path, sqlite_url, setup, "serve")
-    assert ran.code == 0, ran
-    assert ran.out.strip() == "serving on port 3000"
+    """`serve` with neither Slack nor Teams settings is one line naming what to set."""
+    assert cli(tmp_path, sqlite_url, "db", "upgrade").code == 0
+    ran = cli(tmp_path, sqlite_url, "serve")
+    assert_one_line_failure(ran, "SLACK_BOT_TOKEN", "MICROSOFT_APP_ID")
 
 
 def test_serve_on_a_busy_port_says_which(tmp_path: Path, sqlite_url: str) -> None:
     """A port already in use is one line naming the port and PORT."""
-    setup = _FAKE_SLACK + (
-        "import errno\n"
-        "server = types.ModuleType('bot.slack.server')\n"
-        "async def serve(settings):\n"
-        "    raise OSError(errno.EADDRINUSE, 'address already in use')\n"
-        "server.serve = serve\n"
-        "sys.modules['bot.slack.server'] = server\n"
-    )
-    ran = cli_with_modules(tmp_path, sqlite_url, setup, "serve")
-    assert_one_line_failure(ran, "Port 3000 on 127.0.0.1 is already in use", "PORT")
+    assert cli(tmp_path, sqlite_url, "db", "upgrade").code == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        ran = cli(
+            tmp_path,
+            sqlite_url,
+            "serve",
+            PORT=port,
+            SLACK_BOT_TOKEN="xoxb-not-used",
+            SLACK_SIGNING_SECRET="signing-secret-not-used",
+            COUNTERSIGN_SECRET="card-secret-for-the-busy-port-test",
+            LOG_LEVEL="ERROR",
+        )
+    assert_one_line_failure(ran, f"Port {port} on 127.0.0.1 is already in use", "PORT")
 
 
 # --- PostgreSQL --------------------------------------------------------------------------------

@@ -31,8 +31,9 @@ from sqlalchemy import text
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Message
 from bot.sandbox import WebApi as FakeSlack
+from bot.server import application
 from bot.settings import Settings
-from bot.slack import Surface, web_application
+from bot.surface import Surface
 from tests.support.slack_requests import TEAM, block_action, event, form, message, signed
 from tools import CardSigner, Registry
 from tools.db import Database
@@ -198,7 +199,7 @@ async def in_process_bot(
     await link_everyone(db)
     assistant = Assistant(registry, settings, model=model)
     surface = Surface(registry, assistant, Directory(db))
-    server = TestServer(web_application(settings, surface), host="127.0.0.1")
+    server = TestServer(application(settings, surface), host="127.0.0.1")
     await server.start_server()
     try:
         async with aiohttp.ClientSession() as http:
@@ -259,7 +260,7 @@ class ServeProcess:
             )
         return self.process
 
-    async def start(self, http: aiohttp.ClientSession, *, seconds: float = 30) -> ServeProcess:
+    async def start(self, http: aiohttp.ClientSession, *, seconds: float = 180) -> ServeProcess:
         """Launches the process and waits until its /healthz answers 200."""
         process = self.launch()
         deadline = time.monotonic() + seconds

@@ -16,8 +16,9 @@ from pydantic import SecretStr
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Acting, Delivery, Message, WebApi, demo_workspace
 from bot.sandbox.page import add_page_routes
+from bot.server import application
 from bot.settings import Settings
-from bot.slack import Surface, web_application
+from bot.surface import Surface
 from tools import CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
@@ -84,7 +85,7 @@ async def stack(db: Database, database_url: str) -> AsyncIterator[Stack]:
     settings = settings_for(api.base_url, database_url)
     registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
     surface = Surface(registry, Assistant(registry, settings), Directory(db))
-    bot = TestServer(web_application(settings, surface), host="127.0.0.1")
+    bot = TestServer(application(settings, surface), host="127.0.0.1")
     await bot.start_server()
     delivery.url = str(bot.make_url("/slack/events"))
     try:

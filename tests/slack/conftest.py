@@ -17,9 +17,9 @@ from pydantic import SecretStr
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Message, WebApi
 from bot.sandbox.payloads import TEAM, block_action, event, form, message, signed
+from bot.server import application
 from bot.settings import Settings
-from bot.slack import Surface, web_application
-from bot.surface import Reply
+from bot.surface import ModelReply, Surface
 from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
@@ -49,7 +49,7 @@ class RecordingAssistant:
         self.inner = inner
         self.notes: list[tuple[str, str]] = []
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> Reply:
+    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply:
         return await self.inner.reply(conversation=conversation, caller=caller, text=text)
 
     async def record(self, *, conversation: str, text: str) -> None:
@@ -209,7 +209,7 @@ async def bot(
     surface = Surface(
         registry, assistant, directory, audit_channel=settings.countersign_audit_channel
     )
-    server = TestServer(web_application(settings, surface), host="127.0.0.1")
+    server = TestServer(application(settings, surface), host="127.0.0.1")
     await server.start_server()
     async with aiohttp.ClientSession() as http:
         try:

@@ -10,7 +10,8 @@ from aiohttp.test_utils import TestServer
 
 from bot.agent import Assistant
 from bot.sandbox import WebApi
-from bot.slack import Surface, web_application
+from bot.server import application
+from bot.surface import Surface
 from tests.slack.conftest import CARD_SECRET, CHANNEL, Bot, RecordingAssistant, bot_settings
 from tests.support.slack_requests import event, message
 from tools import CardSigner
@@ -75,7 +76,7 @@ async def test_healthz_is_503_when_the_database_is_down(slack: WebApi) -> None:
     registry = build_registry(db, CardSigner([CARD_SECRET]))
     settings = bot_settings(slack, str(db.url))
     surface = Surface(registry, RecordingAssistant(Assistant(registry, settings)), Directory(db))
-    server = TestServer(web_application(settings, surface), host="127.0.0.1")
+    server = TestServer(application(settings, surface), host="127.0.0.1")
     await server.start_server()
     try:
         async with (

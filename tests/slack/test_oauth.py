@@ -10,9 +10,8 @@ from pydantic import SecretStr
 from sqlalchemy import text
 
 from bot.sandbox import WebApi
+from bot.server import application, build_surface
 from bot.settings import Settings
-from bot.slack import web_application
-from bot.slack.server import build_surface
 from tests.slack.conftest import bot_settings
 from tools.db import Database
 
@@ -33,7 +32,7 @@ async def test_install_page_links_to_slack_with_a_stored_state(
     """GET /slack/install answers with Slack's authorize link (our client id, the bot scopes)
     and a state that the state store kept in the product's database."""
     settings = oauth_settings(slack, database_url)
-    app = web_application(settings, build_surface(settings, db))
+    app = application(settings, build_surface(settings, db))
     async with TestServer(app) as server, aiohttp.ClientSession() as http:
         response = await http.get(server.make_url("/slack/install"), allow_redirects=False)
         page = await response.text()
@@ -57,7 +56,7 @@ async def test_a_forged_redirect_is_refused_without_a_server_error(
 ) -> None:
     """A callback with a state this server never issued is refused as a 4xx, and nothing is installed."""
     settings = oauth_settings(slack, database_url)
-    app = web_application(settings, build_surface(settings, db))
+    app = application(settings, build_surface(settings, db))
     async with TestServer(app) as server, aiohttp.ClientSession() as http:
         response = await http.get(
             server.make_url("/slack/oauth_redirect"), params={"code": "x", "state": "forged"}

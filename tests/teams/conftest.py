@@ -14,8 +14,8 @@ from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 
 from bot.agent import Assistant
 from bot.sandbox import WebApi as FakeSlack
-from bot.slack import Surface
-from bot.web import application
+from bot.server import application
+from bot.surface import Surface
 from tests.slack.conftest import (
     CARD_SECRET,
     RecordingAssistant,
@@ -56,12 +56,16 @@ class TeamsBot:
     async def post(
         self, activity: Json, *, headers: dict[str, str] | None = None
     ) -> tuple[int, Any]:
-        """POSTs Activity JSON to /api/messages; returns the status and the JSON body (if any)."""
+        """POSTs Activity JSON to /api/messages; returns the status and the JSON body (if any).
+
+        A message's turn runs after the 202; this returns once the work it started is done.
+        """
         url = self.server.make_url("/api/messages")
         async with self.http.post(url, json=activity, headers=headers or {}) as response:
             text = await response.text()
             body = await response.json() if text else None
-            return response.status, body
+        await self.surface.tasks.drain()
+        return response.status, body
 
     async def say(self, member: Member, text: str, *, conversation: str = CHANNEL) -> int:
         activity = message(member, text, service_url=self.connector.url, conversation=conversation)

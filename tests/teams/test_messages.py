@@ -6,7 +6,7 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 from sqlalchemy import select
 
-from bot.web import application
+from bot.server import application
 from tests.slack.conftest import bot_settings
 from tests.support.teams_activities import TEAM, TENANT, message, submit
 from tests.teams.adaptive import texts

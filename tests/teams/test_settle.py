@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.slack.server import RUNTIME, _settle
+from bot.server import RUNTIME, settle
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, TeamsBot
 from tools import Caller, CardStatus, Role
@@ -17,7 +17,7 @@ async def test_interrupted_card_is_updated_in_its_conversation(teams: TeamsBot) 
     # Claimed, as a press does just before its write; the process then "dies".
     assert await teams.registry.cards.claim(card.card_id, arjun, teams.registry.clock())
 
-    await _settle(teams.server.app[RUNTIME], claimed_before=teams.registry.clock())
+    await settle(teams.server.app[RUNTIME], claimed_before=teams.registry.clock())
 
     record = await teams.registry.card(card.card_id)
     assert record is not None and record.status is CardStatus.INTERRUPTED

@@ -1,0 +1,103 @@
+"""The one protocol every surface implements for the core; never decides, runs or words anything itself.
+
+The core (turns, presses, decisions, identity) speaks to Slack and Teams only through an
+``Adapter``: an object a surface builds per request (bound to where the request came from and
+who sent it) or per card copy (to show a card settled without a request). It turns the core's
+plain calls into the platform's wire format. ``Words`` is the surface's module of texts, so the
+core chooses *which* sentence a person reads and the surface chooses its wording and escaping.
+
+Every method may be called for any copy of a card: ``update`` and ``post_audit`` take the
+placement they act on, so a card with several copies (a thread, a DM to each approver) is shown
+by calling them once per copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from bot.placement import Placement, Platform
+from tools import Caller, CardRecord, Proposal
+
+__all__ = ["Adapter", "Form", "Words"]
+
+
+class Words(Protocol):
+    """The sentences a surface shows for what the core decided (each surface's ``texts`` module)."""
+
+    def not_linked(self) -> str: ...
+
+    def model_failed(self) -> str: ...
+
+    def database_unreachable(self) -> str: ...
+
+    def press_failed(self) -> str: ...
+
+    def refused(self, message: str) -> str: ...
+
+    def not_your_card(self, owner: str | None) -> str: ...
+
+    def reply(self, text: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """A form to open for the person behind the request: what it asks, about which card."""
+
+    kind: Literal["reject"]
+    card_id: str
+    token: str
+    summary: str
+
+
+class Adapter(Protocol):
+    """One surface as the core uses it, bound to a request (or to a card's copy)."""
+
+    @property
+    def platform(self) -> Platform: ...
+
+    @property
+    def words(self) -> Words: ...
+
+    async def verified_email(self, user: str) -> str | None:
+        """The email the platform vouches for (verified) for this user, or None."""
+        ...
+
+    async def post(self, text: str) -> None:
+        """Says ``text`` where the request came from (the thread, the chat), for everyone there."""
+        ...
+
+    async def post_card(
+        self, proposal: Proposal, *, caller: Caller, conversation: str
+    ) -> Placement:
+        """Posts a fresh card where the request came from and returns where it went."""
+        ...
+
+    async def update(self, record: CardRecord, placement: Placement) -> None:
+        """Shows the card as it stands now, in place, for everyone who sees that copy."""
+        ...
+
+    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
+        """Posts the decision's record where that copy's channel sees it."""
+        ...
+
+    async def post_privately(self, text: str) -> None:
+        """Tells only the person behind the request."""
+        ...
+
+    async def notify(self, user: str, text: str) -> None:
+        """Tells a person privately wherever they are (a DM, a 1:1 chat); ``user`` is their platform id."""
+        ...
+
+    async def typing(self, *, on: bool) -> None:
+        """Shows (or stops showing) that an answer is being prepared."""
+        ...
+
+    async def open_form(self, form: Form) -> None:
+        """Opens a form for the person behind the request."""
+        ...
+
+    def here(self, placements: Sequence[Placement]) -> Placement | None:
+        """The copy of a card the request came from (None: the card is not shown here)."""
+        ...

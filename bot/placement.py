@@ -1,0 +1,119 @@
+"""Where a card was posted, typed per surface, and how that is kept in the card's JSON column; never posts.
+
+A card has one or more copies (the thread it was asked in; later, a DM to each person it is
+issued to). Each copy is a ``Placement``: a frozen model discriminated by ``platform``, holding
+what its surface needs to update that copy from any process. They are stored in the existing
+``proposals.surface`` JSON column, so no migration is needed:
+
+- one copy is stored flat, with exactly the keys cards have always been stored with (rows
+  written before this module existed load unchanged, and a row written now reads the same to
+  an older process);
+- several copies are stored as ``{"copies": [...]}``.
+
+A stored dict that matches no surface (a platform this build does not know) yields no
+placement rather than an error: such a card is simply not shown here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from tools import CardRecord
+
+__all__ = [
+    "Placement",
+    "Platform",
+    "SlackPlacement",
+    "TeamsPlacement",
+    "first",
+    "placements_of",
+    "stored",
+]
+
+Platform = Literal["slack", "teams"]
+
+
+class _Copy(BaseModel):
+    # Unknown keys are kept out rather than refused: a newer process may store more.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    # The model's conversation the card belongs to: the decision is told there.
+    conversation: str | None = None
+    # The signed card, kept so the App Home, /countersign and a Teams refresh can show the
+    # same buttons again; useless to anyone but the person it was issued to.
+    token: str = ""
+
+
+class SlackPlacement(_Copy):
+    """A card's message in Slack: workspace (or org), channel, its ts and thread, the issuee."""
+
+    platform: Literal["slack"] = "slack"
+    team: str = ""
+    channel: str
+    ts: str
+    thread_ts: str | None = None
+    # The Slack user the card was issued to (named on the card, told on a refused press).
+    user: str | None = None
+
+    @property
+    def owner(self) -> str | None:
+        """The issuee as Slack's texts name them: their user id (shown as a mention)."""
+        return self.user
+
+
+class TeamsPlacement(_Copy):
+    """A card's message in Teams: tenant, service URL, conversation and activity, the issuee."""
+
+    platform: Literal["teams"] = "teams"
+    tenant: str | None = None
+    service_url: str | None = None
+    conversation_id: str | None = None
+    activity_id: str | None = None
+    # The issuee's ``29:`` address (what ``refresh.userIds`` needs) and stable AAD object id.
+    user: str | None = None
+    aad: str | None = None
+    # The issuee's display name, as shown on the card.
+    issued_to: str | None = None
+
+    @property
+    def owner(self) -> str | None:
+        """The issuee as Teams' texts name them: their display name."""
+        return self.issued_to
+
+
+Placement = Annotated[SlackPlacement | TeamsPlacement, Field(discriminator="platform")]
+_ONE: TypeAdapter[Placement] = TypeAdapter(Placement)
+
+
+def _one(data: object) -> Placement | None:
+    try:
+        return _ONE.validate_python(data)
+    except ValidationError:
+        return None
+
+
+def placements_of(record: CardRecord | None) -> tuple[Placement, ...]:
+    """Every copy of the card this build can show, in the order they were posted."""
+    where = record.surface if record is not None else None
+    if not where:
+        return ()
+    copies: object = where.get("copies")
+    items: Sequence[object] = copies if isinstance(copies, list) else [where]
+    found = (_one(item) for item in items)
+    return tuple(p for p in found if p is not None)
+
+
+def stored(placements: Sequence[Placement]) -> dict[str, Any]:
+    """The JSON the card's ``surface`` column holds for these copies (flat for one copy)."""
+    dumped = [p.model_dump(mode="json") for p in placements]
+    if len(dumped) == 1:
+        return dumped[0]
+    return {"copies": dumped}
+
+
+def first(record: CardRecord | None, platform: Platform) -> Placement | None:
+    """The card's first copy on ``platform``, or None."""
+    return next((p for p in placements_of(record) if p.platform == platform), None)

@@ -1,0 +1,160 @@
+"""Decides a press of Approve or Reject, on any surface, with one ladder of outcomes; never runs a write itself.
+
+The only way to a write is ``Registry.approve`` with the signed card the button carried, pressed
+by a person the surface resolved; the engine verifies the token, the presser and the card's
+state. This module reads nothing of the token. It turns every way a press can end into the same
+thing on every surface:
+
+- decided (done, failed, rejected): every copy of the card updated, the audit line, the model
+  told (``bot.decisions``);
+- refused by the engine (not yours, expired, already decided, tampered): the presser is told
+  privately; an expired card also says so on the card, for everyone;
+- the database unreachable: the presser is told to press again later; nothing is shown as
+  decided, because whatever was half-done is the engine's to settle;
+- anything unexpected: logged in full; the card, if the engine moved it to ``failed``, is shown
+  failed like any other decision, and the presser is told in plain words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import structlog
+from sqlalchemy.exc import SQLAlchemyError
+from structlog.contextvars import bound_contextvars
+
+from bot import identity
+from bot.adapter import Adapter
+from bot.decisions import show_decision
+from bot.placement import placements_of
+from bot.surface import Surface
+from tools import Caller, CardRecord, CardStatus, Decision
+from tools.errors import CardExpiredError, CountersignError, NotYourCardError
+
+__all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
+
+log = structlog.get_logger("bot.presses")
+
+Verb = Literal["approve", "reject"]
+Outcome = Literal["decided", "refused", "unlinked", "database_down", "failed"]
+# What a press meets when the database is unreachable: SQLAlchemy's errors once connected, the
+# driver's refused or reset connection while connecting.
+DATABASE_DOWN = (SQLAlchemyError, ConnectionError)
+# Cards still waiting or mid-write: nothing to show as decided.
+_UNDECIDED = (CardStatus.PENDING, CardStatus.EXECUTING)
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """Who pressed what: the installation and platform user, the signed card, the verb.
+
+    ``card_id`` is what the surface read beside the button (a block id, the card's data); it is
+    used only to show the card, never to decide anything: the token decides.
+    """
+
+    installation: str
+    user: str
+    token: str
+    verb: Verb
+    card_id: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """How a press ended, and who pressed (None when nobody could be resolved)."""
+
+    outcome: Outcome
+    caller: Caller | None = None
+
+
+async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
+    """Decides the press as the presser and shows the result; the same ladder on every surface."""
+    with bound_contextvars(platform=adapter.platform, user=press.user, card_id=press.card_id):
+        try:
+            return await _decide(surface, adapter, press)
+        except DATABASE_DOWN as unreachable:
+            # With the database stopped, a press used to end in a logged traceback and silence:
+            # the presser saw nothing happen and could not tell a lost press from a slow one.
+            # Whatever was half-done is the engine's to settle (the claim and the write each
+            # commit or roll back whole); here the person learns to press again later.
+            log.warning("press_failed_database", error=type(unreachable).__name__)
+            await adapter.post_privately(adapter.words.database_unreachable())
+            return Ended("database_down")
+
+
+async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
+    caller = await identity.resolve(surface.directory, adapter, press.installation, press.user)
+    if caller is None:
+        await adapter.post_privately(adapter.words.not_linked())
+        return Ended("unlinked")
+    with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
+        outcome = await _ladder(surface, adapter, press, caller)
+    return Ended(outcome, caller)
+
+
+def _engine(surface: Surface, press: Press) -> Callable[[Caller], Awaitable[Decision]]:
+    if press.verb == "approve":
+        return lambda caller: surface.registry.approve(surface.agent, press.token, caller)
+    return lambda caller: surface.registry.reject(surface.agent, press.token, caller, press.reason)
+
+
+async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Outcome:
+    try:
+        decision = await _engine(surface, press)(caller)
+    except NotYourCardError as refused:
+        await _not_yours(surface, adapter, refused.card_id or press.card_id)
+        log.info("press_refused", why="not_your_card")
+        return "refused"
+    except CardExpiredError as expired:
+        await _show_here(surface, adapter, expired.card_id or press.card_id)
+        await adapter.post_privately(adapter.words.refused(str(expired)))
+        log.info("press_refused", why="expired")
+        return "refused"
+    except CountersignError as refused:
+        await adapter.post_privately(adapter.words.refused(str(refused)))
+        log.info("press_refused", why=type(refused).__name__)
+        return "refused"
+    except DATABASE_DOWN:
+        raise  # told by ``decide``, before any unexpected failure is assumed
+    except Exception:  # shown like any other failure below, and logged in full
+        # An exception the engine did not expect used to leave the card "failed" in the
+        # database but live in the channel: buttons still there, no audit line, and the
+        # presser told nothing. The engine has already moved the card (and audited it); here
+        # it is shown like any decision, and the presser learns it did not go through.
+        log.exception("press_failed")
+        await _show_here(surface, adapter, press.card_id, unless=_UNDECIDED)
+        await adapter.post_privately(adapter.words.press_failed())
+        return "failed"
+    log.info("card_decided", status=str(decision.card.status))
+    await show_decision(surface, adapter, decision.card)
+    return "decided"
+
+
+async def _card(surface: Surface, card_id: str | None) -> CardRecord | None:
+    return await surface.registry.card(card_id) if card_id else None
+
+
+async def _not_yours(surface: Surface, adapter: Adapter, card_id: str | None) -> None:
+    """Tells the presser whose card it is (as this surface names them), if it is shown here."""
+    placement = adapter.here(placements_of(await _card(surface, card_id)))
+    await adapter.post_privately(
+        adapter.words.not_your_card(placement.owner if placement else None)
+    )
+
+
+async def _show_here(
+    surface: Surface,
+    adapter: Adapter,
+    card_id: str | None,
+    *,
+    unless: tuple[CardStatus, ...] = (),
+) -> None:
+    """Shows the card as it stands, for everyone, when it is shown here (and not in ``unless``)."""
+    record = await _card(surface, card_id)
+    if record is None or adapter.here(placements_of(record)) is None:
+        return
+    if record.status not in unless:
+        await show_decision(surface, adapter, record)

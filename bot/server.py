@@ -1,0 +1,201 @@
+"""Builds the process from ``Settings`` and serves it until stopped; never handles a message itself.
+
+The one composition root. It mounts only what is configured — Slack (HTTP, Socket Mode or
+OAuth; the sandbox's Slack is plain HTTP), Teams, or both — on one aiohttp app beside
+``GET /healthz``, which answers 200 only when the database does. At start-up it settles cards a
+stopped process left half-way, and while running it settles those stuck mid-write past a grace
+period; each settled card is shown by the surface that posted it. On shutdown the work in flight
+finishes first, so nobody's approval is cut between the write and the card update.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+import aiohttp
+import structlog
+from aiohttp import web
+from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
+from slack_sdk.errors import SlackApiError
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.placement import Placement, Platform, placements_of
+from bot.settings import Settings, SettingsError
+from bot.slack.routes import SlackRoutes
+from bot.surface import Surface
+from bot.teams.app import TeamsRoutes
+from tools import CardRecord, CardSigner, reconcile
+from tools.db import Database
+from tools.directory import Directory
+from tools.merchant import build_registry
+
+__all__ = ["RUNTIME", "Mounted", "Runtime", "application", "build_surface", "serve", "settle"]
+
+log = structlog.get_logger("bot.server")
+_HEALTH_TIMEOUT = 5.0
+
+
+class Mounted(Protocol):
+    """A surface on the app: its routes are added when built; it starts, stops, shows settled cards."""
+
+    @property
+    def platform(self) -> Platform: ...
+
+    async def start(self, session: aiohttp.ClientSession) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def show_settled(self, record: CardRecord, placement: Placement) -> None: ...
+
+
+@dataclass
+class Runtime:
+    """What the running app holds: the settings, the core's dependencies, the mounted surfaces."""
+
+    settings: Settings
+    surface: Surface
+    mounted: dict[str, Mounted] = field(default_factory=dict[str, Mounted])
+    session: aiohttp.ClientSession | None = None
+    sweeper: asyncio.Task[None] | None = None
+
+
+RUNTIME = web.AppKey("countersign", Runtime)
+
+
+def application(
+    settings: Settings, surface: Surface, *, teams_auth: AgentAuthConfiguration | None = None
+) -> web.Application:
+    """The aiohttp app with every configured surface, and ``/healthz``.
+
+    ``teams_auth`` mounts Teams with that token check instead of the app registration's; only
+    tests pass it (an anonymous configuration, so Activity JSON can be posted unsigned).
+    """
+    web_app = web.Application()
+    runtime = web_app[RUNTIME] = Runtime(settings, surface)
+    web_app.router.add_get("/healthz", _healthz)
+    if settings.slack_enabled:
+        runtime.mounted["slack"] = SlackRoutes.mount(web_app, settings, surface)
+    if settings.teams_enabled or teams_auth is not None:
+        runtime.mounted["teams"] = TeamsRoutes.mount(web_app, settings, surface, auth=teams_auth)
+    if not runtime.mounted:
+        raise SettingsError(settings.nothing_to_serve())
+    web_app.on_startup.append(_start)
+    web_app.on_cleanup.append(_stop)
+    return web_app
+
+
+async def _start(web_app: web.Application) -> None:
+    runtime = web_app[RUNTIME]
+    runtime.session = aiohttp.ClientSession()
+    for mounted in runtime.mounted.values():
+        await mounted.start(runtime.session)
+    # Taken before this server accepts a request: the start-up pass settles what stopped
+    # processes left, never a card this one's first presses are executing meanwhile.
+    started = runtime.surface.registry.clock()
+    runtime.surface.tasks.spawn(settle(runtime, claimed_before=started), name="reconcile")
+    runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
+    log.info("started", surfaces=sorted(runtime.mounted))
+
+
+async def _stop(web_app: web.Application) -> None:
+    runtime = web_app[RUNTIME]
+    if runtime.sweeper is not None:
+        runtime.sweeper.cancel()
+        await asyncio.gather(runtime.sweeper, return_exceptions=True)
+    await runtime.surface.tasks.drain()
+    for mounted in runtime.mounted.values():
+        await mounted.stop()
+    # A real model provider keeps HTTP connections open until told; without this a stopped
+    # server leaks them (and warns about unclosed sockets on its way out).
+    await runtime.surface.assistant.aclose()
+    if runtime.session is not None:
+        await runtime.session.close()
+    log.info("stopped")
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    db = request.app[RUNTIME].surface.registry.db
+    try:
+        async with asyncio.timeout(_HEALTH_TIMEOUT), db.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except (SQLAlchemyError, OSError, TimeoutError) as down:
+        log.warning("health_failed", error=type(down).__name__)
+        return web.json_response({"ok": False, "database": "unreachable"}, status=503)
+    return web.json_response({"ok": True, "database": "ok"})
+
+
+async def settle(runtime: Runtime, *, claimed_before: datetime) -> None:
+    """Settles cards left ``executing`` and shows each copy where it was posted, on its surface."""
+    for record in await reconcile(runtime.surface.registry, claimed_before=claimed_before):
+        shown = False
+        for placement in placements_of(record):
+            mounted = runtime.mounted.get(placement.platform)
+            if mounted is not None:
+                await mounted.show_settled(record, placement)
+                shown = True
+        event = "settled_posted" if shown else "settled_unposted"
+        log.info(event, card_id=record.card_id, tenant=record.tenantid)
+
+
+async def _sweep(runtime: Runtime) -> None:
+    """Settles, while running, cards stuck mid-write for longer than the grace period.
+
+    Without it a card claimed just before the database connection dropped kept its buttons
+    and answered "already approved" until some process restarted.
+    """
+    grace = timedelta(seconds=runtime.settings.countersign_reconcile_after)
+    while True:
+        await asyncio.sleep(grace.total_seconds() / 2)
+        try:
+            await settle(runtime, claimed_before=runtime.surface.registry.clock() - grace)
+        except (SQLAlchemyError, OSError, SlackApiError) as failed:
+            # The next round tries again; the cards stay executing until one succeeds.
+            log.warning("sweep_failed", error=type(failed).__name__)
+
+
+def build_surface(settings: Settings, db: Database) -> Surface:
+    """The production core: every merchant tool and the configured model."""
+    from bot.agent import Assistant  # pydantic-ai and the providers: only a server needs them
+
+    ttl = timedelta(seconds=settings.countersign_card_ttl)
+    registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
+    return Surface(
+        registry,
+        Assistant(registry, settings),
+        Directory(db),
+        audit_channel=settings.countersign_audit_channel,
+    )
+
+
+async def serve(settings: Settings) -> None:
+    """Serves on ``settings.countersign_host``:``settings.port`` until SIGTERM/SIGINT."""
+    db = Database(settings.database_url)
+    try:
+        web_app = application(settings, build_surface(settings, db))
+        runner = web.AppRunner(web_app)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, settings.countersign_host, settings.port).start()
+            log.info("serving", host=settings.countersign_host, port=settings.port)
+            await _until_stopped()
+        finally:
+            await runner.cleanup()
+    finally:
+        await db.dispose()
+
+
+async def _until_stopped() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)

@@ -1,0 +1,221 @@
+"""Slack as the core's ``Adapter``: Web API calls for one request or one card copy; never decides anything.
+
+Built per request (bound to its workspace, channel, thread and person) or per card copy (to show
+a card settled without a request). Every message goes out with ``parse="none"`` and no unfurls:
+what the data says is what the channel sees, and a link in a product name grows no preview.
+Slack's errors on the way out are logged and swallowed only where a missing side effect is
+better than a half-told story (a reaction, an update, an audit line); posting the answer
+itself is never swallowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapter import Form, Words
+from bot.placement import Placement, Platform, SlackPlacement
+from bot.slack import texts
+from bot.slack.blocks import CardView, decided_blocks, pending_blocks, reject_modal
+from tools import Caller, CardRecord, Proposal
+
+__all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
+
+POST_OPTIONS: dict[str, Any] = {"parse": "none", "unfurl_links": False, "unfurl_media": False}
+log = structlog.get_logger("bot.slack.adapter")
+
+
+def slack_error(failed: SlackApiError) -> str:
+    """Slack's error code (``channel_not_found``), or the HTTP status when there is none."""
+    data = failed.response.data
+    if isinstance(data, dict) and data.get("error"):
+        return str(data["error"])
+    return f"http {failed.response.status_code}"
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a request came from: installation, channel (None from the App Home), thread, who.
+
+    ``ts`` is the message being answered (it gets the hourglass); ``trigger_id`` lets a press
+    open a modal.
+    """
+
+    installation: str
+    user: str
+    channel: str | None = None
+    thread_ts: str | None = None
+    ts: str | None = None
+    trigger_id: str | None = None
+
+
+class SlackAdapter:
+    """The core's ``Adapter`` over one Web API client, bound to one request's ``Where``."""
+
+    def __init__(
+        self, client: AsyncWebClient, where: Where, *, audit_channel: str | None = None
+    ) -> None:
+        self.client, self.where, self.audit_channel = client, where, audit_channel
+
+    @property
+    def platform(self) -> Platform:
+        return "slack"
+
+    @property
+    def words(self) -> Words:
+        return texts
+
+    async def verified_email(self, user: str) -> str | None:
+        try:
+            response = await self.client.users_info(user=user)
+        except SlackApiError as failed:
+            log.warning("users_info_failed", slack_user=user, error=slack_error(failed))
+            return None
+        found: dict[str, Any] = response.get("user") or {}
+        # A bot, a deactivated account or an unconfirmed address is never enough to see a shop.
+        if found.get("is_bot") or found.get("deleted") or found.get("is_email_confirmed") is False:
+            return None
+        email = (found.get("profile") or {}).get("email")
+        return str(email) if email else None
+
+    async def post(self, text: str) -> None:
+        await self.client.chat_postMessage(
+            channel=self.where.channel or self.where.user,
+            thread_ts=self.where.thread_ts,
+            text=text,
+            **POST_OPTIONS,
+        )
+
+    async def post_card(
+        self, proposal: Proposal, *, caller: Caller, conversation: str
+    ) -> Placement:
+        channel = self.where.channel or self.where.user
+        response = await self.client.chat_postMessage(
+            channel=channel,
+            thread_ts=self.where.thread_ts,
+            text=texts.card_text(proposal.summary, caller.name or "You"),
+            blocks=pending_blocks(CardView.of_proposal(proposal), for_user=self.where.user),
+            **POST_OPTIONS,
+        )
+        return SlackPlacement(
+            team=self.where.installation,
+            channel=channel,
+            thread_ts=self.where.thread_ts,
+            user=self.where.user,
+            conversation=conversation,
+            ts=str(response["ts"]),
+            token=proposal.card,
+        )
+
+    async def update(self, record: CardRecord, placement: Placement) -> None:
+        assert isinstance(placement, SlackPlacement)
+        text = texts.decided_text(str(record.status), record.summary, record.decided_by_name or "")
+        try:
+            await self.client.chat_update(
+                channel=placement.channel,
+                ts=placement.ts,
+                text=text,
+                parse="none",
+                blocks=decided_blocks(record, decided_by_slack=placement.user),
+            )
+        except SlackApiError as failed:
+            log.error(
+                "card_update_failed",
+                channel=placement.channel,
+                card_id=record.card_id,
+                error=slack_error(failed),
+            )
+            return
+        log.info(
+            "card_updated",
+            tenant=record.tenantid,
+            channel=placement.channel,
+            user=record.decided_by,
+            card_id=record.card_id,
+            status=str(record.status),
+        )
+
+    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
+        assert isinstance(placement, SlackPlacement)
+        text = texts.audit_text(
+            str(record.status),
+            summary=record.summary,
+            by=record.decided_by_name or "",
+            slack_user=placement.user,
+            reason=record.reason,
+            outcome=record.outcome,
+        )
+        for target in self._audit_targets(placement):
+            try:
+                await self.client.chat_postMessage(text=text, **target, **POST_OPTIONS)
+            except SlackApiError as failed:
+                log.error(
+                    "audit_post_failed",
+                    channel=target["channel"],
+                    card_id=record.card_id,
+                    error=slack_error(failed),
+                )
+                continue
+            log.info(
+                "audit_posted",
+                tenant=record.tenantid,
+                channel=target["channel"],
+                user=record.decided_by,
+                card_id=record.card_id,
+            )
+
+    def _audit_targets(self, placement: SlackPlacement) -> list[dict[str, Any]]:
+        """The card's thread (broadcast to the channel), and the audit channel when set."""
+        thread = placement.thread_ts
+        targets: list[dict[str, Any]] = [
+            {"channel": placement.channel, "thread_ts": thread, "reply_broadcast": bool(thread)}
+        ]
+        if self.audit_channel and self.audit_channel != placement.channel:
+            targets.append({"channel": self.audit_channel})
+        return targets
+
+    async def post_privately(self, text: str) -> None:
+        """Ephemeral in the channel, or a DM when the request came from the App Home."""
+        if self.where.channel:
+            await self.client.chat_postEphemeral(
+                channel=self.where.channel,
+                user=self.where.user,
+                text=text,
+                thread_ts=self.where.thread_ts,
+            )
+        else:
+            await self.client.chat_postMessage(channel=self.where.user, text=text, parse="none")
+        log.info("told_privately", channel=self.where.channel, slack_user=self.where.user)
+
+    async def notify(self, user: str, text: str) -> None:
+        await self.client.chat_postMessage(channel=user, text=text, **POST_OPTIONS)
+        log.info("notified", slack_user=user)
+
+    async def typing(self, *, on: bool) -> None:
+        """The hourglass on the message; a missing reaction is never worth failing over."""
+        if not (self.where.channel and self.where.ts):
+            return
+        call = self.client.reactions_add if on else self.client.reactions_remove
+        try:
+            await call(channel=self.where.channel, timestamp=self.where.ts, name=texts.HOURGLASS)
+        except SlackApiError as failed:
+            log.warning("reaction_failed", channel=self.where.channel, error=slack_error(failed))
+
+    async def open_form(self, form: Form) -> None:
+        assert self.where.trigger_id, "a form opens only in answer to a press"
+        modal = reject_modal(
+            token=form.token,
+            channel=self.where.channel,
+            thread_ts=self.where.thread_ts,
+            summary=form.summary,
+        )
+        await self.client.views_open(trigger_id=self.where.trigger_id, view=modal)
+
+    def here(self, placements: Sequence[Placement]) -> Placement | None:
+        """The card's Slack copy: a press from the channel, the App Home or /countersign."""
+        return next((p for p in placements if isinstance(p, SlackPlacement)), None)

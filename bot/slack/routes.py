@@ -1,0 +1,125 @@
+"""Mounts Slack on the app: ``POST /slack/events`` (or Socket Mode), the OAuth pages; never handles a message itself.
+
+Events, interactivity and slash commands go through bolt, whose listeners hand the work to the
+core. The bolt app is built when the server starts (it needs the shared HTTP session and, with
+OAuth, its installation tables). A card settled without a press is shown through a Slack
+adapter holding the client of the workspace it was posted in.
+"""
+
+from __future__ import annotations
+
+import aiohttp
+import structlog
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.decisions import show_decision
+from bot.placement import Placement, Platform, SlackPlacement
+from bot.settings import Settings, SlackMode
+from bot.slack.adapter import SlackAdapter, Where
+from bot.slack.app import Bolt, build_bolt
+from bot.slack.inbound import bolt_request
+from bot.surface import Surface
+from tools import CardRecord
+
+__all__ = ["SlackRoutes"]
+
+log = structlog.get_logger("bot.slack.routes")
+
+
+class SlackRoutes:
+    """Slack on the shared app: its routes, its bolt app once started, and its Socket Mode link."""
+
+    def __init__(self, settings: Settings, surface: Surface) -> None:
+        self.settings, self.surface = settings, surface
+        self.bolt: Bolt | None = None
+        self.session: aiohttp.ClientSession | None = None
+        self._socket: AsyncSocketModeHandler | None = None
+
+    @property
+    def platform(self) -> Platform:
+        return "slack"
+
+    @classmethod
+    def mount(cls, web_app: web.Application, settings: Settings, surface: Surface) -> SlackRoutes:
+        """Adds Slack's routes for this configuration (none for Socket Mode but OAuth's)."""
+        routes = cls(settings, surface)
+        if settings.slack_mode is not SlackMode.SOCKET:
+            web_app.router.add_post("/slack/events", routes._events)
+        if settings.slack_mode is SlackMode.OAUTH:
+            web_app.router.add_get("/slack/install", routes._install)
+            web_app.router.add_get("/slack/oauth_redirect", routes._redirect)
+        return routes
+
+    @property
+    def ready(self) -> Bolt:
+        assert self.bolt is not None, "the web application has not started"
+        return self.bolt
+
+    async def start(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+        self.bolt = await build_bolt(self.settings, self.surface, session)
+        token = self.settings.slack_app_token
+        if self.settings.slack_mode is SlackMode.SOCKET and token is not None:
+            self._socket = AsyncSocketModeHandler(self.bolt.app, token.get_secret_value())
+            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+        log.info("slack_started", mode=str(self.settings.slack_mode))
+
+    async def stop(self) -> None:
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+        log.info("slack_stopped")
+
+    async def show_settled(self, record: CardRecord, placement: Placement) -> None:
+        assert isinstance(placement, SlackPlacement)
+        client = await self._client_for(placement.team)
+        if client is None:
+            log.warning("settled_no_installation", card_id=record.card_id, tenant=record.tenantid)
+            return
+        where = Where(placement.team, placement.user or "", channel=placement.channel)
+        adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
+        await show_decision(self.surface, adapter, record)
+
+    async def _events(self, request: web.Request) -> web.Response:
+        inbound = await bolt_request(request)
+        if inbound is None:
+            # Without this a body that is not Slack's shape answers 500 from inside bolt.
+            log.warning("slack_request_malformed", content_type=request.content_type)
+            return web.json_response({"ok": False, "error": "malformed_request"}, status=400)
+        return await to_aiohttp_response(await self.ready.app.async_dispatch(inbound))
+
+    async def _install(self, request: web.Request) -> web.Response:
+        flow = self.ready.app.oauth_flow
+        if flow is None:
+            raise web.HTTPNotFound
+        return await to_aiohttp_response(
+            await flow.handle_installation(await to_bolt_request(request))
+        )
+
+    async def _redirect(self, request: web.Request) -> web.Response:
+        flow = self.ready.app.oauth_flow
+        if flow is None:
+            raise web.HTTPNotFound
+        return await to_aiohttp_response(await flow.handle_callback(await to_bolt_request(request)))
+
+    async def _client_for(self, team: str) -> AsyncWebClient | None:
+        """The app's client, or with OAuth a client holding that workspace's bot token."""
+        bolt = self.ready
+        if bolt.installations is None:
+            return bolt.client
+        org = team.startswith("E")
+        bot = await bolt.installations.async_find_bot(
+            enterprise_id=team if org else None,
+            team_id=None if org else team,
+            is_enterprise_install=org,
+        )
+        if bot is None:
+            return None
+        return AsyncWebClient(
+            token=bot.bot_token,
+            base_url=bolt.client.base_url,
+            session=self.session,
+            retry_handlers=bolt.client.retry_handlers,
+        )

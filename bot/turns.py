@@ -1,0 +1,96 @@
+"""Answers one message a person wrote, on any surface: once, as the person, with the model; never approves.
+
+A turn runs after the request that brought it was answered (Slack's ack, Teams' 202), in the
+surface's task set. Before any work its delivery is claimed in the ``receipts`` table, so a
+redelivered message is answered once whichever process receives it; then the sender is found
+(or linked, or told how to get linked), the model answers as them, and its reply and any cards
+it proposed are posted where the message came from. The model's cards are only proposals: this
+module posts them and records where; nothing here can execute one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+from structlog.contextvars import bound_contextvars
+
+from bot import identity, receipts
+from bot.adapter import Adapter
+from bot.placement import stored
+from bot.surface import Surface
+from tools import Caller, Proposal
+
+__all__ = ["Turn", "answer", "post_card"]
+
+log = structlog.get_logger("bot.turns")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message to answer.
+
+    ``receipts`` are the delivery's dedupe keys (all must be new for the turn to run); ``marks``
+    are claimed once the sender is known (Slack marks a thread as one the bot answers in).
+    """
+
+    installation: str
+    user: str
+    text: str
+    conversation: str
+    receipts: tuple[str, ...]
+    marks: tuple[str, ...] = ()
+
+
+async def answer(surface: Surface, adapter: Adapter, turn: Turn) -> None:
+    """Claims the delivery, finds the person, runs the model and posts its reply and cards."""
+    with bound_contextvars(platform=adapter.platform, user=turn.user):
+        if not await _claimed(surface, turn):
+            return
+        caller = await identity.resolve(surface.directory, adapter, turn.installation, turn.user)
+        if caller is None:
+            await adapter.post(adapter.words.not_linked())
+            log.info("answered_unlinked")
+            return
+        now = surface.registry.clock()
+        for key in turn.marks:
+            await receipts.claim(surface.registry.db, key, now)
+        with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
+            await _run(surface, adapter, turn, caller)
+
+
+async def _claimed(surface: Surface, turn: Turn) -> bool:
+    db, now = surface.registry.db, surface.registry.clock()
+    for key in turn.receipts:
+        if not await receipts.claim(db, key, now):
+            log.info("delivery_duplicate", key=key)
+            return False
+    return True
+
+
+async def _run(surface: Surface, adapter: Adapter, turn: Turn, caller: Caller) -> None:
+    await adapter.typing(on=True)
+    try:
+        reply = await surface.assistant.reply(
+            conversation=turn.conversation, caller=caller, text=turn.text
+        )
+    except Exception:  # any model failure becomes a polite answer; logged in full
+        log.exception("assistant_failed")
+        await adapter.post(adapter.words.model_failed())
+        return
+    finally:
+        await adapter.typing(on=False)
+    if reply.text:
+        await adapter.post(adapter.words.reply(reply.text))
+    log.info("answered", proposals=len(reply.proposals))
+    for proposal in reply.proposals:
+        await post_card(surface, adapter, proposal, caller=caller, conversation=turn.conversation)
+
+
+async def post_card(
+    surface: Surface, adapter: Adapter, proposal: Proposal, *, caller: Caller, conversation: str
+) -> None:
+    """Posts a fresh card and records where, so whichever process decides it can update it."""
+    placement = await adapter.post_card(proposal, caller=caller, conversation=conversation)
+    await surface.registry.cards.attach_surface(proposal.card_id, stored([placement]))
+    log.info("card_posted", card_id=proposal.card_id, tenant=caller.tenantid, user=caller.userid)
