@@ -72,7 +72,9 @@ class Ended:
 
 async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
     """Decides the press as the presser and shows the result; the same ladder on every surface."""
-    with bound_contextvars(platform=adapter.platform, user=press.user, card_id=press.card_id):
+    with bound_contextvars(
+        platform=adapter.platform, platform_user=press.user, card_id=press.card_id
+    ):
         try:
             return await _decide(surface, adapter, press)
         except DATABASE_DOWN as unreachable:

@@ -44,7 +44,7 @@ class Turn:
 
 async def answer(surface: Surface, adapter: Adapter, turn: Turn) -> None:
     """Claims the delivery, finds the person, runs the model and posts its reply and cards."""
-    with bound_contextvars(platform=adapter.platform, user=turn.user):
+    with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         if not await _claimed(surface, turn):
             return
         caller = await identity.resolve(surface.directory, adapter, turn.installation, turn.user)

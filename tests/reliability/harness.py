@@ -224,6 +224,8 @@ class ServeProcess:
     name: str = "serve"
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    # Variables to set (a value) or leave out (None), over the Slack deployment below.
+    overrides: dict[str, str | None] = field(default_factory=dict[str, "str | None"])
 
     @property
     def url(self) -> str:
@@ -234,8 +236,9 @@ class ServeProcess:
         return self.workdir / f"{self.name}.log"
 
     def environment(self) -> dict[str, str]:
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNTERSIGN_"))}
-        return {
+        own = ("SLACK_", "MICROSOFT_", "COUNTERSIGN_")
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(own)}
+        values = {
             **keep,
             "PYTHONPATH": str(ROOT),
             "DATABASE_URL": self.database_url,
@@ -246,7 +249,9 @@ class ServeProcess:
             "PORT": str(self.port),
             "COUNTERSIGN_HOST": "127.0.0.1",
             "COUNTERSIGN_MODEL": "offline",
+            **self.overrides,
         }
+        return {k: v for k, v in values.items() if v is not None}
 
     def launch(self) -> subprocess.Popen[bytes]:
         with self.log.open("ab") as out:

@@ -4,25 +4,44 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
 
+import aiohttp
 import asyncpg
 import pytest
+from aiohttp.test_utils import TestServer
+from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 
+from bot.agent import Assistant
 from bot.sandbox import WebApi as FakeSlack
+from bot.server import application
+from bot.surface import Surface
 from tests.reliability.harness import (
+    CARD_SECRET,
     CHANNEL,
     InProcessBot,
     count_rows,
     in_process_bot,
     press_payload,
+    settings_for,
     signed_form,
     wait_until,
 )
+from tests.support.fake_connector import Call, FakeConnector
 from tests.support.postgres import PostgresCluster
-from tools import CardStatus
+from tests.support.teams_activities import invoke, message
+from tests.teams.adaptive import texts
+from tests.teams.conftest import ARJUN, MEMBERS
+from tools import CardSigner, CardStatus
 from tools.db import Database
 from tools.db.migrate import upgrade_async
+from tools.directory import Directory
+from tools.merchant import build_registry
 from tools.merchant.demo import load_demo
 from tools.reconcile import INTERRUPTED_NOTE
 
@@ -160,3 +179,81 @@ async def test_database_lost_during_the_write_is_told_and_reconciled_on_restart(
 
 def _press_of(slack: FakeSlack, card_ts: str) -> tuple[bytes, dict[str, str]]:
     return signed_form(press_payload("UARJUN", slack.message(CHANNEL, card_ts)))
+
+
+@dataclass
+class TeamsBot:
+    """Teams mounted in-process over the module's database, answering through a fake connector."""
+
+    server: TestServer
+    connector: FakeConnector
+    surface: Surface
+    http: aiohttp.ClientSession
+
+    async def post(self, activity: dict[str, Any]) -> tuple[int, Any]:
+        """POSTs an activity; returns once the work it started (a message's turn) is done."""
+        url = self.server.make_url("/api/messages")
+        async with self.http.post(url, json=activity) as response:
+            text = await response.text()
+            status, body = response.status, json.loads(text) if text else None
+        await self.surface.tasks.drain()
+        return status, body
+
+    async def press(self, card: Call) -> tuple[int, Any]:
+        data = {**card.cards[0]["refresh"]["action"]["data"], "verb": "approve"}
+        url = self.connector.url
+        return await self.post(
+            invoke(ARJUN, "approve", data, service_url=url, reply_to=str(card.created))
+        )
+
+
+@asynccontextmanager
+async def teams_bot(db: Database, slack: FakeSlack) -> AsyncIterator[TeamsBot]:
+    connector = FakeConnector()
+    for member in MEMBERS:
+        connector.add(member)
+    await connector.start()
+    settings = settings_for(slack, str(db.url.render_as_string(hide_password=False)))
+    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
+    surface = Surface(registry, Assistant(registry, settings), Directory(db))
+    anonymous = AgentAuthConfiguration(anonymous_allowed=True)
+    server = TestServer(application(settings, surface, teams_auth=anonymous), host="127.0.0.1")
+    await server.start_server()
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield TeamsBot(server, connector, surface, http)
+    finally:
+        await server.close()
+        await connector.stop()
+
+
+async def test_teams_press_while_the_database_is_down_is_answered_and_retried_later(
+    db: Database, cluster: PostgresCluster, slack: FakeSlack
+) -> None:
+    """Teams, database stopped at the press: the invoke answers with a card telling the presser,
+    nothing is written, and a press after the database returns approves."""
+    async with teams_bot(db, slack) as bot:
+        asked = message(ARJUN, "approve request 3", service_url=bot.connector.url)
+        assert (await bot.post(asked))[0] == 202
+        [card] = bot.connector.card_posts()
+        before = await count_rows(db)
+        await asyncio.to_thread(cluster.pause)
+        try:
+            status, body = await bot.press(card)
+            assert status == 200
+            assert "couldn't reach my database" in texts(body["value"])
+        finally:
+            await asyncio.to_thread(cluster.resume)
+
+        async def healthy() -> bool:
+            async with bot.http.get(bot.server.make_url("/healthz")) as response:
+                return response.status == 200
+
+        await wait_until(healthy, seconds=60, what="/healthz back to 200")
+        assert await count_rows(db) == before
+        assert bot.connector.updates() == []
+
+        status, body = await bot.press(card)
+        assert status == 200
+        assert await _status(db, "branch_requests", 3) == "approved"
+        assert "Approved and done" in texts(bot.connector.updates()[-1].cards[0])

@@ -171,3 +171,28 @@ async def test_two_processes_share_cards_and_execute_once(
     assert len(told) == 99 and all("already approved by Arjun Mehta" in t for t in told), told[:3]
     updates = [c.params for c in slack.calls if c.method == "chat.update"]
     assert sorted(u["ts"] for u in updates) == sorted([card.ts, contested.ts])
+
+
+async def test_teams_only_process_starts_and_refuses_unsigned_activities(
+    database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """`serve` with only Teams settings starts (it used to exit with bolt's traceback asking for
+    SLACK_BOT_TOKEN): /healthz is 200, an activity without a Bot Framework token is 401."""
+    teams_only: dict[str, str | None] = {
+        "SLACK_BOT_TOKEN": None,
+        "SLACK_SIGNING_SECRET": None,
+        "SLACK_API_URL": None,
+        "MICROSOFT_APP_ID": "00000000-0000-0000-0000-00000000b07a",
+        "MICROSOFT_APP_PASSWORD": "not-a-real-secret",
+    }
+    serve = ServeProcess(database_url, slack, tmp_path, name="teams", overrides=teams_only)
+    try:
+        await serve.start(http)
+        activity = {"type": "message", "text": "branches", "serviceUrl": "http://127.0.0.1:1/"}
+        async with http.post(f"{serve.url}/api/messages", json=activity) as response:
+            assert response.status == 401
+        async with http.post(f"{serve.url}/slack/events", data=b"{}") as response:
+            assert response.status == 404
+    finally:
+        serve.stop()
+    assert "Traceback" not in serve.log.read_text()

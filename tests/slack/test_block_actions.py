@@ -10,6 +10,7 @@ from slack_sdk.models.blocks import Block
 from sqlalchemy import select
 
 from bot.sandbox import Message
+from bot.sandbox.payloads import TEAM
 from tests.slack.conftest import CHANNEL, Bot
 from tools import CardStatus
 from tools.merchant.models import BranchRequest
@@ -230,3 +231,40 @@ async def test_clicker_team_is_not_the_installation(bot: Bot) -> None:
     )
     await bot.interact(payload)
     assert await request_status(bot, 3) == "approved"
+
+
+async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the_presser(
+    bot: Bot,
+) -> None:
+    """A write that raises an exception the engine did not expect used to leave the card live
+    (buttons, no audit line, presser told nothing); it is shown failed like any other failure."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.sandbox import BOT_TOKEN
+    from bot.slack import SlackAdapter, Where
+    from bot.turns import post_card
+    from tests.engine.toy import TOY_TOOLS
+    from tools.merchant import DEFAULT_AGENT
+
+    bot.registry.register(next(t for t in TOY_TOOLS if t.name == "explode"))
+    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    assert arjun is not None
+    result = await bot.registry.call(
+        DEFAULT_AGENT, "explode", {"branch_id": 1, "name": "Kaboom"}, arjun
+    )
+    assert result.proposal is not None
+    client = AsyncWebClient(token=BOT_TOKEN, base_url=bot.slack.base_url, session=bot.http)
+    adapter = SlackAdapter(client, Where(TEAM, "UARJUN", channel=CHANNEL))
+    await post_card(bot.surface, adapter, result.proposal, caller=arjun, conversation="c")
+    [card] = bot.cards()
+
+    assert await bot.press("UARJUN", card) == 200
+
+    record = await bot.registry.card(result.proposal.card_id)
+    assert record is not None and record.status is CardStatus.FAILED
+    shown = bot.slack.message(CHANNEL, card.ts)
+    assert not any(b["type"] == "actions" for b in shown.blocks)
+    assert "Approved, but it failed" in str(shown.blocks)
+    audit = [m.text for m in bot.slack.messages if m.channel == CHANNEL and not m.ephemeral_to]
+    assert any("approved, but it failed" in text for text in audit), audit
+    assert any("did not go through" in text for text in bot.ephemerals("UARJUN"))

@@ -164,3 +164,53 @@ async def test_reject_with_a_reason(teams: TeamsBot) -> None:
     assert len(audit) == 1 and audit[0].endswith("Reason: Budget is **frozen** {{DATE(x)}}")
     assert "Reason: Budget is **frozen**" in teams.assistant.notes[-1][1]
     assert "do not propose it again" in teams.assistant.notes[-1][1]
+
+
+async def test_unexpected_failure_is_shown_on_the_card_in_the_chat_and_to_the_presser(
+    teams: TeamsBot,
+) -> None:
+    """A write that raises an exception the engine did not expect is shown like any failure:
+    the card updated for everyone without buttons, the audit reply, and the presser told."""
+    from bot.placement import TeamsPlacement, stored
+    from tests.engine.toy import TOY_TOOLS
+    from tests.support.teams_activities import invoke
+    from tools import Caller, Role
+    from tools.merchant import DEFAULT_AGENT
+
+    teams.registry.register(next(t for t in TOY_TOOLS if t.name == "explode"))
+    arjun = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
+    result = await teams.registry.call(
+        DEFAULT_AGENT, "explode", {"branch_id": 1, "name": "Kaboom"}, arjun
+    )
+    proposal = result.proposal
+    assert proposal is not None
+    # Posted in the channel earlier, as a message turn would have recorded it.
+    placement = TeamsPlacement(
+        tenant=TENANT,
+        service_url=teams.connector.url,
+        conversation_id=CHANNEL,
+        activity_id="1700000000099",
+        user=ARJUN.address,
+        aad=ARJUN.aad,
+        issued_to="Arjun Mehta",
+        conversation=f"teams:{TENANT}:{CHANNEL}",
+        token=proposal.card,
+    )
+    await teams.registry.cards.attach_surface(proposal.card_id, stored([placement]))
+    data = {"token": proposal.card, "card": proposal.card_id, "verb": "approve"}
+    activity = invoke(
+        ARJUN, "approve", data, service_url=teams.connector.url, reply_to="1700000000099"
+    )
+
+    status, body = await teams.post(activity)
+
+    assert status == 200
+    record = await teams.registry.card(proposal.card_id)
+    assert record is not None and record.status is CardStatus.FAILED
+    seen = body["value"]
+    validate(seen)
+    assert actions(seen) == [] and "did not go through" in texts(seen)
+    [update] = teams.connector.updates()
+    assert update.activity_id == "1700000000099"
+    assert actions(update.cards[0]) == [] and "Approved, but it failed" in texts(update.cards[0])
+    assert any("approved, but it failed" in t for t in teams.connector.texts())
