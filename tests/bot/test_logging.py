@@ -1,0 +1,65 @@
+"""Log lines: JSON for machines, readable for people, with the bound context on each."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+import structlog
+from structlog.contextvars import bound_contextvars
+
+from bot.logging import configure_logging
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal, as stderr does when a person runs the command."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def restored() -> Iterator[None]:
+    """Puts structlog's and the root logger's configuration back after the test changes it."""
+    saved = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        structlog.configure(**saved)
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
+@pytest.mark.usefixtures("restored")
+def test_lines_are_json_objects_with_the_bound_context_when_not_a_terminal() -> None:
+    """Piped to a process manager, each line parses alone and carries tenant, person and card."""
+    out = io.StringIO()
+    configure_logging("INFO", stream=out)
+    with bound_contextvars(tenant=1, person=2, card_id="c0ffee"):
+        structlog.get_logger("test").info("card_decided", status="done")
+    [line] = out.getvalue().splitlines()
+    event = json.loads(line)
+    assert {k: event[k] for k in ("event", "level", "tenant", "person", "card_id", "status")} == {
+        "event": "card_decided",
+        "level": "info",
+        "tenant": 1,
+        "person": 2,
+        "card_id": "c0ffee",
+        "status": "done",
+    }
+
+
+@pytest.mark.usefixtures("restored")
+def test_lines_are_readable_on_a_terminal() -> None:
+    """A person watching a terminal gets structlog's console lines, not JSON."""
+    out = Terminal()
+    configure_logging("INFO", stream=out)
+    structlog.get_logger("test").info("card_decided", status="done")
+    text = out.getvalue()
+    assert "card_decided" in text
+    assert not text.lstrip().startswith("{")
