@@ -77,6 +77,11 @@ class Background:
     def __len__(self) -> int:
         return len(self._tasks)
 
+    async def idle(self) -> None:
+        """Waits, without cancelling anything, until no work is in flight (tests, benches)."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+
     async def drain(self, grace: float = 30.0) -> None:
         """Waits for the work in flight (a shutdown must not cut an approval in half)."""
         while self._tasks:

@@ -81,6 +81,11 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
         client=client,
         oauth_settings=oauth,
         logger=logging.getLogger("bot.slack.bolt"),
+        # Listeners only read the payload and hand the work to the task set, so running them
+        # before the response costs nothing. Otherwise bolt answers as soon as ack() is called
+        # (polling for it every 10 ms) while the listener is still on its way to the task set,
+        # and a caller waiting for the work in flight could find none yet.
+        process_before_response=True,
     )
     events.register(app, surface, ignore_uninstall=oauth is None)
     if oauth is not None:

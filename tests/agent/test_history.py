@@ -114,7 +114,7 @@ async def test_two_messages_at_once_both_stay_in_history(
 
     async def slow(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if len(messages) == 1:
-            await asyncio.wait_for(both_running.wait(), timeout=10)
+            await asyncio.wait_for(both_running.wait(), timeout=60)
         return await respond(messages, info)
 
     assistant = Assistant(registry, settings, model=FunctionModel(slow))

@@ -24,6 +24,7 @@ from bot.surface import Surface
 from tests.reliability.harness import (
     CARD_SECRET,
     CHANNEL,
+    PATIENCE,
     InProcessBot,
     count_rows,
     in_process_bot,
@@ -119,7 +120,7 @@ async def test_press_while_the_database_is_down_is_answered_and_retried_later(
             assert len(_told_database(bot)) == 1, bot.ephemerals("UARJUN")
         finally:
             await asyncio.to_thread(cluster.resume)
-        await wait_until(lambda: _healthy(bot), seconds=10, what="/healthz back to 200")
+        await wait_until(lambda: _healthy(bot), what="/healthz back to 200")
 
         assert await count_rows(db) == before  # the refused press wrote nothing, not even half
         assert await _status(db, "proposals", card_id) == CardStatus.PENDING
@@ -150,9 +151,9 @@ async def test_database_lost_during_the_write_is_told_and_reconciled_on_restart(
             async def executing() -> bool:
                 return await _status(db, "proposals", card_id) == CardStatus.EXECUTING
 
-            await wait_until(executing, seconds=10, what="the approval to reach its write")
+            await wait_until(executing, what="the approval to reach its write")
             await asyncio.to_thread(cluster.pause)
-            await asyncio.wait_for(bot.settle(), timeout=20)
+            await asyncio.wait_for(bot.settle(), timeout=PATIENCE)
             assert len(_told_database(bot)) == 1, bot.ephemerals("UARJUN")
         finally:
             locker.terminate()
@@ -167,7 +168,7 @@ async def test_database_lost_during_the_write_is_told_and_reconciled_on_restart(
         async def posted() -> bool:
             return any(c.method == "chat.postMessage" for c in slack.calls[calls:])
 
-        await wait_until(posted, seconds=10, what="the reconciler's post")
+        await wait_until(posted, what="the reconciler's post")
     assert await _status(db, "proposals", card_id) == CardStatus.INTERRUPTED
     assert await _status(db, "branch_requests", 3) == "pending"
     updated = [c.params for c in slack.calls[calls:] if c.method == "chat.update"]
@@ -196,7 +197,7 @@ class TeamsBot:
         async with self.http.post(url, json=activity) as response:
             text = await response.text()
             status, body = response.status, json.loads(text) if text else None
-        await self.surface.tasks.drain()
+        await self.surface.tasks.idle()
         return status, body
 
     async def press(self, card: Call) -> tuple[int, Any]:
@@ -249,7 +250,7 @@ async def test_teams_press_while_the_database_is_down_is_answered_and_retried_la
             async with bot.http.get(bot.server.make_url("/healthz")) as response:
                 return response.status == 200
 
-        await wait_until(healthy, seconds=60, what="/healthz back to 200")
+        await wait_until(healthy, what="/healthz back to 200")
         assert await count_rows(db) == before
         assert bot.connector.updates() == []
 

@@ -58,7 +58,7 @@ async def _post_card(
     async def posted() -> bool:
         return any(m.blocks and m.ts not in known and _has_buttons(m) for m in slack.messages)
 
-    await wait_until(posted, seconds=15, what=f"a card for {words!r}")
+    await wait_until(posted, what=f"a card for {words!r}")
     return next(m for m in slack.messages if m.ts not in known and _has_buttons(m))
 
 
@@ -91,7 +91,7 @@ async def test_killed_mid_write_is_settled_and_posted_on_restart(
             )
             return last == "approved/executing"
 
-        await wait_until(executing, seconds=15, what="the 'approved / executing' audit line")
+        await wait_until(executing, what="the 'approved / executing' audit line")
         first.kill()
     finally:
         first.kill()
@@ -105,7 +105,7 @@ async def test_killed_mid_write_is_settled_and_posted_on_restart(
         async def posted() -> bool:
             return any(c.method == "chat.postMessage" for c in slack.calls[calls:])
 
-        await wait_until(posted, seconds=15, what="the reconciler's post in the channel")
+        await wait_until(posted, what="the reconciler's post in the channel")
     finally:
         second.stop()
 
@@ -141,7 +141,7 @@ async def test_two_processes_share_cards_and_execute_once(
         async def approved() -> bool:
             return await _fetch(database_url, done) == "approved"
 
-        await wait_until(approved, seconds=15, what="the approval through the other process")
+        await wait_until(approved, what="the approval through the other process")
 
         contested = await _post_card(one, http, slack, "approve request 4", "1800000000.000002")
         statuses = await asyncio.gather(
@@ -155,7 +155,7 @@ async def test_two_processes_share_cards_and_execute_once(
         async def all_answered() -> bool:
             return len([m for m in slack.messages if m.ephemeral_to == "UARJUN"]) >= 99
 
-        await wait_until(all_answered, seconds=20, what="99 'already decided' answers")
+        await wait_until(all_answered, what="99 'already decided' answers")
     finally:
         one.stop()
         two.stop()

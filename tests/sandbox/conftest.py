@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -41,10 +40,11 @@ class Stack:
 
     async def settle(self) -> None:
         """Waits until deliveries and the work they started in the bot have finished."""
-        for _ in range(4):
-            await asyncio.sleep(0.02)
+        # A delivery returns once the bot has answered it, and bolt runs the listeners (which
+        # hand their work to the task set) before answering: both waits are on conditions.
+        for _ in range(2):
             await self.acting.drain()
-            await self.surface.tasks.drain()
+            await self.surface.tasks.idle()
 
     def cards(self, channel: str) -> list[Message]:
         return [m for m in self.api.messages if m.channel == channel and _actions(m)]

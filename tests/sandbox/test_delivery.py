@@ -15,6 +15,9 @@ from bot.sandbox import FIESTA_OPS, Delivery
 from bot.sandbox.payloads import event, message
 from tests.sandbox.conftest import SECRET, Stack
 
+# Long enough for the fast answer on a machine shared with other suites.
+TIMEOUT = 2.0
+
 
 class Endpoint:
     """A stand-in bot that is slow (or failing) for its first ``slow`` requests."""
@@ -22,13 +25,18 @@ class Endpoint:
     def __init__(self, *, slow: int = 0, failing: bool = False) -> None:
         self.slow, self.failing = slow, failing
         self.seen: list[tuple[dict[str, str], bytes]] = []
+        # A slow request waits for this, which is set only at teardown: it times out however
+        # long the timeout is, and the fast one has the whole timeout to answer (with a fixed
+        # 0.5 s sleep against a 0.2 s timeout, a loaded machine slower than 0.2 s to answer
+        # the fast request turned it into a third timeout).
+        self.released = asyncio.Event()
 
     async def handle(self, request: web.Request) -> web.Response:
         self.seen.append((dict(request.headers), await request.read()))
         if self.failing:
             return web.Response(status=500)
         if len(self.seen) <= self.slow:
-            await asyncio.sleep(0.5)
+            await self.released.wait()
         return web.Response(text="")
 
 
@@ -42,6 +50,7 @@ async def endpoint() -> AsyncIterator[tuple[Endpoint, TestServer]]:
     try:
         yield stand_in, server
     finally:
+        stand_in.released.set()
         await server.close()
 
 
@@ -51,7 +60,7 @@ async def test_every_attempt_is_signed_with_the_bots_secret(
     """Each attempt carries a fresh v0 signature that slack_sdk's verifier accepts."""
     stand_in, server = endpoint
     delivery = Delivery(
-        str(server.make_url("/slack/events")), SECRET, timeout=0.2, retry_delays=(0, 0, 0)
+        str(server.make_url("/slack/events")), SECRET, timeout=TIMEOUT, retry_delays=(0, 0, 0)
     )
     try:
         await delivery.event(event(message("UARJUN", "hi", channel=FIESTA_OPS, ts="1.000001")))
@@ -70,7 +79,7 @@ async def test_a_timed_out_event_is_retried_with_slacks_retry_headers(
     """Two timeouts, then an ack: retries 1 and 2 say http_timeout, and the same event id is resent."""
     stand_in, server = endpoint
     delivery = Delivery(
-        str(server.make_url("/slack/events")), SECRET, timeout=0.2, retry_delays=(0, 0, 0)
+        str(server.make_url("/slack/events")), SECRET, timeout=TIMEOUT, retry_delays=(0, 0, 0)
     )
     try:
         outcome = await delivery.event(

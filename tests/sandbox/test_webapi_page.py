@@ -96,7 +96,7 @@ async def test_the_live_feed_streams_only_what_the_viewer_may_see(
         await feed.content.readline()
         api.workspace.post(_bot_message(api, ephemeral_to="UARJUN", text="secret"))
         api.workspace.post(_bot_message(api, ephemeral_to=None, text="for everyone"))
-        seen = await asyncio.wait_for(_read_events(feed, 1), 5)
+        seen = await asyncio.wait_for(_read_events(feed, 1), 60)
     assert len(seen) == 1 and '"for everyone"' in seen[0] and "secret" not in seen[0]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -116,9 +115,9 @@ class Bot:
 
     async def settle(self) -> None:
         """Waits until the work started by the last request (after its ack) has finished."""
-        for _ in range(3):
-            await asyncio.sleep(0.02)
-            await self.surface.tasks.drain()
+        # Bolt runs the listeners before it answers, so the work they started is in the task
+        # set by now; waiting for it to empty is a condition, not a guess at how long it takes.
+        await self.surface.tasks.idle()
 
     async def mention(self, user: str, text: str, *, channel: str = CHANNEL) -> str:
         """@mentions the bot at a channel's top level; returns the message ts (the thread)."""

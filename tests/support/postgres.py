@@ -126,7 +126,7 @@ class PostgresCluster:
             stderr=subprocess.STDOUT,
             **_as_user(),
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine starts PostgreSQL slowly
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"PostgreSQL exited: {(self.root / 'postgres.log').read_text()}")

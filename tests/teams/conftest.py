@@ -64,7 +64,7 @@ class TeamsBot:
         async with self.http.post(url, json=activity, headers=headers or {}) as response:
             text = await response.text()
             body = await response.json() if text else None
-        await self.surface.tasks.drain()
+        await self.surface.tasks.idle()
         return response.status, body
 
     async def say(self, member: Member, text: str, *, conversation: str = CHANNEL) -> int:

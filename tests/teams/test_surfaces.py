@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -21,9 +20,7 @@ async def slack_post(teams: TeamsBot, body: str, content_type: str) -> int:
     url = teams.server.make_url("/slack/events")
     async with teams.http.post(url, data=body.encode(), headers=headers) as response:
         status = response.status
-    for _ in range(3):
-        await asyncio.sleep(0.02)
-        await teams.surface.tasks.drain()
+    await teams.surface.tasks.idle()  # bolt's listeners ran before it answered
     return status
 
 
