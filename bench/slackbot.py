@@ -60,11 +60,10 @@ class RunningBot:
 
     async def drain(self) -> None:
         """Waits (bounded) for every task the acks started: approvals, answers."""
-        # Polled rather than ``Background.drain``, which cancels work still running after its
-        # shutdown grace period; a burst legitimately takes longer than that.
+        # ``idle`` rather than ``drain``, which cancels work still running after its shutdown
+        # grace period; a burst legitimately takes longer than that.
         async with asyncio.timeout(_DRAIN_LIMIT_S):
-            while len(self.surface.tasks):  # noqa: ASYNC110 - the task set offers no event
-                await asyncio.sleep(0.02)
+            await self.surface.tasks.idle()
 
 
 @contextlib.asynccontextmanager

@@ -1,6 +1,6 @@
 """Wires the bolt app: the Web API client, authorization (one token or OAuth) and the listeners.
 
-Builds objects only; never serves HTTP (``server``) and never handles a message itself. The
+Builds objects only; never serves HTTP (``routes``) and never handles a message itself. The
 client shares one aiohttp session (without it every call opens and closes a connection) and
 retries Slack's 429s and 5xxs; bolt copies both, and ``base_url``, into per-request clients.
 """
