@@ -66,7 +66,7 @@ async def start_sandbox(
     acting = Acting(api, Delivery(bot_events, secret, retry_delays=retry_delays))
     app = web.Application()
     api.routes(app)
-    add_page_routes(app, acting)
+    add_page_routes(app, acting, host=host)
     runner = web.AppRunner(app)
     await runner.setup()
     bound = await _bind(runner, host, port)

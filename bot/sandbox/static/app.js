@@ -31,8 +31,18 @@ async function api(path, body) {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ as: S.me.id, ...body }),
   });
-  if (!response.ok) throw new Error(await response.text());
+  if (!response.ok) throw new Error(await refusal(response));
   return response.json();
+}
+
+// The sandbox refuses with {"ok": false, "error": "…"}; show the sentence, not the JSON.
+async function refusal(response) {
+  const body = await response.text();
+  try {
+    return JSON.parse(body).error || body;
+  } catch {
+    return body || `HTTP ${response.status}`;
+  }
 }
 
 function toast(message) {
