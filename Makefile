@@ -1,24 +1,33 @@
 # The front door: `make run` runs Countersign, `make test` checks everything CI checks.
-# Each target bootstraps what it needs (uv, the locked environment, system packages).
+# Each target bootstraps what it needs (uv, the locked environment, system packages) and says
+# so, one line per step.
 
-UV ?= $(shell command -v uv 2>/dev/null || echo "$(HOME)/.local/bin/uv")
+# uv: the one on PATH, else the one `pip install --user` left in ~/.local/bin, else a private
+# copy this Makefile installs (system Pythons may refuse `pip install --user`: PEP 668).
+UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/countersign/uv
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(wildcard $(HOME)/.local/bin/uv),$(UV_HOME)/bin/uv)
 RUN := $(UV) run --frozen
 
 .PHONY: run test lint typecheck bench deps uv sync clean
 
 uv:
-	@command -v uv >/dev/null 2>&1 || test -x "$(UV)" || python3 -m pip install --quiet --user uv
+	@command -v "$(UV)" >/dev/null 2>&1 || bash .ci/install-uv "$(UV_HOME)"
 
 sync: uv
-	@$(UV) sync --frozen --quiet
+	@if [ ! -d .venv ]; then echo "Creating the environment from uv.lock (a minute the first time)…"; \
+	elif [ uv.lock -nt .venv/.synced ] || [ pyproject.toml -nt .venv/.synced ]; then \
+	  echo "Updating the environment from uv.lock…"; fi
+	@$(UV) sync --frozen --quiet && touch .venv/.synced
 
-# System packages the tests need: PostgreSQL (and, for the browser tests, Chromium).
+# System packages the tests need: PostgreSQL (and, for the browser tests, Chromium and fonts).
 deps:
 	@bash .ci/system-deps
 
 # With no Slack credentials: migrate, load the demo, start the bot and the local Slack sandbox,
 # and print the one URL to open. With them: what production does (`countersign serve`).
+# Ctrl-C stops it; countersign exits 0 then (make itself still ends on the Ctrl-C, silently).
 run: sync
+	@echo "Starting Countersign (migrating the database and loading the demo first)…"
 	@$(RUN) countersign run
 
 lint: sync
@@ -36,4 +45,4 @@ bench: sync deps
 	@$(RUN) python -m bench
 
 clean:
-	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage countersign.db* artifacts
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage countersign.db* .countersign-sandbox*.json artifacts

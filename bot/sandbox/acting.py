@@ -186,11 +186,8 @@ class Acting:
     async def command(self, user: str, channel: str, text: str) -> Outcome:
         """``/countersign <text>``; the bot's answer arrives at the response_url, privately."""
         team = self._person(user)
-        name = payloads.new_id("cmd")
-        self.api.response_targets[name] = (user, channel)
-        fields = payloads.command(
-            user, text, channel=channel, team=team, response_url=self.api.response_url(name)
-        )
+        url = self.api.response_url(to=(user, channel))
+        fields = payloads.command(user, text, channel=channel, team=team, response_url=url)
         return await self.delivery.command(fields)
 
 

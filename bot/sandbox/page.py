@@ -3,8 +3,8 @@
 ``GET /`` and ``/static/*`` are hand-written files (no build step, nothing from the internet).
 ``GET /ui/state`` is a person's whole view; ``GET /ui/feed`` streams what changes for them
 (Server-Sent Events), already filtered: another person's ephemeral message or modal never
-leaves the server. ``POST /ui/*`` are what the person does; they take JSON only, so a form on
-some other web page cannot post into the sandbox.
+leaves the server. ``POST /ui/*`` are what the person does. ``guard`` keeps other web sites
+out of all of it (JSON only, same origin, our own host name); refusals are JSON too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.sandbox.acting import Acting, ActingError
+from bot.sandbox.guard import guard
 from bot.sandbox.workspace import Change
 
 __all__ = ["ACTING", "FEEDS", "Feeds", "add_page_routes"]
@@ -60,7 +61,13 @@ ACTING = web.AppKey("sandbox_acting", Acting)
 FEEDS = web.AppKey("sandbox_feeds", Feeds)
 
 
-def add_page_routes(app: web.Application, acting: Acting) -> None:
+def add_page_routes(app: web.Application, acting: Acting, *, host: str = "127.0.0.1") -> None:
+    """Serves the page from ``app`` and guards everything ``app`` serves (the Web API too).
+
+    ``host`` is where the page listens (``COUNTERSIGN_HOST``): the one name besides loopback's
+    that requests may address.
+    """
+    app.middlewares.append(guard(host))
     feeds = Feeds()
     feeds.acting = acting
     acting.workspace.listeners.append(feeds.listen)
@@ -98,20 +105,24 @@ def _viewer(request: web.Request, given: Any) -> str:
     workspace = request.app[ACTING].workspace
     user = workspace.users.get(str(given or ""))
     if user is None or user.is_bot:
-        raise web.HTTPBadRequest(text="unknown person")
+        raise _refused(web.HTTPBadRequest, "unknown person")
     return user.id
 
 
 async def _body(request: web.Request) -> Json:
     if request.content_type != "application/json":
-        raise web.HTTPUnsupportedMediaType(text="send JSON")
+        raise _refused(web.HTTPUnsupportedMediaType, "Send JSON (Content-Type: application/json).")
     try:
         body = await request.json()
     except (ValueError, UnicodeDecodeError):
-        raise web.HTTPBadRequest(text="send a JSON object") from None
+        raise _refused(web.HTTPBadRequest, "Send a JSON object.") from None
     if not isinstance(body, dict):
-        raise web.HTTPBadRequest(text="send a JSON object")
+        raise _refused(web.HTTPBadRequest, "Send a JSON object.")
     return body
+
+
+def _refused(kind: type[web.HTTPError], error: str) -> web.HTTPError:
+    return kind(text=json.dumps({"ok": False, "error": error}), content_type="application/json")
 
 
 async def _state(request: web.Request) -> web.Response:
@@ -148,7 +159,7 @@ def _acted(work: Any) -> Any:
     try:
         return work()
     except ActingError as refused:
-        raise web.HTTPBadRequest(text=str(refused)) from None
+        raise _refused(web.HTTPBadRequest, str(refused)) from None
 
 
 async def _say(request: web.Request) -> web.Response:
@@ -179,7 +190,7 @@ async def _press(request: web.Request) -> web.Response:
             ts=body.get("ts") or None,
         )
     except ActingError as refused:
-        raise web.HTTPBadRequest(text=str(refused)) from None
+        raise _refused(web.HTTPBadRequest, str(refused)) from None
     return web.json_response({"ok": outcome.ok, "status": outcome.status})
 
 
@@ -191,7 +202,7 @@ async def _submit(request: web.Request) -> web.Response:
     try:
         outcome = await request.app[ACTING].submit(viewer, values)
     except ActingError as refused:
-        raise web.HTTPBadRequest(text=str(refused)) from None
+        raise _refused(web.HTTPBadRequest, str(refused)) from None
     answer = outcome.json() or {}
     return web.json_response(
         {

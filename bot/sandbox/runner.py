@@ -17,6 +17,7 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import aiohttp
 from aiohttp import web
@@ -26,6 +27,7 @@ from bot.sandbox.acting import Acting
 from bot.sandbox.delivery import Delivery
 from bot.sandbox.page import add_page_routes
 from bot.sandbox.people import demo_workspace
+from bot.sandbox.store import WorkspaceStore, state_file
 from bot.sandbox.webapi import WebApi
 from bot.settings import Settings
 
@@ -45,11 +47,14 @@ class Sandbox:
     acting: Acting
     runner: web.AppRunner
     url: str
+    store: WorkspaceStore | None = None
 
     async def stop(self) -> None:
         await self.acting.drain()
         await self.acting.delivery.close()
         await self.runner.cleanup()
+        if self.store is not None:
+            self.store.save()  # what changed in the last moment is kept too
 
 
 async def start_sandbox(
@@ -60,20 +65,29 @@ async def start_sandbox(
     secret: str,
     token: str,
     retry_delays: tuple[float, ...] = (0.0, 1.0, 5.0),
+    state: Path | None = None,
 ) -> Sandbox:
-    """Serves the page and the Web API on ``host``, on ``port`` or the next free one."""
-    api = WebApi(demo_workspace(), token=token)
+    """Serves the page and the Web API on ``host``, on ``port`` or the next free one.
+
+    With ``state``, the workspace is read from that file and kept there as it changes.
+    """
+    workspace = demo_workspace()
+    store = WorkspaceStore(state) if state is not None else None
+    if store is not None:
+        store.load(workspace)
+        store.attach(workspace)
+    api = WebApi(workspace, token=token)
     acting = Acting(api, Delivery(bot_events, secret, retry_delays=retry_delays))
     app = web.Application()
     api.routes(app)
-    add_page_routes(app, acting)
+    add_page_routes(app, acting, host=host)
     runner = web.AppRunner(app)
     await runner.setup()
     bound = await _bind(runner, host, port)
     # The bot reaches the Web API (and response URLs) over loopback even when the page is
     # shared on another interface.
     api.url = f"http://{_LOOPBACK if host in ('0.0.0.0', '::') else host}:{bound}"  # noqa: S104
-    return Sandbox(api, acting, runner, f"http://{host}:{bound}")
+    return Sandbox(api, acting, runner, f"http://{host}:{bound}", store)
 
 
 async def _bind(runner: web.AppRunner, host: str, port: int) -> int:
@@ -125,6 +139,7 @@ async def run_sandbox(
         secret=secret,
         token=token,
         bot_events=f"http://{_LOOPBACK}:{bot_port}/slack/events",
+        state=state_file(settings.database_url),
     )
     configured = bot_settings(
         settings, api_url=sandbox.api.base_url, port=bot_port, token=token, secret=secret

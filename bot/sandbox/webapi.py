@@ -10,6 +10,7 @@ The tests drive it on its own (``start``); the sandbox mounts its routes beside 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -49,8 +50,8 @@ class WebApi:
         self.token = token
         self.calls: list[Call] = []
         self.responses: list[Json] = []
-        # response_url name → (user, channel) of the slash command it answers
-        self.response_targets: dict[str, tuple[str, str]] = {}
+        # response_url name → (user, channel) of the slash command it answers; None: only recorded
+        self.response_targets: dict[str, tuple[str, str] | None] = {}
         self.triggers: dict[str, str] = {}  # trigger_id → the user whose press made it
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -87,7 +88,14 @@ class WebApi:
         """What ``SLACK_API_URL`` is set to (slack_sdk wants the trailing slash)."""
         return f"{self.url}/api/"
 
-    def response_url(self, name: str = "cmd") -> str:
+    def response_url(self, *, to: tuple[str, str] | None = None) -> str:
+        """A new response URL answering ``to`` = (user, channel) privately.
+
+        Its name is random and long: anyone who could guess one could post as the bot into a
+        person's view (the first names were a counter anyone could count along).
+        """
+        name = secrets.token_urlsafe(32)
+        self.response_targets[name] = to
         return f"{self.url}/response/{name}"
 
     # -- serving --------------------------------------------------------------------------------
@@ -122,9 +130,19 @@ class WebApi:
         return web.json_response(await handler(params))
 
     async def _response(self, request: web.Request) -> web.Response:
-        body: Json = await request.json()
+        name = request.match_info["name"]
+        if name not in self.response_targets:
+            return _refused(404, "No such response URL (it expired or never existed).")
+        if request.content_type != "application/json":
+            return _refused(415, "Send JSON (Content-Type: application/json).")
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            return _refused(400, "Send a JSON object.")
+        if not isinstance(body, dict):
+            return _refused(400, "Send a JSON object.")
         self.responses.append(body)
-        target = self.response_targets.get(request.match_info["name"])
+        target = self.response_targets[name]
         if target is not None:
             user, channel = target
             self.workspace.post(
@@ -278,6 +296,10 @@ class WebApi:
     def views(self) -> list[Json]:
         """Every view opened or published, as the tests of the fake once read them."""
         return [c.params for c in self.calls if c.method in ("views.open", "views.publish")]
+
+
+def _refused(status: int, error: str) -> web.Response:
+    return web.json_response({"ok": False, "error": error}, status=status)
 
 
 def _truthy(value: Any) -> bool:

@@ -172,6 +172,11 @@ class Workspace:
     def next_view_id(self) -> str:
         return f"V{next(self._views):08d}"
 
+    def continue_counters(self, *, ts: int, views: int) -> None:
+        """Numbers new messages and views from ``ts`` and ``views`` on (a restored workspace)."""
+        self._ts = itertools.count(ts)
+        self._views = itertools.count(views)
+
     def dm_of(self, user_id: str) -> Channel | None:
         return self.channels.get(f"D{user_id[1:]}")
 

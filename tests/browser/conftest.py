@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +50,7 @@ class Running:
         return str(row[0])
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -65,18 +66,17 @@ def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
     return found[0] if found else ""
 
 
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    """`python -m bot sandbox` with nothing configured, as `make run` runs it."""
+@contextmanager
+def launch(home: Path, port: int) -> Iterator[Running]:
+    """`python -m bot sandbox` in ``home`` on ``port``, nothing configured, until stopped with Ctrl-C."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make deps` (apt-get install chromium)")
-    home = tmp_path_factory.mktemp("sandbox")
     database = home / "countersign.db"
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SETTINGS_PREFIXES)}
-    env |= {"DATABASE_URL": f"sqlite+aiosqlite:///{database}", "PORT": str(_free_port())}
+    env |= {"DATABASE_URL": f"sqlite+aiosqlite:///{database}", "PORT": str(port)}
     env.pop("LOG_LEVEL", None)
     with (
-        (home / "stderr.log").open("w") as log,
+        (home / "stderr.log").open("a") as log,
         subprocess.Popen(
             [sys.executable, "-m", "bot", "sandbox"],
             cwd=home,
@@ -96,6 +96,13 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """`python -m bot sandbox` with nothing configured, as `make run` runs it."""
+    with launch(tmp_path_factory.mktemp("sandbox"), free_port()) as running:
+        yield running
 
 
 @pytest.fixture

@@ -95,3 +95,21 @@ async def stack(db: Database, database_url: str) -> AsyncIterator[Stack]:
         await delivery.close()
         await bot.close()
         await page.close()
+
+
+@pytest.fixture
+async def page() -> AsyncIterator[tuple[WebApi, TestServer]]:
+    """The Web API and the page on one loopback server, with no bot behind them."""
+    api = WebApi(demo_workspace())
+    app = web.Application()
+    api.routes(app)
+    acting = Acting(api, Delivery("http://127.0.0.1:9/none", "secret", retry_delays=()))
+    add_page_routes(app, acting)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    api.url = str(server.make_url("")).rstrip("/")
+    try:
+        yield api, server
+    finally:
+        await acting.delivery.close()
+        await server.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -14,34 +13,8 @@ from aiohttp.test_utils import TestServer
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.sandbox import (
-    BOT_TOKEN,
-    FIESTA_OPS,
-    Acting,
-    Delivery,
-    Message,
-    WebApi,
-    demo_workspace,
-    start_sandbox,
-)
-from bot.sandbox.page import STATIC, add_page_routes
-
-
-@pytest.fixture
-async def page() -> AsyncIterator[tuple[WebApi, TestServer]]:
-    api = WebApi(demo_workspace())
-    app = web.Application()
-    api.routes(app)
-    acting = Acting(api, Delivery("http://127.0.0.1:9/none", "secret", retry_delays=()))
-    add_page_routes(app, acting)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    api.url = str(server.make_url("")).rstrip("/")
-    try:
-        yield api, server
-    finally:
-        await acting.delivery.close()
-        await server.close()
+from bot.sandbox import BOT_TOKEN, FIESTA_OPS, Message, WebApi, start_sandbox
+from bot.sandbox.page import STATIC
 
 
 async def test_auth_test_answers_for_the_fiesta_workspace(page: tuple[WebApi, TestServer]) -> None:

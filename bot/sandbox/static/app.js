@@ -8,7 +8,7 @@ const $ = (sel, root = document) => root.querySelector(sel);
 const S = {
   me: null, bot: "UBOT", team: null, people: {}, channels: {}, messages: new Map(),
   modal: null, home: null, current: null, tab: "messages", thread: null, unread: {},
-  feed: null, flash: new Set(),
+  feed: null, flash: new Set(), dismissConfirm: null,
 };
 
 function el(tag, className, parent, textContent) {
@@ -31,8 +31,18 @@ async function api(path, body) {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ as: S.me.id, ...body }),
   });
-  if (!response.ok) throw new Error(await response.text());
+  if (!response.ok) throw new Error(await refusal(response));
   return response.json();
+}
+
+// The sandbox refuses with {"ok": false, "error": "…"}; show the sentence, not the JSON.
+async function refusal(response) {
+  const body = await response.text();
+  try {
+    return JSON.parse(body).error || body;
+  } catch {
+    return body || `HTTP ${response.status}`;
+  }
 }
 
 function toast(message) {
@@ -250,6 +260,7 @@ function renderModal() {
   root.hidden = !S.modal;
   if (!S.modal) return;
   const view = S.modal;
+  root.onclick = (e) => { if (e.target === root) closeModal(); };
   const dialog = el("div", "dialog modal", root);
   dialog.setAttribute("role", "dialog");
   dialog.setAttribute("aria-modal", "true");
@@ -258,14 +269,14 @@ function renderModal() {
   const x = el("button", "dialog-x", head, "✕");
   x.type = "button";
   x.setAttribute("aria-label", "Close");
-  x.addEventListener("click", () => api("/ui/close", {}));
+  x.addEventListener("click", closeModal);
   const body = el("div", "dialog-body", dialog);
   body.appendChild(renderBlocks(view.blocks, ctx()));
   const foot = el("div", "dialog-foot", dialog);
   const cancel = el("button", "bk-button", foot);
   cancel.type = "button";
   text(view.close || { type: "plain_text", text: "Cancel" }, ctx(), cancel);
-  cancel.addEventListener("click", () => api("/ui/close", {}));
+  cancel.addEventListener("click", closeModal);
   if (view.submit) {
     const submit = el("button", "bk-button primary", foot);
     submit.type = "button";
@@ -289,6 +300,10 @@ function renderModal() {
   if (first) first.focus();
 }
 
+function closeModal() {
+  api("/ui/close", {}).catch((failed) => toast(String(failed.message || failed)));
+}
+
 function confirm(spec, style) {
   return new Promise((resolve) => {
     const root = $("#confirm-root");
@@ -299,7 +314,16 @@ function confirm(spec, style) {
     text(spec.title || { type: "plain_text", text: "Are you sure?" }, ctx(), el("div", "dialog-title", el("div", "dialog-head", dialog)));
     text(spec.text, ctx(), el("div", "dialog-body confirm-text", dialog));
     const foot = el("div", "dialog-foot", dialog);
-    const done = (answer) => { root.hidden = true; root.replaceChildren(); resolve(answer); };
+    const done = (answer) => {
+      root.hidden = true;
+      root.replaceChildren();
+      root.onclick = null;
+      S.dismissConfirm = null;
+      resolve(answer);
+    };
+    // Escape and a click on the dimmed backdrop mean "not now", as in Slack.
+    S.dismissConfirm = () => done(false);
+    root.onclick = (e) => { if (e.target === root) done(false); };
     const deny = el("button", "bk-button", foot);
     deny.type = "button";
     text(spec.deny || { type: "plain_text", text: "Cancel" }, ctx(), deny);
@@ -331,9 +355,18 @@ function selectChannel(id) {
   S.thread = null;
   document.body.classList.remove("sidebar-open");
   $("#messages").dataset.fresh = "yes";
-  const channel = S.channels[id];
-  $("#composer-text").placeholder = channel.kind === "im" ? "Message countersign" : `Message #${channel.name} — mention @countersign to ask`;
+  setPlaceholder();
   render();
+}
+
+// At phone width the long hint wrapped inside the one-line field and was cut in half.
+const NARROW = matchMedia("(max-width: 760px)");
+
+function setPlaceholder() {
+  const channel = S.channels[S.current];
+  if (!channel) return;
+  const hint = NARROW.matches ? "" : " — mention @countersign to ask";
+  $("#composer-text").placeholder = channel.kind === "im" ? "Message countersign" : `Message #${channel.name}${hint}`;
 }
 
 function openThread(channel, ts) {
@@ -371,8 +404,19 @@ async function load(person) {
 function listen(person) {
   const feed = new EventSource(`/ui/feed?as=${encodeURIComponent(person)}`);
   S.feed = feed;
-  feed.addEventListener("open", () => { document.body.dataset.live = "yes"; });
-  feed.addEventListener("error", () => { document.body.dataset.live = "no"; });
+  feed.addEventListener("open", () => {
+    const wasDown = document.body.dataset.live === "no";
+    document.body.dataset.live = "yes";
+    $("#offline").hidden = true;
+    // Back after a stop: what happened meanwhile is only in the state, not in this stream.
+    if (wasDown) load(person).catch((failed) => toast(String(failed.message || failed)));
+  });
+  feed.addEventListener("error", () => {
+    // The browser retries by itself; the banner says why nothing answers meanwhile.
+    if (feed !== S.feed) return;
+    document.body.dataset.live = "no";
+    $("#offline").hidden = false;
+  });
   feed.addEventListener("message", (e) => {
     const m = JSON.parse(e.data);
     const seen = S.messages.has(key(m));
@@ -435,8 +479,13 @@ function boot() {
     tab.addEventListener("click", () => (tab.dataset.tab === "home" ? openHome() : (S.tab = "messages", render())));
   }
   document.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && S.modal) api("/ui/close", {});
+    if (e.key !== "Escape") return;
+    // The topmost dialog first: a confirmation can sit over a modal.
+    if (S.dismissConfirm) S.dismissConfirm();
+    else if (S.modal) closeModal();
+    else if (document.body.classList.contains("sidebar-open")) document.body.classList.remove("sidebar-open");
   });
+  NARROW.addEventListener("change", setPlaceholder);
 }
 
 boot();
