@@ -56,7 +56,10 @@ def outcome(status: str, result: str | None, reason: str | None) -> tuple[str, s
     if status == "done":
         return "Outcome", f"done. {result or ''}".strip()
     if status == "failed":
-        return "Outcome", f"failed — {result or 'no reason given'}. Nothing was changed."
+        # Refusals often end "…, so nothing was changed." already: say it once, with one stop.
+        said = (result or "no reason given").rstrip(". ")
+        tail = "" if "nothing was changed" in said.lower() else " Nothing was changed."
+        return "Outcome", f"failed — {said}.{tail}"
     if status == "rejected":
         return "Reason", reason if reason else "none given."
     if status in ("interrupted", "outcome_unknown"):

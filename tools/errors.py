@@ -26,8 +26,9 @@ with the ids and names involved, and what to do next.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 __all__ = [
     "AmbiguousError",
@@ -66,25 +67,105 @@ class UnknownToolError(CallError):
 
 
 class NotAllowedError(CallError):
-    def __init__(self, agent: str, tool: str) -> None:
-        super().__init__(f"The {agent} agent is not allowed to use {tool}.")
+    def __init__(self, agent: str, tool: str, *, title: str = "") -> None:
+        super().__init__(f"{_doing(tool, title)} is not allowed for this assistant.")
         self.agent, self.tool = agent, tool
 
 
+# How a role reads in a sentence: "needs a manager", "you are staff", "ask the owner".
+_ROLE_WORDS = {"owner": "the owner", "manager": "a manager", "staff": "staff"}
+
+
 class RoleRequiredError(CallError):
-    def __init__(self, tool: str, needed: str, actual: str) -> None:
-        article = "an" if needed[:1] in "aeiou" else "a"
-        super().__init__(
-            f"{tool} needs the {needed} role; you are {actual}. Ask {article} {needed} to do this."
-        )
+    def __init__(self, tool: str, needed: str, actual: str, *, title: str = "") -> None:
+        who = _ROLE_WORDS.get(needed, f"the {needed} role")
+        you = _ROLE_WORDS.get(actual, actual)
+        super().__init__(f"{_doing(tool, title)} needs {who}; you are {you}. Ask {who} to do it.")
         self.tool, self.needed, self.actual = tool, needed, actual
 
 
 class InvalidArgumentsError(CallError):
+    """Arguments that do not fit; each problem is a sentence naming the field in plain words.
+
+    The model reads it to fix its call, and a person may read it too, so it says "The note is
+    too long: keep it within 500 characters.", never a validator's "String should have …".
+    """
+
     def __init__(self, tool: str, problems: Sequence[str]) -> None:
-        listed = "; ".join(problems) or "they could not be read"
-        super().__init__(f"The arguments for {tool} are not valid: {listed}.")
+        listed = " ".join(problems) or "The details of that request could not be read."
+        super().__init__(listed)
         self.tool, self.problems = tool, list(problems)
+
+    @classmethod
+    def from_validation(
+        cls, tool: str, errors: Sequence[Mapping[str, Any]]
+    ) -> InvalidArgumentsError:
+        """The error for pydantic's ``ValidationError.errors()``, each one put in plain words."""
+        return cls(tool, [_problem(error) for error in errors])
+
+    @classmethod
+    def bad_value(cls, tool: str, field: str, problem: str) -> InvalidArgumentsError:
+        """One field's value refused for ``problem`` ("'1.234' has more than 2 decimals")."""
+        return cls(tool, [f"The {field_words(field)} is not valid: {problem}."])
+
+
+def field_words(field: str) -> str:
+    """An argument's name as a person says it: ``request_id`` is "request number"."""
+    words = field.removesuffix("_id") + " number" if field.endswith("_id") else field
+    return {"sku": "SKU", "delta": "change in quantity", "days": "number of days"}.get(
+        words, words.replace("_", " ")
+    )
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    where = [str(part) for part in error.get("loc", ()) if not isinstance(part, int)]
+    name = where[-1] if where else ""
+    the = f"The {field_words(name)}" if name else "The request"
+    ctx: Mapping[str, Any] = error.get("ctx") or {}
+    kind = str(error.get("type", ""))
+    if kind == "extra_forbidden":
+        return f"There is no {name!r} setting here."
+    if kind in _BOUNDS:
+        return f"{the} {_BOUNDS[kind]} {_number(ctx)}."
+    if kind.startswith(("int_", "float_", "decimal_")):
+        kind = "number"
+    if kind == "string_too_short" and ctx.get("min_length") != 1:
+        return f"{the} is too short."
+    said = _SAID.get(kind)
+    if said is None:
+        return f"{the} is not valid: {str(error.get('msg', 'it could not be read')).lower()}."
+    return f"{the} {said.format(**ctx)}."
+
+
+# What a person is told for each kind of pydantic error; ``{…}`` come from the error's ctx.
+_SAID = {
+    "missing": "is missing",
+    "string_too_long": "is too long: keep it within {max_length} characters",
+    "string_too_short": "is empty",
+    "number": "must be a number",
+    "literal_error": "must be {expected}",
+    "enum": "must be {expected}",
+    "string_pattern_mismatch": "holds characters that cannot be used (line breaks or control codes)",
+}
+_BOUNDS = {
+    "greater_than_equal": "must be at least",
+    "greater_than": "must be more than",
+    "less_than_equal": "must be at most",
+    "less_than": "must be less than",
+}
+
+
+def _number(ctx: Mapping[str, Any]) -> str:
+    for key in ("ge", "gt", "le", "lt"):
+        if key in ctx:
+            return str(ctx[key])
+    return "the limit"
+
+
+def _doing(tool: str, title: str) -> str:
+    """The action as the start of a sentence: "Approving a request", else the tool's name."""
+    words = title or f"Using {tool.replace('_', ' ')}"
+    return words[:1].upper() + words[1:]
 
 
 class NeedsApprovalError(CallError):

@@ -130,9 +130,9 @@ class Registry:
     def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
         """The allow-list, then the role: asked at every call and again at every approval."""
         if not agent.allows(tool.name):
-            raise NotAllowedError(agent.name, tool.name)
+            raise NotAllowedError(agent.name, tool.name, title=tool.title)
         if not caller.role.satisfies(tool.role):
-            raise RoleRequiredError(tool.name, str(tool.role), str(caller.role))
+            raise RoleRequiredError(tool.name, str(tool.role), str(caller.role), title=tool.title)
 
     async def context(
         self, session: AsyncSession, caller: Caller, now: datetime, card_id: str | None = None

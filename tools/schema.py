@@ -33,14 +33,9 @@ def validate(tool: str, model: type[A], args: Mapping[str, Any] | BaseModel) -> 
     try:
         return model.model_validate(raw)
     except ValidationError as invalid:
-        raise InvalidArgumentsError(tool, [_problem(e) for e in invalid.errors()]) from invalid
+        raise InvalidArgumentsError.from_validation(tool, invalid.errors()) from invalid
 
 
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema the model sees for a tool's arguments."""
     return model.model_json_schema()
-
-
-def _problem(error: Any) -> str:
-    where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
-    return f"{where}: {error.get('msg', 'invalid')}"

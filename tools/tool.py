@@ -129,6 +129,8 @@ class Tool:
     name: str
     description: str
     args: type[BaseModel]
+    # What doing it is called, for people reading a refusal: "approving a request".
+    title: str = ""
     handler: Handler = refuse_plain_call
     role: Role = Role.STAFF
     scope: Scope = Scope.READ

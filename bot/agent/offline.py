@@ -37,6 +37,18 @@ Call = tuple[str, dict[str, Any]]
 _AMOUNT = r"[₹$€£]?\s?\d[\d,]*(?:\.\d+)?"
 _MENTIONS = re.compile(r"^(?:\s*(?:<@[^>]+>|@[\w.\-]+)[\s,:;]*)+")
 _EDGES = " \t\r\n.!?,;:"
+# "request 6", "req 6", "req. #6": how people write a request's number.
+_REQUEST = r"(?:request|req\.?) ?#?(?P<id>\d+)"
+# Politeness around a phrasing: "Can you approve request 6 please?", "thanks, orders today".
+_POLITE_START = re.compile(
+    r"^(?:(?:hi|hey|hello|thanks|thank you|ok|okay)\b[\s,!]*)?"
+    r"(?:(?:can|could|would|will) you(?: please)?|please|pls|kindly)\b[\s,]*",
+    re.IGNORECASE,
+)
+_POLITE_END = re.compile(
+    r"[\s,]+(?:please|pls|thanks|thank you|thx|ty)$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +71,10 @@ def _money(text: str | None) -> str | None:
 
 
 def _reject(m: re.Match[str]) -> Call | str:
+    number = int(m["id"] or m["bare"])
     if not m["reason"]:
-        return f'Tell me why, and I\'ll prepare it: "reject request {m["id"]} because …".'
-    return "reject_request", {"request_id": int(m["id"]), "reason": m["reason"]}
+        return f'Tell me why, and I\'ll prepare it: "reject request {number} because …".'
+    return "reject_request", {"request_id": number, "reason": m["reason"]}
 
 
 _INTENTS = (
@@ -75,14 +88,30 @@ _INTENTS = (
         lambda m: ("list_requests", {"branch": m["branch"]}),
     ),
     _intent(
-        r"(?:(?:show|get|view) )?request #?(?P<id>\d+)",
+        rf"(?:(?:show|get|view|open) )?(?:me )?{_REQUEST}",
         lambda m: ("get_request", {"request_id": int(m["id"])}),
     ),
     _intent(
-        r"approve request #?(?P<id>\d+)(?:[,:]? (?:with note|note|saying):? (?P<note>.+))?",
-        lambda m: ("approve_request", _with(request_id=int(m["id"]), note=m["note"])),
+        rf"approve (?:{_REQUEST}|#?(?P<bare>\d+))"
+        r"(?:[,:]? (?:with note|note|saying):? (?P<note>.+))?",
+        lambda m: (
+            "approve_request",
+            _with(request_id=int(m["id"] or m["bare"]), note=m["note"]),
+        ),
     ),
-    _intent(r"reject request #?(?P<id>\d+)(?:[,:]? (?:because|reason:?) (?P<reason>.+))?", _reject),
+    _intent(
+        rf"reject (?:{_REQUEST}|#?(?P<bare>\d+))"
+        r"(?:[,:]? (?:because|reason:?) (?P<reason>.+))?",
+        _reject,
+    ),
+    _intent(
+        r"(?:(?:show|list|get|any) )?(?:me )?(?:the |all )?(?:recent |latest )?orders"
+        r"(?: (?P<today>today))?(?: (?:at|for|in|from) (?P<branch>.+?))?(?: (?P<later>today))?",
+        lambda m: (
+            "list_orders",
+            _with(branch=m["branch"], today=bool(m["today"] or m["later"]) or None),
+        ),
+    ),
     _intent(r"(?:show |list )?(?:all |our |my )?branches", lambda m: ("list_branches", {})),
     _intent(
         r"close (?:the )?branch (?P<name>.+)",
@@ -124,9 +153,12 @@ _INTENTS = (
 
 
 def normalise(text: str) -> str:
-    """The message without its speaker tag, @mentions, edge punctuation and doubled spaces."""
+    """The message without its speaker tag, @mentions, politeness, edge punctuation and doubled
+    spaces: "<@U1> Can you approve request 6 please?" is "approve request 6"."""
     text = _MENTIONS.sub("", unspoken(text).strip())
-    return re.sub(r"\s+", " ", text).strip(_EDGES)
+    text = re.sub(r"\s+", " ", text).strip(_EDGES)
+    bare = _POLITE_END.sub("", _POLITE_START.sub("", text, count=1)).strip(_EDGES)
+    return bare or text
 
 
 def understand(text: str) -> Call | str:
@@ -136,7 +168,7 @@ def understand(text: str) -> Call | str:
         match = intent.pattern.fullmatch(said)
         if match:
             return intent.build(match)
-    return "I didn't catch that. " + phrasing.HELP
+    return phrasing.NOT_UNDERSTOOD
 
 
 async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -7,26 +7,35 @@ never disagree with the card.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from tools.approval import NOT_DONE_NOTE
 
-__all__ = ["HELP", "MAX_ROWS", "phrase_failure", "phrase_missing_tool", "phrase_result"]
+__all__ = [
+    "HELP",
+    "MAX_ROWS",
+    "NOT_UNDERSTOOD",
+    "phrase_failure",
+    "phrase_missing_tool",
+    "phrase_result",
+]
 
 MAX_ROWS = 12
 
 PHRASINGS = (
     "pending requests",
     "requests at <branch>",
-    "show request <id>",
-    "approve request <id>",
-    "reject request <id> because <reason>",
+    "show request <number>",
+    "approve request <number>",
+    "reject request <number> because <reason>",
     "branches",
     "close branch <name> / reopen branch <name>",
-    "show order <id>",
-    "refund order <id> [amount]",
+    "orders (or orders today, orders at <branch>)",
+    "show order <number>",
+    "refund order <number> [amount]",
     "stock at <branch>",
     "set price of <sku> to <amount>",
     "sales this week (or today, this month)",
@@ -36,6 +45,12 @@ HELP = (
     "I can look things up for you and prepare changes for approval. Try:\n"
     + "\n".join(f"• {p}" for p in PHRASINGS)
     + "\nChanges are never made until you press Approve on the card I post."
+)
+
+# The answer to a message no phrasing matches: short, and pointing at the full list.
+NOT_UNDERSTOOD = (
+    "I didn't catch that. I can show requests, orders, branches, stock and sales, and prepare "
+    'approvals, refunds and price changes for you to approve. Say "help" for examples.'
 )
 
 # The fields a one-line summary of a row shows first, in this order, when a row has them.
@@ -59,6 +74,7 @@ _FIRST = (
 )
 # How a bare number reads in a one-line summary.
 _UNITS = {"quantity": "{} in stock", "orders": "{} orders", "net": "net {}"}
+_ONE = {"orders": "1 order"}
 
 
 def phrase_failure(message: str) -> str:
@@ -132,13 +148,19 @@ def _value(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, Mapping):
-        return ", ".join(f"{_label(k)} {_value(v)}" for k, v in value.items() if _value(v))
+        # A nested row (a refund of an order) hides its machine fields like a top-level one:
+        # "Amount minor 175200, Approved by id 2" once leaked from "show order 12".
+        shown = {k: _value(v) for k, v in value.items() if _shown(k) and k != "id"}
+        return ", ".join(f"{_label(k)} {v}" for k, v in shown.items() if v)
     if isinstance(value, list | tuple):
         return "; ".join(_value(item) for item in value[:MAX_ROWS] if _value(item))
-    return str(value)
+    when = _time(value) if isinstance(value, str) else None
+    return when or str(value)
 
 
 def _unit(key: str, shown: str) -> str:
+    if shown == "1" and key in _ONE:
+        return _ONE[key]
     return _UNITS[key].format(shown) if shown and key in _UNITS else shown
 
 
@@ -147,6 +169,20 @@ def _clock(stamp: Any) -> str:
         return f"{datetime.fromisoformat(str(stamp)):%H:%M} UTC"
     except ValueError:
         return str(stamp)
+
+
+def _time(stamp: str) -> str | None:
+    """An ISO timestamp as people read it ("1 Mar 2026, 10:05 UTC"), or None if it is not one."""
+    if not _ISO.fullmatch(stamp):
+        return None
+    try:
+        at = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return f"{at.day} {at:%b %Y, %H:%M} UTC"
+
+
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")
 
 
 def _label(key: str) -> str:

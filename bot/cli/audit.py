@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,7 +15,18 @@ from bot.settings import Settings
 from tools.audit import AuditLog
 from tools.db import AuditRow
 
-__all__ = ["render_table", "show_audit"]
+__all__ = ["printable", "render_table", "show_audit"]
+
+
+# C0 controls, DEL, C1 controls and the bidi embeddings, overrides and isolates. A reject reason
+# is typed by anyone a card reaches; printed raw, "\x1b]0;…\x07\x1b[2J" retitled and cleared
+# the operator's terminal, and U+202E can make a line read backwards.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that could steer a terminal removed."""
+    return _UNPRINTABLE.sub("", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +86,7 @@ def render_table(
 ) -> str:
     """The rows as a table with a header; columns as wide as their content, up to a cap each."""
     names = _Names(people, merchants)
-    cells = [[column.cell(row, names) for column in _COLUMNS] for row in rows]
+    cells = [[printable(column.cell(row, names)) for column in _COLUMNS] for row in rows]
     widths = [
         min(column.cap, max(len(column.header), *(len(line[i]) for line in cells)))
         for i, column in enumerate(_COLUMNS)
@@ -101,8 +113,13 @@ async def show_audit(settings: Settings, args: argparse.Namespace) -> str:
         )
         people = await person_names(db, (r.user_id for r in rows if r.user_id is not None))
         merchants = await tenant_names(db, (r.tenant_id for r in rows if r.tenant_id is not None))
-    which = "".join(
-        (f" for {tenant.name}" if tenant else "", f" about card {card_id[:8]}" if card_id else "")
+    which = printable(
+        "".join(
+            (
+                f" for {tenant.name}" if tenant else "",
+                f" about card {card_id[:8]}" if card_id else "",
+            )
+        )
     )
     if not rows:
         return f"No audit entries{which} yet."

@@ -107,7 +107,8 @@ def _plain(text: str, limit: int) -> dict[str, Any]:
 
 
 def _mrkdwn(text: str, limit: int = _SECTION) -> dict[str, Any]:
-    return {"type": "mrkdwn", "text": clip(text, limit)}
+    # verbatim: Slack would otherwise turn a URL or a #channel typed into a note into a link.
+    return {"type": "mrkdwn", "text": clip(text, limit), "verbatim": True}
 
 
 def _section(text: str) -> Block:

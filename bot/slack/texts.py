@@ -62,9 +62,29 @@ HOME_INTRO = (
 )
 
 
+# &, < and > are Slack's own escapes. mrkdwn has no escape for its styling characters, so
+# they become look-alikes that Slack does not read as markup: a note typed as "*URGENT*
+# ~approved~" restyled the whole card before.
+_INERT = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "*": "\u2217",  # ∗ asterisk operator
+        "_": "\u02cd",  # ˍ modifier letter low macron
+        "~": "\u223c",  # ∼ tilde operator
+        "`": "\u02cb",  # ˋ modifier letter grave accent
+    }
+)
+
+
 def esc(text: str) -> str:
-    """Escapes the three characters Slack's mrkdwn treats as control: &, < and >."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Makes data inert in mrkdwn: ``&``, ``<``, ``>`` escaped, styling characters defused.
+
+    A branch named ``<!channel>`` pings nobody, ``<https://x|Approve here>`` is no link and
+    ``*bold*`` is not bold. Bare URLs are kept from linking by ``verbatim`` on the block's text.
+    """
+    return text.translate(_INERT)
 
 
 def when(at: datetime) -> str:

@@ -57,10 +57,20 @@ def _words(text: str, **style: Any) -> Json:
     return {"type": "TextBlock", "text": text, "wrap": True, **style}
 
 
-def _runs(*runs: tuple[str, bool]) -> Json:
-    """A line of data: each run is (text, bold), shown verbatim."""
+def _runs(*runs: tuple[str, bool], subtle: bool = False) -> Json:
+    """A line of data: each run is (text, bold), shown verbatim.
+
+    Any line holding a name, a value or a note goes here, never into a TextBlock: Teams reads a
+    TextBlock as markdown, so a person named ``[Approve here](https://evil.example)`` became a
+    live link on the "Waiting for … to decide" line.
+    """
     inlines = [
-        {"type": "TextRun", "text": safe(text), **({"weight": "Bolder"} if bold else {})}
+        {
+            "type": "TextRun",
+            "text": safe(text),
+            **({"weight": "Bolder"} if bold else {}),
+            **({"isSubtle": True} if subtle else {}),
+        }
         for text, bold in runs
         if text
     ]
@@ -95,7 +105,7 @@ def _pending_lines(spec: CardSpec) -> list[Json]:
 def _decided_lines(spec: CardSpec) -> list[Json]:
     lines: list[Json] = []
     if spec.note is not None:
-        lines.append(_words(spec.note))
+        lines.append(_runs((spec.note, False)))
     elif spec.decided is not None:
         lines.append(
             _runs((f"{spec.decided.verb} by ", False), (spec.decided.by or "someone", True))
@@ -167,10 +177,9 @@ def _card(spec: CardSpec, view: View, issuee: str | None, notice: str | None) ->
         body += inputs
         card["actions"] = actions
     else:
+        who = spec.issued_to or "the person who asked"
         body.append(
-            _words(
-                f"Waiting for {spec.issued_to or 'the person who asked'} to decide.", isSubtle=True
-            )
+            _runs(("Waiting for ", False), (who, False), (" to decide.", False), subtle=True)
         )
     card["body"] = body
     if spec.token:

@@ -14,7 +14,7 @@ from tools import Caller, Registry
 from tools.merchant import READ_ONLY_AGENT
 
 PHRASINGS: list[tuple[Caller, str, str | None, dict[str, Any], list[str]]] = [
-    (ARJUN, "help", None, {}, ["pending requests", "refund order <id> [amount]"]),
+    (ARJUN, "help", None, {}, ["pending requests", "refund order <number> [amount]"]),
     (
         ARJUN,
         "<@U123> Pending requests?",
@@ -88,7 +88,7 @@ PHRASINGS: list[tuple[Caller, str, str | None, dict[str, Any], list[str]]] = [
         ["Not done yet", "₹130.00"],
     ),
     (ARJUN, "sales this week", "sales_summary", {"period": "this_week"}, ["Koramangala", "orders"]),
-    (ARJUN, "what is the weather like", None, {}, ["I didn't catch that", "stock at <branch>"]),
+    (ARJUN, "what is the weather like", None, {}, ["I didn't catch that", '"help"']),
 ]
 
 

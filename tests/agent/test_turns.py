@@ -41,7 +41,7 @@ async def test_staff_approve_is_refused_for_want_of_the_role(
     """Ravi (staff) asking to approve gets the role refusal relayed, and no card."""
     reply = await assistant.reply(conversation="t", caller=RAVI, text="approve request 3")
     assert reply.proposals == []
-    assert "manager role" in reply.text
+    assert "needs a manager" in reply.text
     assert await _status(db, 3) == "pending"
 
 

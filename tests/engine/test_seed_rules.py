@@ -211,7 +211,7 @@ async def test_unknown_tool_and_bad_arguments_are_distinct_errors(registry: Regi
     """Registry.call names each refusal: unknown tool, invalid arguments; both audited."""
     with pytest.raises(UnknownToolError):
         await registry.call(EVERYTHING, "nope", {}, ARJUN)
-    with pytest.raises(InvalidArgumentsError, match="branch_id"):
+    with pytest.raises(InvalidArgumentsError, match="branch number"):
         await registry.call(EVERYTHING, "rename_branch", {"name": "x"}, ARJUN)
     with pytest.raises(InvalidArgumentsError, match="sneaky"):
         await registry.call(EVERYTHING, "rename_branch", {**RENAME, "sneaky": 1}, ARJUN)

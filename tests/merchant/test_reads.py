@@ -72,7 +72,7 @@ def test_read_tools_keep_their_names_and_arguments() -> None:
         "get_branch": ["branch"],
         "list_requests": ["branch", "kind", "status"],
         "get_request": ["request_id"],
-        "list_orders": ["branch", "customer", "days", "status"],
+        "list_orders": ["branch", "customer", "days", "status", "today"],
         "get_order": ["order_id"],
         "stock_levels": ["branch", "sku"],
         "sales_summary": ["branch", "period"],
@@ -95,7 +95,7 @@ async def test_read_only_agent_reads(registry: Registry) -> None:
 async def test_list_branches_shows_every_branch_with_counts(registry: Registry) -> None:
     """All four Fiesta branches, in id order, with their status and pending request counts."""
     result = await read(registry, "list_branches")
-    assert result.scope == "Fiesta Foods: all 4 branches"
+    assert result.scope == "Fiesta Foods: 4 branches"
     assert [(r["id"], r["name"], r["status"]) for r in result.rows] == [
         (1, "Indiranagar", "open"),
         (2, "Koramangala", "open"),
@@ -109,7 +109,7 @@ async def test_list_branches_filters_by_status(registry: Registry) -> None:
     """status=closed lists only MG Road and says so in the scope line."""
     result = await read(registry, "list_branches", {"status": "closed"})
     assert [r["name"] for r in result.rows] == ["MG Road"]
-    assert result.scope == "Fiesta Foods: all 1 branches that are closed"
+    assert result.scope == "Fiesta Foods: 1 closed branch"
 
 
 @pytest.mark.parametrize("ref", ["Whitefield", "whitefield", "White", "3", "#3", 3])
@@ -189,7 +189,8 @@ async def test_ids_beyond_32_bits_are_refused_as_arguments(registry: Registry, t
     """A request or order number too large to exist is refused by the schema on both databases,
     instead of reaching PostgreSQL as an out-of-range integer."""
     field = "request_id" if tool == "get_request" else "order_id"
-    with pytest.raises(InvalidArgumentsError, match=field):
+    said = "request number" if tool == "get_request" else "order number"
+    with pytest.raises(InvalidArgumentsError, match=said):
         await read(registry, tool, {field: 2**31})
 
 
@@ -199,7 +200,7 @@ async def test_ids_beyond_32_bits_are_refused_as_arguments(registry: Registry, t
 async def test_list_requests_defaults_to_pending_newest_first(registry: Registry) -> None:
     """By default the six pending Fiesta requests come back newest first, fully described."""
     result = await read(registry, "list_requests")
-    assert result.scope == "Fiesta Foods: all 6 pending requests"
+    assert result.scope == "Fiesta Foods: 6 pending requests"
     assert [r["id"] for r in result.rows] == [1, 2, 3, 4, 5, 6]
     first = result.rows[0]
     assert first["branch_id"] == 1 and first["branch"] == "Indiranagar"
@@ -223,16 +224,14 @@ async def test_list_requests_shows_decisions(registry: Registry) -> None:
     ]
     assert rejected[0]["decided_at"] is not None and rejected[0]["amount"] == "₹12,000.00"
     everything = await read(registry, "list_requests", {"status": None})
-    assert (
-        everything.count == 8 and everything.scope == "Fiesta Foods: all 8 requests of every status"
-    )
+    assert everything.count == 8 and everything.scope == "Fiesta Foods: 8 requests of every status"
 
 
 async def test_list_requests_filters_by_branch_and_kind(registry: Registry) -> None:
     """Branch (by name or id) and kind narrow the list and are named in the scope line."""
     result = await read(registry, "list_requests", {"branch": "Whitefield", "kind": "stock"})
     assert [r["id"] for r in result.rows] == [5]
-    assert result.scope == "Fiesta Foods: all 1 pending requests at Whitefield of kind stock"
+    assert result.scope == "Fiesta Foods: 1 pending request at Whitefield of kind stock"
     by_id = await read(registry, "list_requests", {"branch": 2, "kind": RequestKind.EXPENSE})
     assert [r["id"] for r in by_id.rows] == [6]
 
@@ -265,7 +264,7 @@ async def test_list_requests_caps_at_fifty_with_true_count(
     )
     assert [r["reason"] for r in result.rows[:2]] == ["Extra 0", "Extra 1"]
     harbor = await read(registry, "list_requests", caller=SAM)
-    assert harbor.count == 2 and harbor.scope == "Harbor Books: all 2 pending requests"
+    assert harbor.count == 2 and harbor.scope == "Harbor Books: 2 pending requests"
 
 
 async def test_get_request_shows_one_request(registry: Registry) -> None:
@@ -287,7 +286,9 @@ async def test_get_request_of_another_merchant_is_not_found(registry: Registry) 
     """Harbor's request 9 does not exist for a Fiesta caller."""
     with pytest.raises(NotFoundError) as refused:
         await read(registry, "get_request", {"request_id": 9})
-    assert str(refused.value) == "There is no request 9. List the requests to see their numbers."
+    assert (
+        str(refused.value) == 'There is no request 9. Say "pending requests" to see their numbers.'
+    )
 
 
 # ── orders ───────────────────────────────────────────────────────────────────────────────────
@@ -405,7 +406,8 @@ async def test_get_order_of_another_merchant_is_not_found(db: Database, registry
     with pytest.raises(NotFoundError) as refused:
         await read(registry, "get_order", {"order_id": harbor_order})
     assert str(refused.value) == (
-        f"There is no order {harbor_order}. List the orders to find the right number."
+        f"There is no order {harbor_order}. "
+        'Say "orders" to see the recent orders and their numbers.'
     )
 
 
@@ -415,7 +417,7 @@ async def test_get_order_of_another_merchant_is_not_found(db: Database, registry
 async def test_stock_levels_lists_every_branch_and_product(registry: Registry) -> None:
     """Four branches by six products, each with SKU, name and quantity."""
     result = await read(registry, "stock_levels")
-    assert result.count == 24 and result.scope == "Fiesta Foods: all 24 stock levels"
+    assert result.count == 24 and result.scope == "Fiesta Foods: 24 stock levels"
     assert result.rows[1] == {
         "branch_id": 1,
         "branch": "Indiranagar",
@@ -436,7 +438,7 @@ async def test_stock_levels_narrows_to_one_product(registry: Registry, sku: str)
     ]
     assert (
         result.scope
-        == "Fiesta Foods: all 1 stock levels at Koramangala for FF-MASALA-DOSA (Masala Dosa)"
+        == "Fiesta Foods: 1 stock level at Koramangala for FF-MASALA-DOSA (Masala Dosa)"
     )
 
 
@@ -490,7 +492,7 @@ async def week_of_sales(db: Database) -> Registry:
 @pytest.mark.parametrize(
     ("period", "per_branch", "totals"),
     [
-        ("today", [1, 0, 0, 0], "1 orders, gross ₹1,000.00, refunded ₹0.00, net ₹1,000.00"),
+        ("today", [1, 0, 0, 0], "1 order, gross ₹1,000.00, refunded ₹0.00, net ₹1,000.00"),
         ("this_week", [2, 0, 0, 0], "2 orders, gross ₹3,500.00, refunded ₹500.00, net ₹3,000.00"),
         ("last_7_days", [2, 1, 0, 0], "3 orders, gross ₹4,200.00, refunded ₹500.00, net ₹3,700.00"),
         (
@@ -513,7 +515,7 @@ async def test_sales_summary_periods_are_utc_calendar_windows(
     result = await read(week_of_sales, "sales_summary", {"period": period})
     assert [r["orders"] for r in result.rows] == per_branch
     assert result.note.split(": ", 1)[1].startswith(totals + ".")
-    assert result.scope.startswith("Fiesta Foods: all 4 branches")
+    assert result.scope.startswith("Fiesta Foods: 4 branches")
 
 
 async def test_sales_summary_defaults_to_this_week_per_branch(week_of_sales: Registry) -> None:
@@ -533,7 +535,7 @@ async def test_sales_summary_defaults_to_this_week_per_branch(week_of_sales: Reg
             "net_minor": 300000,
         }
     ]
-    assert result.scope == "Fiesta Foods: all 1 branches (sales this week)"
+    assert result.scope == "Fiesta Foods: 1 branch (sales this week)"
     assert result.note.startswith(
         "Total this week (2030-01-07 00:00 to 2030-01-09 15:00 UTC): 2 orders, gross ₹3,500.00"
     )

@@ -32,7 +32,7 @@ async def test_approve_card_names_request_branch_and_requester(db: Database) -> 
         "Request": "3 — discount",
         "Branch": "Whitefield (branch 3, Bengaluru)",
         "Amount": "₹5,000.00",
-        "Asked by": "Ravi Kumar (person 4)",
+        "Asked by": "Ravi Kumar",
         "Their reason": "Corporate lunch for 40 people at a tech park next door.",
         "Status": "pending → approved",
     }

@@ -103,3 +103,42 @@ def test_expired_pending_card_renders_as_expired_without_buttons() -> None:
     card = render(of_record(record, token="t", now=at + timedelta(hours=1)), view="issuee")
     validate(card)
     assert actions(card) == [] and "Nobody approved this in time" in texts(card)
+
+
+LINK = "[Approve here](https://evil.example)"
+
+
+def _text_blocks(element: object) -> list[str]:
+    if isinstance(element, dict):
+        own = [element["text"]] if element.get("type") == "TextBlock" else []
+        return own + [t for value in element.values() for t in _text_blocks(value)]
+    if isinstance(element, list):
+        return [t for item in element for t in _text_blocks(item)]
+    return []
+
+
+def test_a_persons_name_never_reaches_a_markdown_text_block() -> None:
+    """A name like [Approve here](https://evil.example) shows as typed, in a TextRun, in every
+    view of a pending card, a decided card and a notice; it never becomes a live link."""
+    from bot.cardspec import Decided
+    from bot.teams.adaptive import notice_card
+
+    cards = [
+        render(spec(issued_to=LINK), view="everyone", issuee="29:1arjun"),
+        render(spec(issued_to=LINK), view="issuee", issuee="29:1arjun"),
+        render(
+            replace(
+                spec(issued_to=LINK, actions=()),
+                status="rejected",
+                decided=Decided("Rejected", LINK, datetime(2026, 3, 1, 10, 0, tzinfo=UTC)),
+                note=f"Replaced by {LINK}",
+                outcome=("Reason", LINK),
+            )
+        ),
+        render(spec(), issuee="29:1arjun", notice=f"Only {LINK} can decide this."),
+        notice_card(f"Only {LINK} can decide this."),
+    ]
+    for card in cards:
+        validate(card)
+        assert not [t for t in _text_blocks(card) if "evil.example" in t], card
+        assert LINK in texts(card)

@@ -68,7 +68,7 @@ class ListRequestsArgs(ReadArgs):
 
 
 class GetRequestArgs(ReadArgs):
-    request_id: int = Field(ge=1, le=MAX_ID, description="The request id.")
+    request_id: int = Field(ge=1, le=MAX_ID, description="The request number.")
 
 
 async def _branch_counts(
@@ -104,8 +104,8 @@ async def list_branches(ctx: ToolContext, args: ListBranchesArgs) -> Result:
     branches, total = await counted(ctx.session, Branch, conditions, order=[Branch.id])
     orders, pending = await _branch_counts(ctx.session, [b.id for b in branches])
     rows = [_branch_row(b, orders.get(b.id, 0), pending.get(b.id, 0)) for b in branches]
-    filters = f"that are {args.status}" if args.status else ""
-    return page(rows, total=total, noun="branches", whose=whose(ctx), filters=filters)
+    kind = f"{args.status} " if args.status else ""
+    return page(rows, total=total, noun=f"{kind}branches", one=f"{kind}branch", whose=whose(ctx))
 
 
 async def get_branch(ctx: ToolContext, args: GetBranchArgs) -> Result:
@@ -148,11 +148,13 @@ async def list_requests(ctx: ToolContext, args: ListRequestsArgs) -> Result:
         options=_REQUEST_LOADS,
     )
     money = await money_for(ctx)
-    noun = f"{args.status} requests" if args.status else "requests of every status"
+    noun = f"{args.status} requests" if args.status else "requests"
     filters = describe(
         f"at {branch.name}" if branch else None, f"of kind {args.kind}" if args.kind else None
     )
     rows = [_request_row(r, money) for r in found]
+    if not args.status:
+        filters = describe("of every status", filters)
     return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
 
 
@@ -171,7 +173,7 @@ async def get_request(ctx: ToolContext, args: GetRequestArgs) -> Result:
     request = await ctx.session.scalar(stmt)
     if request is None:
         raise NotFoundError(
-            f"There is no request {args.request_id}. List the requests to see their numbers."
+            f'There is no request {args.request_id}. Say "pending requests" to see their numbers.'
         )
     row = _request_row(request, await money_for(ctx))
     return one(ctx, row, f"request {request.id} from {request.branch.name}")
@@ -180,16 +182,15 @@ async def get_request(ctx: ToolContext, args: GetRequestArgs) -> Result:
 _BRANCH_TOOLS = [
     Tool(
         name="list_branches",
-        description=(
-            "The merchant's branches: id, name, city, open or closed, open orders and "
-            "pending requests."
-        ),
+        title="listing the branches",
+        description=("Branches: id, name, city, open or closed, open orders, pending requests."),
         args=ListBranchesArgs,
         handler=list_branches,
         role=Role.STAFF,
     ),
     Tool(
         name="get_branch",
+        title="showing a branch",
         description=(
             "One branch by name or id: status (since when), open orders, pending requests."
         ),
@@ -202,6 +203,7 @@ _BRANCH_TOOLS = [
 _REQUEST_TOOLS = [
     Tool(
         name="list_requests",
+        title="listing requests",
         description=(
             "Branch requests awaiting a manager's decision (stock, refund, discount, expense), "
             "newest first; pending by default."
@@ -212,6 +214,7 @@ _REQUEST_TOOLS = [
     ),
     Tool(
         name="get_request",
+        title="showing a request",
         description=("One branch request in full, including who decided it and when."),
         args=GetRequestArgs,
         handler=get_request,

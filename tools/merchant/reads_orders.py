@@ -25,6 +25,7 @@ from tools.merchant.reads_common import (
     stamp,
     whose,
 )
+from tools.merchant.reads_sales import period_start
 from tools.merchant.scope import MAX_ID, Money, find_product, page
 from tools.tool import Result, Tool, ToolContext
 
@@ -38,11 +39,12 @@ class ListOrdersArgs(ReadArgs):
         default=None,
         description="Part of the customer's name, any case.",
     )
-    days: int = Field(default=30, ge=1, le=365, description="Days back, 1 to 365.")
+    days: int = Field(default=30, ge=1, le=365, description="Days back (1-365).")
+    today: bool = Field(default=False, description="Only today (UTC).")
 
 
 class GetOrderArgs(ReadArgs):
-    order_id: int = Field(ge=1, le=MAX_ID, description="The order id.")
+    order_id: int = Field(ge=1, le=MAX_ID, description="The order number.")
 
 
 class StockLevelsArgs(ReadArgs):
@@ -82,7 +84,7 @@ async def list_orders(ctx: ToolContext, args: ListOrdersArgs) -> Result:
     )
     money = await money_for(ctx)
     filters = describe(
-        f"in the last {args.days} days",
+        _when(args),
         f"at {branch.name}" if branch else None,
         f"for customers matching {args.customer!r}" if args.customer else None,
     )
@@ -91,8 +93,15 @@ async def list_orders(ctx: ToolContext, args: ListOrdersArgs) -> Result:
     return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
 
 
+def _when(args: ListOrdersArgs) -> str:
+    if args.today:
+        return "today (since 00:00 UTC)"
+    return "in the last day" if args.days == 1 else f"in the last {args.days} days"
+
+
 def _order_conditions(ctx: ToolContext, args: ListOrdersArgs) -> list[ColumnElement[bool]]:
-    conditions = [Order.created_at >= ctx.now - timedelta(days=args.days)]
+    since = period_start("today", ctx.now) if args.today else ctx.now - timedelta(days=args.days)
+    conditions = [Order.created_at >= since]
     if args.status:
         conditions.append(Order.status == args.status)
     if args.customer:
@@ -107,7 +116,8 @@ async def get_order(ctx: ToolContext, args: GetOrderArgs) -> Result:
     order = await ctx.session.scalar(stmt)
     if order is None:
         raise NotFoundError(
-            f"There is no order {args.order_id}. List the orders to find the right number."
+            f"There is no order {args.order_id}. "
+            'Say "orders" to see the recent orders and their numbers.'
         )
     money = await money_for(ctx)
     left = max(order.total - order.refunded, 0)
@@ -176,6 +186,7 @@ def _stock_row(stock: Stock) -> dict[str, Any]:
 ORDER_TOOLS = [
     Tool(
         name="list_orders",
+        title="listing orders",
         description=(
             "Customer orders of the last N days, newest first, filtered by branch, status or "
             "customer name."
@@ -186,6 +197,7 @@ ORDER_TOOLS = [
     ),
     Tool(
         name="get_order",
+        title="showing an order",
         description=("One order: total, refunded, what can still be refunded, and its refunds."),
         args=GetOrderArgs,
         handler=get_order,
@@ -193,6 +205,7 @@ ORDER_TOOLS = [
     ),
     Tool(
         name="stock_levels",
+        title="showing stock levels",
         description=("Stock on hand per branch and product (SKU, name, quantity)."),
         args=StockLevelsArgs,
         handler=stock_levels,

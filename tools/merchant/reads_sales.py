@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from tools.caller import Role
 from tools.merchant.models import Branch, Order, OrderStatus
 from tools.merchant.reads_common import BranchRef, ReadArgs, counted, money_for, whose
-from tools.merchant.scope import Money, find_branch, page
+from tools.merchant.scope import Money, counted_noun, find_branch, page
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["SALES_TOOLS", "Period", "period_start"]
@@ -127,13 +127,21 @@ async def sales_summary(ctx: ToolContext, args: SalesSummaryArgs) -> Result:
     overall = sum((by_branch[i] for i in shown if i in by_branch), _Sales())
     window = f"{start:%Y-%m-%d %H:%M} to {ctx.now.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
     label = _LABELS[args.period]
-    result = page(rows, total=total, noun="branches", whose=whose(ctx), filters=f"(sales {label})")
+    result = page(
+        rows,
+        total=total,
+        noun="branches",
+        one="branch",
+        whose=whose(ctx),
+        filters=f"(sales {label})",
+    )
     return replace(result, note=_totals_note(label, window, overall, money))
 
 
 def _totals_note(label: str, window: str, sales: _Sales, money: Money) -> str:
     return (
-        f"Total {label} ({window}): {sales.orders} orders, gross {money(sales.gross)}, "
+        f"Total {label} ({window}): {counted_noun(sales.orders, 'order', 'orders')}, "
+        f"gross {money(sales.gross)}, "
         f"refunded {money(sales.refunded)}, net {money(sales.net)}. "
         "Cancelled orders are not counted; refunds count against the order they were made on."
     )
@@ -142,6 +150,7 @@ def _totals_note(label: str, window: str, sales: _Sales, money: Money) -> str:
 SALES_TOOLS = [
     Tool(
         name="sales_summary",
+        title="showing sales",
         description=(
             "Sales per branch for a period (UTC): orders, gross, refunded, net; totals in the note."
         ),

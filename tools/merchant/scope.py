@@ -21,6 +21,7 @@ __all__ = [
     "MAX_ID",
     "ROW_LIMIT",
     "Money",
+    "counted_noun",
     "find_branch",
     "find_product",
     "load_tenant",
@@ -123,14 +124,32 @@ async def _known_branches(session: AsyncSession) -> str:
     return f"Branches: {', '.join(names)}." if names else "There are no branches."
 
 
+def counted_noun(count: int, one: str, many: str) -> str:
+    """ "1 order", "2 orders", "no orders": a count with its noun in agreement."""
+    if count == 0:
+        return f"no {many}"
+    return f"{count} {one if count == 1 else many}"
+
+
 def page(
-    rows: list[dict[str, Any]], *, total: int, noun: str, whose: str, filters: str = ""
+    rows: list[dict[str, Any]],
+    *,
+    total: int,
+    noun: str,
+    whose: str,
+    filters: str = "",
+    one: str | None = None,
 ) -> Result:
-    """A read result capped at ``ROW_LIMIT`` rows with a scope line stating whose and how many."""
+    """A read result capped at ``ROW_LIMIT`` rows with a scope line stating whose and how many.
+
+    ``noun`` is the plural ("pending requests"), ``one`` the singular when it is not ``noun``
+    without its last "s". A complete list just counts ("2 pending requests"); a cut one says so.
+    """
     shown = rows[:ROW_LIMIT]
     where = f" {filters}" if filters else ""
     if total > len(shown):
         scope = f"{whose}: {len(shown)} of {total} {noun}{where} (truncated; narrow the search to see the rest)"
     else:
-        scope = f"{whose}: all {total} {noun}{where}"
+        counted = counted_noun(total, one or noun.removesuffix("s"), noun)
+        scope = f"{whose}: {counted}{where}"
     return Result(rows=shown, count=total, scope=scope)

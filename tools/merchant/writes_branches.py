@@ -146,6 +146,7 @@ async def _execute_reopen(ctx: ToolContext, args: ReopenBranchArgs) -> Result:
 CLOSE_BRANCH = write_tool(
     Tool(
         name="close_branch",
+        title="closing a branch",
         description="Close an open branch (by id or name). " + APPROVAL_NOTE,
         args=CloseBranchArgs,
         role=Role.OWNER,
@@ -157,6 +158,7 @@ CLOSE_BRANCH = write_tool(
 REOPEN_BRANCH = write_tool(
     Tool(
         name="reopen_branch",
+        title="reopening a branch",
         description="Reopen a closed branch (by id or name). " + APPROVAL_NOTE,
         args=ReopenBranchArgs,
         role=Role.OWNER,

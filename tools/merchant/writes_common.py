@@ -60,7 +60,7 @@ class TenantMoney:
         try:
             return parse_money(amount, self.currency)
         except ValueError as bad:
-            raise InvalidArgumentsError(tool, [f"{field}: {bad}"]) from None
+            raise InvalidArgumentsError.bad_value(tool, field, str(bad)) from None
 
     def major(self, minor: int) -> Decimal:
         """Minor units back into major units with the currency's decimals ("1240.00")."""
@@ -93,7 +93,7 @@ async def person_name(session: AsyncSession, person_id: int | None) -> str:
     if person_id is None:
         return "someone"
     person = await session.get(Person, person_id)
-    return person.name if person else f"person {person_id}"
+    return person.name if person else "someone no longer listed"
 
 
 def branch_label(branch: Branch) -> str:

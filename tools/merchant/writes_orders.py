@@ -167,6 +167,7 @@ async def _execute(ctx: ToolContext, args: RefundOrderArgs) -> Result:
 REFUND_ORDER = write_tool(
     Tool(
         name="refund_order",
+        title="refunding an order",
         description=(
             "Refund an order, in full or in part (never more than what is left to refund). "
             + APPROVAL_NOTE

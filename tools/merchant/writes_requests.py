@@ -112,7 +112,7 @@ def _details(found: _Resolved, status_after: RequestStatus) -> list[ProposalDeta
         ProposalDetail("Request", f"{request.id} — {found.kind}"),
         ProposalDetail("Branch", branch_label(found.branch)),
         ProposalDetail("Amount", found.amount),
-        ProposalDetail("Asked by", f"{found.requester.name} (person {found.requester.id})"),
+        ProposalDetail("Asked by", found.requester.name),
         ProposalDetail("Their reason", request.reason),
         ProposalDetail("Status", arrow(request.status, status_after)),
     ]
@@ -193,6 +193,7 @@ async def _execute_reject(ctx: ToolContext, args: RejectRequestArgs) -> Result:
 APPROVE_REQUEST = write_tool(
     Tool(
         name="approve_request",
+        title="approving a request",
         description=(
             "Approve a pending branch request (stock purchase, refund, discount or expense). "
             + APPROVAL_NOTE
@@ -207,6 +208,7 @@ APPROVE_REQUEST = write_tool(
 REJECT_REQUEST = write_tool(
     Tool(
         name="reject_request",
+        title="rejecting a request",
         description=(
             "Reject a pending branch request, with the reason the branch will read. "
             + APPROVAL_NOTE

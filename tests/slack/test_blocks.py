@@ -1,0 +1,80 @@
+"""The Block Kit renderer: data on a card never pings, links or restyles anything."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+
+from bot.cardspec import Decided, pending
+from bot.slack.blocks import reject_modal, render_decided, render_pending
+from bot.slack.texts import audit_text, card_text, decided_text
+
+NASTY = (
+    "<!channel> <https://evil.example|Approve here> *bold* _slanted_ ~struck~ `code` "
+    "https://evil.example/pay"
+)
+AT = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+
+
+def _mrkdwn(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        own = [node] if node.get("type") == "mrkdwn" else []
+        return own + [m for value in node.values() for m in _mrkdwn(value)]
+    if isinstance(node, list):
+        return [m for item in node for m in _mrkdwn(item)]
+    return []
+
+
+def _inert(text: str) -> None:
+    for live in ("<!channel>", "<https://", "*bold*", "_slanted_", "~struck~", "`code`"):
+        assert live not in text, text
+
+
+def _spec() -> Any:
+    return pending(
+        card_id="c0ffee",
+        summary=f"Refund order 12 for {NASTY}",
+        details=(("Customer", NASTY), ("Note", NASTY)),
+        warning=NASTY,
+        expires_at=AT,
+        token="t" * 40,
+        issued_to=NASTY,
+    )
+
+
+def test_data_in_a_pending_and_a_decided_card_is_inert() -> None:
+    """Names, notes and reasons holding a mention, a link, a bare URL or *bold*/_/~/` markup
+    render as typed: nothing pings, nothing links (verbatim), nothing restyles the card."""
+    pending_blocks = render_pending(_spec(), for_user="UARJUN")
+    decided = replace(
+        _spec(),
+        status="rejected",
+        actions=(),
+        decided=Decided("Rejected", NASTY, AT),
+        outcome=("Reason", NASTY),
+    )
+    decided_blocks = render_decided(decided, decided_by_slack=None)
+    modal = reject_modal(token="t", channel="C1", thread_ts=None, summary=NASTY)
+    for blocks in (pending_blocks, decided_blocks, modal["blocks"]):
+        for block in blocks:
+            assert Block.parse(block) is not None
+        texts = _mrkdwn(blocks)
+        assert texts and all(t.get("verbatim") is True for t in texts)
+        for text in texts:
+            _inert(text["text"])
+    assert "evil.example" in str(pending_blocks)
+
+
+def test_notification_and_audit_texts_escape_the_same_way() -> None:
+    """The push text and the channel's audit line are mrkdwn too: the same data stays inert."""
+    for text in (
+        card_text(NASTY, NASTY),
+        decided_text("rejected", NASTY, NASTY),
+        audit_text(
+            "rejected", summary=NASTY, by=NASTY, slack_user=None, reason=NASTY, outcome=None
+        ),
+    ):
+        _inert(text)
