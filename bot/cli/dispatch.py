@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.cli.audit import show_audit
 from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
+from bot.cli.connections import connect, disconnect, invite, list_connections
 from bot.cli.failures import CliError
 from bot.cli.sandbox import run, sandbox
 from bot.logging import LogLevelError, configure_logging
@@ -28,6 +29,10 @@ Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, str]]
 _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("db", "upgrade"): db_upgrade,
     ("demo", None): demo,
+    ("connect", None): connect,
+    ("disconnect", None): disconnect,
+    ("connections", None): list_connections,
+    ("invite", None): invite,
     ("link", None): link,
     ("audit", None): show_audit,
     ("serve", None): serve,

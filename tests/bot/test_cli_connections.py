@@ -1,0 +1,81 @@
+"""`countersign connect`, `disconnect`, `connections` and `invite`, run for real in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.bot.test_cli import assert_one_line_failure, cli
+from tests.support.databases import Templates
+from tools.connections import Connections, Platform
+from tools.db import Database
+
+
+@pytest.fixture
+def demo_url(templates: Templates, tmp_path: Path) -> str:
+    """A migrated SQLite file holding the demo data."""
+    return templates.sqlite_copy(tmp_path)
+
+
+async def _tenant_of(url: str, platform: str, installation: str) -> int | None:
+    db = Database(url)
+    try:
+        return await Connections(db).tenant_of(platform, installation)
+    finally:
+        await db.dispose()
+
+
+def test_connect_list_disconnect(tmp_path: Path, demo_url: str) -> None:
+    """Connecting names the workspace and merchant, the table lists it, disconnecting frees it."""
+    ran = cli(tmp_path, demo_url, "connect", "slack", "T0FIESTA", "fiesta")
+    assert ran.code == 0, ran
+    assert ran.out.startswith("Connected the Slack workspace T0FIESTA to Fiesta Foods.")
+    assert asyncio.run(_tenant_of(demo_url, "slack", "T0FIESTA")) == 1
+    listed = cli(tmp_path, demo_url, "connections")
+    header = ["merchant", "platform", "installation", "connected", "(UTC)"]
+    assert listed.out.splitlines()[0].split() == header
+    assert listed.out.splitlines()[1].split()[:4] == ["Fiesta", "Foods", "slack", "T0FIESTA"]
+    gone = cli(tmp_path, demo_url, "disconnect", "slack", "T0FIESTA")
+    assert gone.code == 0, gone
+    assert "Disconnected the Slack workspace T0FIESTA from Fiesta Foods" in gone.out
+    assert asyncio.run(_tenant_of(demo_url, "slack", "T0FIESTA")) is None
+    assert "No installations are connected yet" in cli(tmp_path, demo_url, "connections").out
+
+
+def test_connecting_another_merchants_workspace_is_one_line_exit_1(
+    tmp_path: Path, demo_url: str
+) -> None:
+    """A workspace of one merchant cannot be connected to another; the line says how to free it."""
+    assert cli(tmp_path, demo_url, "connect", "teams", "guid-1", "Fiesta Foods").code == 0
+    ran = cli(tmp_path, demo_url, "connect", "teams", "guid-1", "Harbor Books")
+    assert_one_line_failure(ran, "already connected", "countersign disconnect teams guid-1")
+    assert asyncio.run(_tenant_of(demo_url, "teams", "guid-1")) == 1
+
+
+def test_connect_to_an_unknown_merchant_lists_the_merchants(tmp_path: Path, demo_url: str) -> None:
+    """A typo in the merchant's name is one line that lists the merchants there are."""
+    ran = cli(tmp_path, demo_url, "connect", "slack", "T0X", "Fiesta Fods")
+    assert_one_line_failure(ran, "There is no merchant 'Fiesta Fods'", "1 (Fiesta Foods)")
+
+
+def test_invite_prints_a_one_time_install_link(tmp_path: Path, demo_url: str) -> None:
+    """`invite` prints a link whose code connects exactly one workspace to that merchant."""
+    ran = cli(tmp_path, demo_url, "invite", "Harbor Books")
+    assert ran.code == 0, ran
+    found = re.search(r"/slack/install\?code=([A-Za-z0-9_-]+)", ran.out)
+    assert found, ran.out
+    assert "works once" in ran.out
+    code = found.group(1)
+
+    async def redeem() -> int:
+        db = Database(demo_url)
+        try:
+            made = await Connections(db).redeem(code, Platform.SLACK, "T0HARBOR")
+            return made.tenantid
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(redeem()) == 2
