@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         "orders. Running it again changes nothing.",
     )
     _add_connect(commands)
+    _add_policy(commands)
     _add_link(commands)
     _add_audit(commands)
     commands.add_parser(
@@ -135,6 +136,52 @@ def _add_connect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "installed through it is connected to this merchant. Valid for 7 days.",
     )
     invite.add_argument("merchant", help="the merchant's name (or its id)")
+
+
+def _add_policy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    policy = commands.add_parser(
+        "policy",
+        help="show or change a merchant's approval policy",
+        description="Who may approve a merchant's changes, and from which amount two "
+        "different people must.",
+    )
+    actions = policy.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="show the policy", description="Shows the policy.")
+    show.add_argument("merchant", help="the merchant's name (or its id)")
+    change = actions.add_parser(
+        "set",
+        help="change the policy",
+        description="Changes the given parts of the policy; the rest stays. Cards already "
+        "issued keep the approvers they were issued to.",
+    )
+    change.add_argument("merchant", help="the merchant's name (or its id)")
+    change.add_argument(
+        "--approver-role",
+        choices=("staff", "manager", "owner"),
+        help="the least role that may approve any change (a tool needing more keeps its own)",
+    )
+    change.add_argument(
+        "--two-approvers-from",
+        metavar="AMOUNT",
+        help="from this amount in the merchant's currency two different people must approve; "
+        "off for never",
+    )
+    change.add_argument(
+        "--escalate-after",
+        type=_seconds,
+        metavar="SECONDS",
+        help="tell the owners about a routed card left undecided this long (at least 60)",
+    )
+
+
+def _seconds(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if not 60 <= number <= 7 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"{number} is outside 60 to 604800 seconds")
+    return number
 
 
 def _installation_arguments(parser: argparse.ArgumentParser) -> None:

@@ -79,3 +79,29 @@ def test_invite_prints_a_one_time_install_link(tmp_path: Path, demo_url: str) ->
             await db.dispose()
 
     assert asyncio.run(redeem()) == 2
+
+
+def test_policy_set_then_show(tmp_path: Path, demo_url: str) -> None:
+    """`policy set` stores the parts given, in the merchant's money, and `show` reads them back."""
+    options = ("--approver-role", "manager", "--two-approvers-from", "25,000")
+    ran = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", *options)
+    assert ran.code == 0, ran
+    assert "manager or above" in ran.out and "from ₹25,000.00" in ran.out
+    cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--escalate-after", "600")
+    shown = cli(tmp_path, demo_url, "policy", "show", "fiesta").out
+    assert "from ₹25,000.00" in shown and "after 600 seconds" in shown
+    off = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-from", "off")
+    assert "two approvers needed   never" in off.out
+    assert (
+        "after 900 seconds (the service's default)"
+        in cli(tmp_path, demo_url, "policy", "show", "Harbor Books").out
+    )
+
+
+def test_policy_set_with_a_bad_amount_changes_nothing(tmp_path: Path, demo_url: str) -> None:
+    """A bad amount is one line saying what to give, and the stored policy stays as it was."""
+    ran = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-from", "lots")
+    assert_one_line_failure(ran, "'lots' is not an amount of money", "like 25000, or off")
+    assert "never" in cli(tmp_path, demo_url, "policy", "show", "Fiesta Foods").out
+    nothing = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods")
+    assert_one_line_failure(nothing, "Nothing to change")

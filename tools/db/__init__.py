@@ -7,6 +7,7 @@ from tools.db.tables import (
     ConnectionRow,
     ConversationRow,
     InviteRow,
+    PolicyRow,
     ProposalRow,
     ReceiptRow,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "ConversationRow",
     "Database",
     "InviteRow",
+    "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
     "TenantScoped",

@@ -15,6 +15,7 @@ __all__ = [
     "ConnectionRow",
     "ConversationRow",
     "InviteRow",
+    "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
 ]
@@ -132,3 +133,17 @@ class InviteRow(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     used_by: Mapped[str | None] = mapped_column(String(130))
+
+
+class PolicyRow(Base):
+    """A merchant's approval policy: who may countersign its writes, and when two must.
+
+    A merchant without a row has the default policy: the tool's own role, one approver.
+    """
+
+    __tablename__ = "policies"
+
+    tenant_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    approver_role: Mapped[str] = mapped_column(String(20), default="staff")
+    two_approvers_from: Mapped[int | None] = mapped_column(BigId)
+    escalate_after: Mapped[int | None] = mapped_column(Integer)

@@ -1,4 +1,4 @@
-"""connections and invites: which merchant each chat installation belongs to
+"""connections, invites and approval policies: who belongs to a merchant, who countersigns
 
 Revision ID: 0004
 Revises: 0003
@@ -42,7 +42,22 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_invites_tenant_id"), ["tenant_id"], unique=False)
 
 
+    op.create_table(
+        "policies",
+        sa.Column("tenant_id", sa.Integer(), nullable=False),
+        sa.Column("approver_role", sa.String(length=20), nullable=False),
+        sa.Column(
+            "two_approvers_from",
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+            nullable=True,
+        ),
+        sa.Column("escalate_after", sa.Integer(), nullable=True),
+        sa.PrimaryKeyConstraint("tenant_id", name=op.f("pk_policies")),
+    )
+
+
 def downgrade() -> None:
+    op.drop_table("policies")
     with op.batch_alter_table("invites", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_invites_tenant_id"))
     op.drop_table("invites")
