@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     countersign_card_ttl: int = Field(default=1800, ge=60, le=7 * 24 * 3600)
     # Seconds a card may stay mid-write before a running process settles it as interrupted.
     countersign_reconcile_after: int = Field(default=60, ge=5, le=3600)
+    # Seconds a card routed to managers may wait before the owners are told as well; a
+    # merchant's policy can set its own.
+    countersign_escalate_after: int = Field(default=900, ge=60, le=7 * 24 * 3600)
     countersign_model: str = "offline"
     countersign_model_base_url: str | None = None
     countersign_audit_channel: str | None = None

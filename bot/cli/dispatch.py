@@ -15,7 +15,9 @@ from typing import Any
 
 from bot.cli.audit import show_audit
 from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
+from bot.cli.connections import connect, disconnect, invite, list_connections
 from bot.cli.failures import CliError
+from bot.cli.policy import set_policy, show_policy
 from bot.cli.sandbox import run, sandbox
 from bot.logging import LogLevelError, configure_logging
 from bot.settings import Settings, SettingsError, load_settings
@@ -28,6 +30,12 @@ Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, str]]
 _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("db", "upgrade"): db_upgrade,
     ("demo", None): demo,
+    ("connect", None): connect,
+    ("disconnect", None): disconnect,
+    ("connections", None): list_connections,
+    ("invite", None): invite,
+    ("policy", "show"): show_policy,
+    ("policy", "set"): set_policy,
     ("link", None): link,
     ("audit", None): show_audit,
     ("serve", None): serve,
@@ -46,7 +54,8 @@ def execute(args: argparse.Namespace) -> int:
     Returns:
         0 on success, 1 on an expected failure (one line on stderr), 130 on Ctrl-C.
     """
-    command = _COMMANDS[(args.command, getattr(args, "db_command", None))]
+    action = getattr(args, "db_command", None) or getattr(args, "policy_command", None)
+    command = _COMMANDS[(args.command, action)]
     try:
         settings = load_settings()
         configure_logging(settings.log_level)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["PLATFORMS", "build_parser"]
+__all__ = ["CONNECTABLE", "PLATFORMS", "build_parser"]
 
 PLATFORMS = ("slack", "teams", "sandbox")
+CONNECTABLE = ("slack", "teams")
 
 _DESCRIPTION = """\
 Countersign: a chat agent for merchants that reads business data freely and changes it
@@ -22,6 +23,7 @@ try it locally, no Slack needed:
 
 a first run against Slack:
   countersign demo
+  countersign connect slack T0123ABCD "Fiesta Foods"
   countersign link slack T0123ABCD U0456EFGH arjun@fiesta.example
   countersign serve
 """
@@ -54,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Fiesta Foods and Harbor Books with their branches, people, requests and about 90 "
         "orders. Running it again changes nothing.",
     )
+    _add_connect(commands)
+    _add_policy(commands)
     _add_link(commands)
     _add_audit(commands)
     commands.add_parser(
@@ -101,6 +105,91 @@ def _add_db(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="apply every pending migration",
         description="Applies every pending migration to the database at DATABASE_URL. "
         "Safe to run on an up-to-date database.",
+    )
+
+
+def _add_connect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    connect = commands.add_parser(
+        "connect",
+        help="connect a Slack workspace or a Teams tenant to a merchant",
+        description="Connects a chat installation to a merchant: only people of connected "
+        "installations can reach that merchant's data. Step one of installing.",
+    )
+    _installation_arguments(connect)
+    connect.add_argument("merchant", help="the merchant's name (or its id)")
+    disconnect = commands.add_parser(
+        "disconnect",
+        help="disconnect an installation from its merchant",
+        description="Disconnects a chat installation: nobody there reaches the merchant's "
+        "data until it is connected again. Linked people stay linked for that day.",
+    )
+    _installation_arguments(disconnect)
+    commands.add_parser(
+        "connections",
+        help="list the connected installations",
+        description="Lists every connected Slack workspace and Teams tenant by merchant.",
+    )
+    invite = commands.add_parser(
+        "invite",
+        help="print a one-time install link that connects a workspace to a merchant",
+        description="Prints a Slack install link carrying a one-time code: the workspace "
+        "installed through it is connected to this merchant. Valid for 7 days.",
+    )
+    invite.add_argument("merchant", help="the merchant's name (or its id)")
+
+
+def _add_policy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    policy = commands.add_parser(
+        "policy",
+        help="show or change a merchant's approval policy",
+        description="Who may approve a merchant's changes, and from which amount two "
+        "different people must.",
+    )
+    actions = policy.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="show the policy", description="Shows the policy.")
+    show.add_argument("merchant", help="the merchant's name (or its id)")
+    change = actions.add_parser(
+        "set",
+        help="change the policy",
+        description="Changes the given parts of the policy; the rest stays. Cards already "
+        "issued keep the approvers they were issued to.",
+    )
+    change.add_argument("merchant", help="the merchant's name (or its id)")
+    change.add_argument(
+        "--approver-role",
+        choices=("staff", "manager", "owner"),
+        help="the least role that may approve any change (a tool needing more keeps its own)",
+    )
+    change.add_argument(
+        "--two-approvers-from",
+        metavar="AMOUNT",
+        help="from this amount in the merchant's currency two different people must approve; "
+        "off for never",
+    )
+    change.add_argument(
+        "--escalate-after",
+        type=_seconds,
+        metavar="SECONDS",
+        help="tell the owners about a routed card left undecided this long (at least 60)",
+    )
+
+
+def _seconds(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if not 60 <= number <= 7 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"{number} is outside 60 to 604800 seconds")
+    return number
+
+
+def _installation_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("platform", choices=CONNECTABLE, help="the chat platform")
+    parser.add_argument(
+        "installation",
+        metavar="installation-id",
+        help="the Slack team id (T…) or enterprise id (E…), or the Teams (Entra) tenant id",
     )
 
 

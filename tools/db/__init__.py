@@ -2,15 +2,26 @@
 
 from tools.db.base import Base, BigId, TenantScoped, UTCDateTime
 from tools.db.database import DEFAULT_URL, Database
-from tools.db.tables import AuditRow, ConversationRow, ProposalRow, ReceiptRow
+from tools.db.tables import (
+    AuditRow,
+    ConnectionRow,
+    ConversationRow,
+    InviteRow,
+    PolicyRow,
+    ProposalRow,
+    ReceiptRow,
+)
 
 __all__ = [
     "DEFAULT_URL",
     "AuditRow",
     "Base",
     "BigId",
+    "ConnectionRow",
     "ConversationRow",
     "Database",
+    "InviteRow",
+    "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
     "TenantScoped",

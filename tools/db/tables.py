@@ -10,7 +10,15 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from tools.db.base import Base, BigId, UTCDateTime
 
-__all__ = ["AuditRow", "ConversationRow", "ProposalRow", "ReceiptRow"]
+__all__ = [
+    "AuditRow",
+    "ConnectionRow",
+    "ConversationRow",
+    "InviteRow",
+    "PolicyRow",
+    "ProposalRow",
+    "ReceiptRow",
+]
 
 
 class ProposalRow(Base):
@@ -94,3 +102,48 @@ class ReceiptRow(Base):
 
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class ConnectionRow(Base):
+    """A chat installation a merchant connected: a Slack workspace or org, an Entra tenant.
+
+    Nothing else makes an installation belong to a merchant: not an email domain, not a first
+    message. One installation belongs to at most one merchant.
+    """
+
+    __tablename__ = "connections"
+
+    platform: Mapped[str] = mapped_column(String(20), primary_key=True)
+    installation: Mapped[str] = mapped_column(String(100), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(Integer, index=True)
+    connected_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class InviteRow(Base):
+    """A one-time code an owner hands to whoever installs the app, to connect that install.
+
+    Only the code's SHA-256 is kept: a copy of the database does not hold usable codes.
+    """
+
+    __tablename__ = "invites"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(Integer, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    used_by: Mapped[str | None] = mapped_column(String(130))
+
+
+class PolicyRow(Base):
+    """A merchant's approval policy: who may countersign its writes, and when two must.
+
+    A merchant without a row has the default policy: the tool's own role, one approver.
+    """
+
+    __tablename__ = "policies"
+
+    tenant_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    approver_role: Mapped[str] = mapped_column(String(20), default="staff")
+    two_approvers_from: Mapped[int | None] = mapped_column(BigId)
+    escalate_after: Mapped[int | None] = mapped_column(Integer)

@@ -1,0 +1,107 @@
+"""`countersign connect`, `disconnect`, `connections` and `invite`, run for real in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.bot.test_cli import assert_one_line_failure, cli
+from tests.support.databases import Templates
+from tools.connections import Connections, Platform
+from tools.db import Database
+
+
+@pytest.fixture
+def demo_url(templates: Templates, tmp_path: Path) -> str:
+    """A migrated SQLite file holding the demo data."""
+    return templates.sqlite_copy(tmp_path)
+
+
+async def _tenant_of(url: str, platform: str, installation: str) -> int | None:
+    db = Database(url)
+    try:
+        return await Connections(db).tenant_of(platform, installation)
+    finally:
+        await db.dispose()
+
+
+def test_connect_list_disconnect(tmp_path: Path, demo_url: str) -> None:
+    """Connecting names the workspace and merchant, the table lists it, disconnecting frees it."""
+    ran = cli(tmp_path, demo_url, "connect", "slack", "T0FIESTA", "fiesta")
+    assert ran.code == 0, ran
+    assert ran.out.startswith("Connected the Slack workspace T0FIESTA to Fiesta Foods.")
+    assert asyncio.run(_tenant_of(demo_url, "slack", "T0FIESTA")) == 1
+    listed = cli(tmp_path, demo_url, "connections")
+    header = ["merchant", "platform", "installation", "connected", "(UTC)"]
+    assert listed.out.splitlines()[0].split() == header
+    assert listed.out.splitlines()[1].split()[:4] == ["Fiesta", "Foods", "slack", "T0FIESTA"]
+    gone = cli(tmp_path, demo_url, "disconnect", "slack", "T0FIESTA")
+    assert gone.code == 0, gone
+    assert "Disconnected the Slack workspace T0FIESTA from Fiesta Foods" in gone.out
+    assert asyncio.run(_tenant_of(demo_url, "slack", "T0FIESTA")) is None
+    assert "No installations are connected yet" in cli(tmp_path, demo_url, "connections").out
+
+
+def test_connecting_another_merchants_workspace_is_one_line_exit_1(
+    tmp_path: Path, demo_url: str
+) -> None:
+    """A workspace of one merchant cannot be connected to another; the line says how to free it."""
+    assert cli(tmp_path, demo_url, "connect", "teams", "guid-1", "Fiesta Foods").code == 0
+    ran = cli(tmp_path, demo_url, "connect", "teams", "guid-1", "Harbor Books")
+    assert_one_line_failure(ran, "already connected", "countersign disconnect teams guid-1")
+    assert asyncio.run(_tenant_of(demo_url, "teams", "guid-1")) == 1
+
+
+def test_connect_to_an_unknown_merchant_lists_the_merchants(tmp_path: Path, demo_url: str) -> None:
+    """A typo in the merchant's name is one line that lists the merchants there are."""
+    ran = cli(tmp_path, demo_url, "connect", "slack", "T0X", "Fiesta Fods")
+    assert_one_line_failure(ran, "There is no merchant 'Fiesta Fods'", "1 (Fiesta Foods)")
+
+
+def test_invite_prints_a_one_time_install_link(tmp_path: Path, demo_url: str) -> None:
+    """`invite` prints a link whose code connects exactly one workspace to that merchant."""
+    ran = cli(tmp_path, demo_url, "invite", "Harbor Books")
+    assert ran.code == 0, ran
+    found = re.search(r"/slack/install\?code=([A-Za-z0-9_-]+)", ran.out)
+    assert found, ran.out
+    assert "works once" in ran.out
+    code = found.group(1)
+
+    async def redeem() -> int:
+        db = Database(demo_url)
+        try:
+            made = await Connections(db).redeem(code, Platform.SLACK, "T0HARBOR")
+            return made.tenantid
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(redeem()) == 2
+
+
+def test_policy_set_then_show(tmp_path: Path, demo_url: str) -> None:
+    """`policy set` stores the parts given, in the merchant's money, and `show` reads them back."""
+    options = ("--approver-role", "manager", "--two-approvers-from", "25,000")
+    ran = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", *options)
+    assert ran.code == 0, ran
+    assert "manager or above" in ran.out and "from ₹25,000.00" in ran.out
+    cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--escalate-after", "600")
+    shown = cli(tmp_path, demo_url, "policy", "show", "fiesta").out
+    assert "from ₹25,000.00" in shown and "after 600 seconds" in shown
+    off = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-from", "off")
+    assert "two approvers needed   never" in off.out
+    assert (
+        "after 900 seconds (the service's default)"
+        in cli(tmp_path, demo_url, "policy", "show", "Harbor Books").out
+    )
+
+
+def test_policy_set_with_a_bad_amount_changes_nothing(tmp_path: Path, demo_url: str) -> None:
+    """A bad amount is one line saying what to give, and the stored policy stays as it was."""
+    ran = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-from", "lots")
+    assert_one_line_failure(ran, "'lots' is not an amount of money", "like 25000, or off")
+    assert "never" in cli(tmp_path, demo_url, "policy", "show", "Fiesta Foods").out
+    nothing = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods")
+    assert_one_line_failure(nothing, "Nothing to change")

@@ -1,0 +1,183 @@
+"""Teams request tokens: one test per forgery, with a local RSA key standing in for Microsoft's."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import jwt
+import pytest
+from aiohttp import web
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from bot.teams.auth import (
+    BOT_FRAMEWORK_ISSUER,
+    JwksKeys,
+    TokenChecker,
+    TokenPolicy,
+    TokenRefusedError,
+)
+
+APP_ID = "00000000-0000-0000-0000-0000000000b0"
+TENANT = "11111111-1111-1111-1111-111111111111"
+SERVICE = "https://smba.trafficmanager.net/emea/"
+ACTIVITY = {"type": "message", "serviceUrl": SERVICE}
+KID = "local-key-1"
+
+MICROSOFT = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+FORGER = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+class StaticKeys:
+    """The keys Microsoft would publish, by URL: here one local public key for every issuer."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def key(self, url: str, kid: str) -> Any:
+        self.asked.append(url)
+        if kid != KID:
+            raise TokenRefusedError("unknown key")
+        return MICROSOFT.public_key()
+
+
+def _token(*, key: Any = MICROSOFT, kid: str = KID, alg: str = "RS256", **claims: Any) -> str:
+    now = int(time.time())
+    body = {
+        "iss": BOT_FRAMEWORK_ISSUER,
+        "aud": APP_ID,
+        "serviceurl": SERVICE,
+        "nbf": now - 10,
+        "exp": now + 3600,
+        **claims,
+    }
+    return jwt.encode(
+        {k: v for k, v in body.items() if v is not None}, key, algorithm=alg, headers={"kid": kid}
+    )
+
+
+def _checker(*, tenant: str | None = TENANT) -> TokenChecker:
+    return TokenChecker(TokenPolicy(APP_ID, tenant), StaticKeys())
+
+
+async def _refused(header: str | None, activity: dict[str, Any] = ACTIVITY) -> str:
+    with pytest.raises(TokenRefusedError) as refused:
+        await _checker().check(header, activity)
+    return str(refused.value)
+
+
+async def test_a_bot_framework_token_for_this_bot_is_accepted() -> None:
+    """The Bot Connector's token (issuer, audience, key, service URL all right) passes."""
+    claims = await _checker().check(f"Bearer {_token()}", {**ACTIVITY, "serviceUrl": SERVICE[:-1]})
+    assert claims["aud"] == APP_ID
+
+
+async def test_entra_tokens_of_the_configured_tenant_issued_to_this_app_are_accepted() -> None:
+    """v1 (appid) and v2 (azp) Entra tokens of the bot's own tenant and app pass."""
+    v1 = _token(iss=f"https://sts.windows.net/{TENANT}/", appid=APP_ID, ver="1.0")
+    v2 = _token(iss=f"https://login.microsoftonline.com/{TENANT}/v2.0", azp=APP_ID, ver="2.0")
+    assert (await _checker().check(f"Bearer {v1}", ACTIVITY))["appid"] == APP_ID
+    assert (await _checker().check(f"Bearer {v2}", ACTIVITY))["azp"] == APP_ID
+
+
+async def test_no_token_is_refused() -> None:
+    """A request without a bearer token is refused."""
+    assert "no bearer token" in await _refused(None)
+    assert "no bearer token" in await _refused(f"Basic {_token()}")
+
+
+async def test_a_token_signed_by_another_key_is_refused() -> None:
+    """A token with Microsoft's key id but someone else's signature is refused."""
+    assert "not valid" in await _refused(f"Bearer {_token(key=FORGER)}")
+
+
+async def test_an_unsigned_or_hmac_token_is_refused() -> None:
+    """alg none and HS256 (a key anyone could guess) are not how Microsoft signs."""
+    hmac = jwt.encode({"iss": BOT_FRAMEWORK_ISSUER, "aud": APP_ID}, "x" * 32, algorithm="HS256")
+    assert "not signed the way" in await _refused(f"Bearer {hmac}")
+    unsigned = jwt.encode({"iss": BOT_FRAMEWORK_ISSUER, "aud": APP_ID}, None, algorithm="none")
+    assert "not signed the way" in await _refused(f"Bearer {unsigned}")
+
+
+async def test_a_foreign_issuer_is_refused() -> None:
+    """A token from an issuer that is neither the Bot Framework nor our tenant is refused."""
+    assert "issuer" in await _refused(f"Bearer {_token(iss='https://evil.example')}")
+
+
+async def test_another_tenants_entra_token_is_refused() -> None:
+    """An Entra token from another tenant is refused, even issued to this app id."""
+    other = "22222222-2222-2222-2222-222222222222"
+    forged = _token(iss=f"https://sts.windows.net/{other}/", appid=APP_ID, ver="1.0")
+    assert "issuer" in await _refused(f"Bearer {forged}")
+
+
+async def test_a_multi_tenant_bot_accepts_no_entra_issuer() -> None:
+    """Without a configured tenant, only the Bot Framework's own issuer is accepted."""
+    token = _token(iss=f"https://sts.windows.net/{TENANT}/", appid=APP_ID, ver="1.0")
+    with pytest.raises(TokenRefusedError, match="issuer"):
+        await _checker(tenant=None).check(f"Bearer {token}", ACTIVITY)
+
+
+async def test_a_token_for_another_app_is_refused() -> None:
+    """A genuine token for another bot (another audience) is refused."""
+    assert "another app" in await _refused(f"Bearer {_token(aud='some-other-bot')}")
+
+
+async def test_an_entra_token_issued_to_another_app_is_refused() -> None:
+    """An Entra token of our tenant whose appid/azp is another app is refused."""
+    v1 = _token(iss=f"https://sts.windows.net/{TENANT}/", appid="other-app", ver="1.0")
+    v2 = _token(iss=f"https://login.microsoftonline.com/{TENANT}/v2.0", azp="x", ver="2.0")
+    assert "another app" in await _refused(f"Bearer {v1}")
+    assert "another app" in await _refused(f"Bearer {v2}")
+
+
+async def test_an_expired_token_is_refused() -> None:
+    """A token past its expiry (beyond the documented clock skew) is refused."""
+    old = int(time.time()) - 3600
+    assert "expired" in await _refused(f"Bearer {_token(exp=old, nbf=old - 60)}")
+
+
+async def test_a_service_url_the_token_does_not_vouch_for_is_refused() -> None:
+    """An activity naming another service URL than its token's is refused, not just logged."""
+    moved = {**ACTIVITY, "serviceUrl": "https://attacker.example/"}
+    assert "not the one the token vouches for" in await _refused(f"Bearer {_token()}", moved)
+
+
+async def test_a_token_without_a_service_url_is_refused() -> None:
+    """A token that vouches for no service URL cannot send the bot anywhere."""
+    assert "does not vouch" in await _refused(f"Bearer {_token(serviceurl=None)}")
+
+
+@pytest.fixture
+async def published() -> AsyncIterator[str]:
+    """A loopback server publishing the local key as a JWKS document."""
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(MICROSOFT.public_key()))
+    document = {"keys": [{**jwk, "kid": KID, "use": "sig", "alg": "RS256"}]}
+
+    async def keys(request: web.Request) -> web.Response:
+        return web.json_response(document)
+
+    app = web.Application()
+    app.router.add_get("/keys", keys)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}/keys"
+    finally:
+        await runner.cleanup()
+
+
+async def test_keys_are_fetched_from_the_published_key_set(published: str) -> None:
+    """The production key source reads the issuer's JWKS and verifies with it."""
+    policy = TokenPolicy(APP_ID, None, bot_framework_keys=published)
+    async with aiohttp.ClientSession() as session:
+        checker = TokenChecker(policy, JwksKeys(session))
+        assert (await checker.check(f"Bearer {_token()}", ACTIVITY))["aud"] == APP_ID
+        with pytest.raises(TokenRefusedError, match="does not publish"):
+            await checker.check(f"Bearer {_token(kid='unknown')}", ACTIVITY)
