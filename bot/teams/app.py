@@ -93,16 +93,15 @@ def auth_configuration(settings: Settings) -> AgentAuthConfiguration:
 
 def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = "") -> Teams:
     """The SDK objects for one configuration, with every route registered."""
-    holder: list[Teams] = []
     connections = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
     adapter = CloudAdapter(connection_manager=connections)
     adapter.on_turn_error = _turn_failed
     # No typing timer: a message turn sends one typing activity itself, and an invoke none.
     options = ApplicationOptions(storage=MemoryStorage(), start_typing_timer=False)
     application = AgentApplication[TurnState](options, connection_manager=connections)
+    teams = Teams(auth, adapter, application, app_id)
 
     async def on_message(context: TurnContext, state: TurnState) -> None:
-        teams = holder[0]
         sender, turn = turns.turn_of(context.activity)
         reference = context.activity.get_conversation_reference().get_continuation_activity()
 
@@ -116,8 +115,7 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
 
     actions.register(application, surface)
     application.add_route(spoken, on_message)
-    holder.append(Teams(auth, adapter, application, app_id))
-    return holder[0]
+    return teams
 
 
 async def _turn_failed(context: TurnContext, error: Exception) -> None:

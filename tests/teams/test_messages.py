@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 from sqlalchemy import select
@@ -11,6 +14,7 @@ from tests.slack.conftest import bot_settings
 from tests.support.teams_activities import TEAM, TENANT, message, submit
 from tests.teams.adaptive import texts
 from tests.teams.conftest import ARJUN, MEERA, RAVI, STRANGER, TeamsBot
+from tools import Caller
 from tools.merchant.models import BranchRequest
 
 
@@ -119,3 +123,37 @@ async def test_a_body_that_is_not_an_activity_is_400(teams: TeamsBot) -> None:
         ) as response:
             assert response.status == 400, body
     assert teams.connector.calls == []
+
+
+class Gated:
+    """The fixture's assistant, held at the door until the test opens it (a slow model)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.open = inner, asyncio.Event()
+
+    async def reply(self, *, conversation: str, caller: Caller, text: str) -> Any:
+        await self.open.wait()
+        return await self.inner.reply(conversation=conversation, caller=caller, text=text)
+
+    async def record(self, *, conversation: str, text: str) -> None:
+        await self.inner.record(conversation=conversation, text=text)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_message_is_answered_202_before_the_model_runs(teams: TeamsBot) -> None:
+    """A slow model no longer holds the HTTP request (the Bot Framework gives up after ~15 s):
+    the activity is answered 202 at once and the answer follows as a proactive reply."""
+    gated = Gated(teams.surface.assistant)
+    teams.surface.assistant = gated
+    activity = message(ARJUN, "branches", service_url=teams.connector.url)
+    url = teams.server.make_url("/api/messages")
+    async with asyncio.timeout(60), teams.http.post(url, json=activity) as response:
+        assert response.status == 202
+    assert not any("Whitefield" in t for t in teams.connector.texts())
+    gated.open.set()
+    await teams.surface.tasks.idle()
+    reply = [c for c in teams.connector.messages() if c.body.get("text")][-1]
+    assert "Whitefield" in reply.body["text"]
+    assert reply.conversation == activity["conversation"]["id"]
