@@ -44,6 +44,7 @@ class Connection:
     installation: str
     tenantid: int
     connected_at: datetime
+    audit_channel: str | None = None
 
     @property
     def described(self) -> str:
@@ -51,7 +52,9 @@ class Connection:
 
 
 def _connection(row: ConnectionRow) -> Connection:
-    return Connection(Platform(row.platform), row.installation, row.tenant_id, row.connected_at)
+    return Connection(
+        Platform(row.platform), row.installation, row.tenant_id, row.connected_at, row.audit_channel
+    )
 
 
 def _digest(code: str) -> str:
@@ -130,6 +133,36 @@ class Connections:
             )
             await session.commit()
         return current
+
+    async def set_audit_channel(
+        self, platform: Platform, installation: str, channel: str | None
+    ) -> Connection:
+        """Sets (or with None clears) the channel where this installation's decisions are posted.
+
+        Raises:
+            NotFoundError: the installation is not connected.
+        """
+        stmt = (
+            update(ConnectionRow)
+            .where(
+                ConnectionRow.platform == str(platform),
+                ConnectionRow.installation == installation.strip(),
+            )
+            .values(audit_channel=channel)
+        )
+        async with self._db.session(write=True) as session:
+            result = await session.execute(stmt)
+            await session.commit()
+        found = await self._find(platform, installation.strip())
+        if not getattr(result, "rowcount", 0) or found is None:
+            raise NotFoundError(
+                f"The {_KIND[platform]} {installation.strip()} is not connected to any merchant."
+            )
+        return found
+
+    async def connection(self, platform: str, installation: str) -> Connection | None:
+        """The connection of this installation (with its audit channel), or None."""
+        return await self._find(Platform(platform), installation)
 
     async def listing(self) -> list[Connection]:
         """Every connection, by merchant then platform then installation."""

@@ -103,3 +103,16 @@ async def test_two_installs_racing_with_one_code_connect_one(connections: Connec
     assert sum(not isinstance(r, BaseException) for r in results) == 1
     assert all(isinstance(r, NotFoundError) for r in results if isinstance(r, BaseException))
     assert len(await connections.listing()) == 1
+
+
+async def test_an_installation_keeps_its_audit_channel(connections: Connections) -> None:
+    """The audit channel is set per connected installation and cleared with None."""
+    with pytest.raises(NotFoundError):
+        await connections.set_audit_channel(Platform.SLACK, "T0FIESTA", "C0AUDIT")
+    await connections.connect(Platform.SLACK, "T0FIESTA", FIESTA)
+    await connections.set_audit_channel(Platform.SLACK, "T0FIESTA", "C0AUDIT")
+    found = await connections.connection("slack", "T0FIESTA")
+    assert found is not None and found.audit_channel == "C0AUDIT"
+    await connections.set_audit_channel(Platform.SLACK, "T0FIESTA", None)
+    cleared = await connections.connection("slack", "T0FIESTA")
+    assert cleared is not None and cleared.audit_channel is None

@@ -117,6 +117,9 @@ class ConnectionRow(Base):
     installation: Mapped[str] = mapped_column(String(100), primary_key=True)
     tenant_id: Mapped[int] = mapped_column(Integer, index=True)
     connected_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Where this installation's decisions are recorded for the channel to see (a Slack channel
+    # id); decisions made in a DM are posted there too.
+    audit_channel: Mapped[str | None] = mapped_column(String(100))
 
 
 class InviteRow(Base):

@@ -24,6 +24,7 @@ def upgrade() -> None:
         sa.Column("installation", sa.String(length=100), nullable=False),
         sa.Column("tenant_id", sa.Integer(), nullable=False),
         sa.Column("connected_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("audit_channel", sa.String(length=100), nullable=True),
         sa.PrimaryKeyConstraint("platform", "installation", name=op.f("pk_connections")),
     )
     with op.batch_alter_table("connections", schema=None) as batch_op:
