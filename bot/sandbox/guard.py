@@ -68,7 +68,7 @@ def _host_allowed(request: web.Request, configured: str) -> bool:
     name, port = _split(request.host)
     if port != str(_arrived_on(request)):
         return False
-    if name in LOOPBACK_NAMES or name == _bracketed(configured):
+    if name in LOOPBACK_NAMES or name == _bracketed(configured.lower()):
         return True
     # Shared on every interface on purpose: any address literal is fine (a rebinding attack
     # always needs a host *name*); names other than loopback are not.

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
+from aiohttp import web
 from aiohttp.test_utils import TestServer
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.sandbox import FIESTA_OPS, WebApi
+from bot.sandbox import FIESTA_OPS, Acting, Delivery, WebApi, demo_workspace
+from bot.sandbox.page import add_page_routes
 from bot.sandbox.payloads import new_id
 
 Page = tuple[WebApi, TestServer]
@@ -98,3 +100,27 @@ async def test_the_bot_still_answers_through_a_response_url_server_to_server(pag
     assert answer.status_code == 200
     [message] = api.messages
     assert (message.text, message.ephemeral_to) == ("Only for Meera", "UMEERA")
+
+
+async def test_shared_on_every_interface_it_takes_addresses_but_not_names() -> None:
+    """With COUNTERSIGN_HOST=0.0.0.0 a LAN address or the configured name is served; another name is not."""
+    for configured, served, refused in (
+        ("0.0.0.0", ["192.168.1.20", "[fe80::1]", "localhost"], ["evil.example"]),
+        ("Shop-Laptop.local", ["shop-laptop.local", "127.0.0.1"], ["evil.example", "10.0.0.2"]),
+    ):
+        api = WebApi(demo_workspace())
+        app = web.Application()
+        api.routes(app)
+        acting = Acting(api, Delivery("http://127.0.0.1:9/none", "secret", retry_delays=()))
+        add_page_routes(app, acting, host=configured)
+        server = TestServer(app, host="127.0.0.1")
+        await server.start_server()
+        try:
+            async with aiohttp.ClientSession() as session:
+                for name, expected in [(n, 200) for n in served] + [(n, 403) for n in refused]:
+                    host = {"Host": f"{name}:{server.port}"}
+                    async with session.get(server.make_url("/"), headers=host) as answer:
+                        assert answer.status == expected, (configured, name)
+        finally:
+            await acting.delivery.close()
+            await server.close()
