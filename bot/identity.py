@@ -1,12 +1,23 @@
-"""Finds the person behind a chat user: linked identity first, then the platform's verified email; never guesses.
+"""Finds the person behind a chat user, only within the installation's merchant; never guesses.
 
-One find-or-link for every surface. The surface supplies only the email its platform vouches
-for (Slack: ``is_email_confirmed``; Teams: the tenant directory's member lookup); whether that
-email belongs to a person of a merchant is the directory's to say. Anyone else is None, and the
-surface tells them how to get linked.
+One find-or-link for every surface, in this order:
+
+1. The installation (workspace, org or Entra tenant the app is installed in) must be connected
+   to a merchant. Nothing else makes it belong to one; an unconnected installation reaches no
+   data at all, and the person is told so.
+2. The person's own workspace must be the installation, or itself connected to the same
+   merchant. In a Slack Connect channel the clicker's team differs from the installation's;
+   before this rule, a user of any workspace sharing the channel could act there.
+3. A linked identity reaches its person; otherwise the email the platform *verifies* (Slack:
+   ``is_email_confirmed`` true; Teams: the tenant directory) links them, but only to a person
+   of that merchant. Anyone else is told to ask their owner to link them.
+
+The surface supplies only the verified email and the user's own workspace.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import structlog
 
@@ -15,30 +26,53 @@ from tools import Caller
 from tools.directory import Directory
 from tools.errors import NotFoundError
 
-__all__ = ["resolve"]
+__all__ = ["Unresolved", "resolve", "tell_unresolved"]
 
 log = structlog.get_logger("bot.identity")
 
+# Why nobody was found: the installation is not connected, or the person is not linked.
+Unresolved = Literal["not_connected", "not_linked"]
+
 
 async def resolve(
-    directory: Directory, adapter: Adapter, installation: str, user: str
-) -> Caller | None:
-    """The linked person, linking them now by verified email on first contact; None if unknown.
+    directory: Directory,
+    adapter: Adapter,
+    installation: str,
+    user: str,
+    *,
+    home: str | None = None,
+) -> Caller | Unresolved:
+    """The linked person (linking them now by verified email on first contact), or why not.
 
-    ``installation`` is the workspace, org or Entra tenant the app is installed in (never the
-    clicker's own team), ``user`` the platform's id for the person.
+    ``installation`` is where the app is installed (never the clicker's own team); ``home`` is
+    the user's own workspace when the platform says (None: the installation itself).
     """
+    merchant = await directory.merchant_of(adapter.platform, installation)
+    if merchant is None:
+        log.info("installation_not_connected", installation=installation)
+        return "not_connected"
+    foreign = home is not None and home != installation
+    if foreign and await directory.merchant_of(adapter.platform, home or "") != merchant:
+        log.info("identity_foreign", installation=installation, home=home, user=user)
+        return "not_linked"
     caller = await directory.resolve(adapter.platform, installation, user)
     if caller is not None:
         return caller
+    return await _link(directory, adapter, installation, user)
+
+
+async def _link(
+    directory: Directory, adapter: Adapter, installation: str, user: str
+) -> Caller | Unresolved:
     email = await adapter.verified_email(user)
     if email is None:
-        return None
+        log.info("identity_unverified", installation=installation, user=user)
+        return "not_linked"
     try:
         caller = await directory.link(adapter.platform, installation, user, email)
     except NotFoundError:
         log.info("identity_unknown", installation=installation, user=user)
-        return None
+        return "not_linked"
     log.info(
         "identity_linked",
         installation=installation,
@@ -47,3 +81,10 @@ async def resolve(
         tenant=caller.tenantid,
     )
     return caller
+
+
+def tell_unresolved(adapter: Adapter, why: Unresolved) -> str:
+    """The sentence for someone nobody could be resolved for, in the surface's words."""
+    if why == "not_connected":
+        return adapter.words.not_connected()
+    return adapter.words.not_linked()

@@ -60,6 +60,7 @@ class Press:
     verb: Verb
     card_id: str | None = None
     reason: str = ""
+    home: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +89,11 @@ async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
 
 
 async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
-    caller = await identity.resolve(surface.directory, adapter, press.installation, press.user)
-    if caller is None:
-        await adapter.post_privately(adapter.words.not_linked())
+    caller = await identity.resolve(
+        surface.directory, adapter, press.installation, press.user, home=press.home
+    )
+    if isinstance(caller, str):
+        await adapter.post_privately(identity.tell_unresolved(adapter, caller))
         return Ended("unlinked")
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
         outcome = await _ladder(surface, adapter, press, caller)

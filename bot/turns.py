@@ -40,6 +40,7 @@ class Turn:
     conversation: str
     receipts: tuple[str, ...]
     marks: tuple[str, ...] = ()
+    home: str | None = None
 
 
 async def answer(surface: Surface, adapter: Adapter, turn: Turn) -> None:
@@ -47,10 +48,12 @@ async def answer(surface: Surface, adapter: Adapter, turn: Turn) -> None:
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         if not await _claimed(surface, turn):
             return
-        caller = await identity.resolve(surface.directory, adapter, turn.installation, turn.user)
-        if caller is None:
-            await adapter.post(adapter.words.not_linked())
-            log.info("answered_unlinked")
+        caller = await identity.resolve(
+            surface.directory, adapter, turn.installation, turn.user, home=turn.home
+        )
+        if isinstance(caller, str):
+            await adapter.post(identity.tell_unresolved(adapter, caller))
+            log.info("answered_unresolved", why=caller)
             return
         now = surface.registry.clock()
         for key in turn.marks:

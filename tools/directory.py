@@ -2,7 +2,9 @@
 
 Identities are keyed by platform, installation (the workspace or organisation the app is
 installed in — never the clicker's own team, which differs in shared channels) and the
-platform's user id. A person is linked by a verified email on first contact, or by the CLI.
+platform's user id. A person is linked by a verified email on first contact, or by the CLI,
+and only within the merchant the installation is connected to: an identity reaches its
+person only while its installation is connected to that person's merchant.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from tools.caller import Caller, Role
-from tools.db import Database
+from tools.connections import Connections
+from tools.db import ConnectionRow, Database
 from tools.errors import NotFoundError
 from tools.people import Identity, Person
 from tools.tokens import Clock, utcnow
@@ -33,12 +36,24 @@ class Directory:
     def __init__(self, db: Database, *, clock: Clock = utcnow) -> None:
         self._db = db
         self._clock = clock
+        self.connections = Connections(db, clock=clock)
+
+    async def merchant_of(self, platform: str, installation: str) -> int | None:
+        """The merchant an installation is connected to, or None (then it reaches nobody)."""
+        return await self.connections.tenant_of(platform, installation)
 
     async def resolve(self, platform: str, installation: str, user_id: str) -> Caller | None:
-        """The person linked to this chat identity, or None when nobody is linked yet."""
+        """The person linked to this chat identity, while its installation is connected to
+        that person's merchant; None otherwise."""
         stmt = (
             select(Person)
             .join(Identity, Identity.person_id == Person.id)
+            .join(
+                ConnectionRow,
+                (ConnectionRow.platform == Identity.platform)
+                & (ConnectionRow.installation == Identity.installation)
+                & (ConnectionRow.tenant_id == Person.tenant_id),
+            )
             .where(
                 Identity.platform == platform,
                 Identity.installation == installation,
@@ -54,23 +69,37 @@ class Directory:
             person = await session.get(Person, userid)
             return _caller(person) if person else None
 
-    async def by_email(self, email: str) -> Caller | None:
+    async def by_email(self, email: str, *, tenantid: int | None = None) -> Caller | None:
+        """The person with this email (in this merchant only, when given)."""
         stmt = select(Person).where(func.lower(Person.email) == email.strip().lower())
+        if tenantid is not None:
+            stmt = stmt.where(Person.tenant_id == tenantid)
         async with self._db.session() as session:
             person = (await session.scalars(stmt)).first()
             return _caller(person) if person else None
 
     async def link(self, platform: str, installation: str, user_id: str, email: str) -> Caller:
-        """Links a chat identity to the person with this email; linking again is harmless.
+        """Links a chat identity to the person with this email in the installation's merchant.
+
+        Linking again is harmless. An email belongs to a person only in the merchant the
+        installation is connected to: before this rule, anyone whose profile claimed the
+        owner's email, in any workspace, was linked as the owner.
 
         Raises:
-            NotFoundError: nobody has that email; the message says how to get added.
+            NotFoundError: the installation is not connected, or nobody of its merchant has
+                that email; the message says what to do.
         """
-        caller = await self.by_email(email)
+        tenantid = await self.merchant_of(platform, installation)
+        if tenantid is None:
+            raise NotFoundError(
+                f"The {platform} installation {installation} is not connected to a merchant. "
+                f'Connect it first: countersign connect {platform} {installation} "<merchant>"'
+            )
+        caller = await self.by_email(email, tenantid=tenantid)
         if caller is None:
             raise NotFoundError(
-                f"Nobody with the email {email} is set up in Countersign. "
-                "Ask your merchant's owner to add you."
+                f"Nobody with the email {email} is set up in the merchant this installation "
+                "is connected to. Ask your merchant's owner to add you."
             )
         existing = await self.resolve(platform, installation, user_id)
         if existing is not None and existing.userid == caller.userid:

@@ -46,6 +46,12 @@ def _where(body: dict[str, Any], context: AsyncBoltContext) -> Where:
     )
 
 
+def _home(body: dict[str, Any]) -> str | None:
+    """The presser's own workspace: in a Slack Connect channel it differs from the installation."""
+    team = (body.get("user") or {}).get("team_id")
+    return str(team) if team else None
+
+
 def register(app: AsyncApp, surface: Surface) -> None:
     async def on_approve(
         ack: AsyncAck,
@@ -62,6 +68,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             token=str(action.get("value", "")),
             verb="approve",
             card_id=card_id_of_block(str(action.get("block_id", ""))),
+            home=_home(body),
         )
         home = (body.get("container") or {}).get("type") == "view"
         surface.tasks.spawn(
@@ -103,6 +110,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             token=str(meta.get("token", "")),
             verb="reject",
             reason=str(value.get("value") or ""),
+            home=_home(body),
         )
         surface.tasks.spawn(decide(surface, adapter, press), name=f"reject by {press.user}")
 

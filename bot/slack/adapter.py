@@ -77,8 +77,11 @@ class SlackAdapter:
             log.warning("users_info_failed", slack_user=user, error=slack_error(failed))
             return None
         found: dict[str, Any] = response.get("user") or {}
-        # A bot, a deactivated account or an unconfirmed address is never enough to see a shop.
-        if found.get("is_bot") or found.get("deleted") or found.get("is_email_confirmed") is False:
+        # A bot, a deactivated account or an address Slack has not confirmed is never enough to
+        # see a shop. Absent counts as unconfirmed: a Slack Connect user's profile can lack the
+        # field while claiming any email, and that is how a stranger was linked as the owner.
+        confirmed = found.get("is_email_confirmed") is True
+        if found.get("is_bot") or found.get("deleted") or not confirmed:
             return None
         email = (found.get("profile") or {}).get("email")
         return str(email) if email else None

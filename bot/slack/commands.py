@@ -63,8 +63,8 @@ async def answer(
         return
     adapter = SlackAdapter(client, Where(installation, user))
     caller = await identity.resolve(surface.directory, adapter, installation, user)
-    if caller is None:
-        await respond(text=texts.not_linked(), response_type="ephemeral")
+    if isinstance(caller, str):
+        await respond(text=identity.tell_unresolved(adapter, caller), response_type="ephemeral")
         return
     cards = await pending_cards(surface, caller)
     await respond(

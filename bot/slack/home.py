@@ -36,7 +36,8 @@ def register(app: AsyncApp, surface: Surface) -> None:
 
         async def work() -> None:
             adapter = SlackAdapter(client, Where(installation, user))
-            caller = await identity.resolve(surface.directory, adapter, installation, user)
+            found = await identity.resolve(surface.directory, adapter, installation, user)
+            caller = None if isinstance(found, str) else found
             await publish_home(surface, client, caller=caller, slack_user=user)
 
         surface.tasks.spawn(work(), name=f"home {user}")

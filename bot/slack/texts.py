@@ -29,6 +29,7 @@ __all__ = [
     "decided_text",
     "esc",
     "model_failed",
+    "not_connected",
     "not_linked",
     "not_your_card",
     "press_failed",
@@ -183,6 +184,14 @@ def not_your_card(owner_slack_user: str | None) -> str:
 
 def refused(message: str) -> str:
     return f":no_entry: {esc(message)}"
+
+
+def not_connected() -> str:
+    return (
+        "This workspace is not connected to a merchant, so I can't show or change anything "
+        "here. Ask your merchant's owner to connect it "
+        '(`countersign connect slack <team-id> "<merchant>"`).'
+    )
 
 
 def not_linked() -> str:

@@ -111,11 +111,12 @@ async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
         return notice_card("This approval card is no longer available here.")
     record, placement = found
     sender = adapter.sender
-    caller = (
+    resolved = (
         await identity.resolve(surface.directory, adapter, sender.tenant, sender.aad)
         if sender
         else None
     )
+    caller = None if isinstance(resolved, str) else resolved
     mine = caller is not None and (caller.userid, caller.tenantid) == (
         record.userid,
         record.tenantid,

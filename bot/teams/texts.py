@@ -13,6 +13,7 @@ __all__ = [
     "audit_text",
     "database_unreachable",
     "model_failed",
+    "not_connected",
     "not_linked",
     "not_your_card",
     "press_failed",
@@ -22,6 +23,14 @@ __all__ = [
 ]
 
 _TEXT = 4000  # a chat message: far below Teams' limit, and readable on a phone
+
+
+def not_connected() -> str:
+    return (
+        "This Microsoft Teams organisation is not connected to a merchant, so I can't show "
+        "or change anything here. Ask your merchant's owner to connect it "
+        '(`countersign connect teams <tenant-id> "<merchant>"`).'
+    )
 
 
 def not_linked() -> str:

@@ -262,6 +262,9 @@ def test_db_upgrade_then_demo_twice_is_idempotent(tmp_path: Path, sqlite_url: st
 
 def test_link_then_resolve_finds_the_person(tmp_path: Path, demo_url: str) -> None:
     """`link` prints who was linked, and Directory.resolve then returns that person."""
+    refused = cli(tmp_path, demo_url, "link", "slack", "T123", "U456", "Arjun@Fiesta.example")
+    assert_one_line_failure(refused, "not connected", 'countersign connect slack T123 "<merchant>"')
+    assert cli(tmp_path, demo_url, "connect", "slack", "T123", "Fiesta Foods").code == 0
     ran = cli(tmp_path, demo_url, "link", "slack", "T123", "U456", "Arjun@Fiesta.example")
     assert ran.code == 0, ran
     assert ran.out.strip() == "Linked slack T123/U456 to Arjun Mehta (manager, Fiesta Foods)"
@@ -273,8 +276,10 @@ def test_link_then_resolve_finds_the_person(tmp_path: Path, demo_url: str) -> No
 
 def test_link_of_unknown_email_exits_1_and_links_nobody(tmp_path: Path, demo_url: str) -> None:
     """An email nobody has is one readable line with exit 1, and no identity is stored."""
-    ran = cli(tmp_path, demo_url, "link", "slack", "T123", "U999", "nobody@nowhere.example")
+    ran = cli(tmp_path, demo_url, "link", "slack", "T0FIESTA", "U999", "nobody@nowhere.example")
     assert_one_line_failure(ran, "Nobody with the email nobody@nowhere.example", "owner to add you")
+    other = cli(tmp_path, demo_url, "link", "slack", "T0FIESTA", "U998", "sam@harbor.example")
+    assert_one_line_failure(other, "Nobody with the email sam@harbor.example")
     assert ran.out == ""
     assert asyncio.run(_counts(demo_url))["Identity"] == 0
 
@@ -434,10 +439,11 @@ def test_postgres_upgrade_demo_link_and_audit(tmp_path: Path, pg_url: str) -> No
     assert "Demo data already present" in cli(tmp_path, pg_url, "demo").out
     assert asyncio.run(_counts(pg_url)) == counts
 
+    assert cli(tmp_path, pg_url, "connect", "teams", "tenant-1", "Harbor Books").code == 0
     linked = cli(tmp_path, pg_url, "link", "teams", "tenant-1", "aad-42", "sam@harbor.example")
     assert linked.out.strip() == "Linked teams tenant-1/aad-42 to Sam Lee (owner, Harbor Books)"
     assert asyncio.run(_resolve(pg_url, "teams", "tenant-1", "aad-42")) == (5, "Sam Lee")
-    unknown = cli(tmp_path, pg_url, "link", "slack", "T1", "U1", "nobody@nowhere.example")
+    unknown = cli(tmp_path, pg_url, "link", "slack", "T0FIESTA", "U1", "nobody@nowhere.example")
     assert_one_line_failure(unknown, "Nobody with the email nobody@nowhere.example")
 
     asyncio.run(_make_audit_rows(pg_url))

@@ -13,6 +13,7 @@ from bot.sandbox import Message
 from bot.sandbox.payloads import TEAM
 from tests.slack.conftest import CHANNEL, Bot
 from tools import CardStatus
+from tools.connections import Platform
 from tools.merchant.models import BranchRequest
 
 
@@ -214,23 +215,37 @@ async def test_audit_channel_gets_a_copy(bot: Bot) -> None:
     assert "<@UARJUN> approved" in copies[0].text
 
 
-async def test_clicker_team_is_not_the_installation(bot: Bot) -> None:
-    """In a shared channel the presser's own team differs; the installation still identifies them."""
+def _press_from_team(card: Message, user: str, team: str) -> dict[str, Any]:
     from tests.support.slack_requests import block_action
 
-    _, card = await card_for(bot, "UARJUN")
     block = card.blocks[-1]
-    payload = block_action(
-        "UARJUN",
+    return block_action(
+        user,
         action_id="card_approve",
         value=block["elements"][0]["value"],
         block_id=block["block_id"],
         channel=CHANNEL,
         message_ts=card.ts,
-        user_team="T0OTHERCO",
+        user_team=team,
     )
-    await bot.interact(payload)
+
+
+async def test_a_presser_from_another_connected_workspace_of_the_merchant_counts(bot: Bot) -> None:
+    """In a shared channel the presser's own team differs; it works when that team is the
+    merchant's own too (connected to the same merchant)."""
+    _, card = await card_for(bot, "UARJUN")
+    await bot.surface.directory.connections.connect(Platform.SLACK, "T0FIESTA2", 1)
+    await bot.interact(_press_from_team(card, "UARJUN", "T0FIESTA2"))
     assert await request_status(bot, 3) == "approved"
+
+
+async def test_a_presser_from_a_foreign_workspace_cannot_approve(bot: Bot) -> None:
+    """Slack Connect: a user of an unconnected workspace pressing a card in a shared channel is
+    refused, even with an identity that looks like the card's owner, and nothing runs."""
+    _, card = await card_for(bot, "UARJUN")
+    await bot.interact(_press_from_team(card, "UARJUN", "T0OTHERCO"))
+    assert await request_status(bot, 3) == "pending"
+    assert any("link you with" in text for text in bot.ephemerals("UARJUN"))
 
 
 async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the_presser(

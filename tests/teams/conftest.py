@@ -24,11 +24,13 @@ from tests.slack.conftest import (
     slack,  # noqa: F401 (the same fake Slack workspace fixture, shared)
 )
 from tests.support.fake_connector import Call, FakeConnector, Member
-from tests.support.teams_activities import CHANNEL, invoke, message
+from tests.support.teams_activities import CHANNEL, TENANT, invoke, message
 from tools import CardSigner, Registry
+from tools.connections import Platform
 from tools.db import Database
 from tools.directory import Directory
 from tools.merchant import build_registry
+from tools.merchant.demo import FIESTA
 
 Json = dict[str, Any]
 
@@ -125,7 +127,10 @@ async def teams(
         db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock), clock=clock
     )
     assistant = RecordingAssistant(Assistant(registry, settings))
-    surface = Surface(registry, assistant, Directory(db))
+    directory = Directory(db)
+    # The tenant the activities come from is Fiesta Foods' connected Teams organisation.
+    await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
+    surface = Surface(registry, assistant, directory)
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
     server = TestServer(application(settings, surface, teams_auth=anonymous), host="127.0.0.1")
     await server.start_server()

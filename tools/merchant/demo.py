@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Role
-from tools.db import Database
+from tools.db import ConnectionRow, Database
 from tools.merchant.models import (
     Branch,
     BranchRequest,
@@ -28,7 +28,7 @@ from tools.merchant.models import (
     Tenant,
 )
 
-__all__ = ["FIESTA", "HARBOR", "DemoSummary", "load_demo"]
+__all__ = ["DEMO_WORKSPACES", "FIESTA", "HARBOR", "DemoSummary", "load_demo"]
 
 FIESTA, HARBOR = 1, 2
 
@@ -206,6 +206,11 @@ _CUSTOMERS = {
 }
 
 
+# The local sandbox's two Slack workspaces (bot.sandbox.people names the same ids): the demo
+# connects them, so `make run` reaches each merchant from its own workspace and no other.
+DEMO_WORKSPACES = (("T0FIESTA", FIESTA), ("T0HARBOR", HARBOR))
+
+
 @dataclass(frozen=True, slots=True)
 class DemoSummary:
     loaded: bool
@@ -241,6 +246,10 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
         )
         session.add_all(
             Product(id=i, tenant_id=t, sku=s, name=n, price=p) for i, t, s, n, p in _PRODUCTS
+        )
+        session.add_all(
+            ConnectionRow(platform="slack", installation=team, tenant_id=tenant, connected_at=now)
+            for team, tenant in DEMO_WORKSPACES
         )
         await session.flush()
         session.add_all(_stock())
