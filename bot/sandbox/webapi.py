@@ -70,8 +70,18 @@ class WebApi:
     def messages(self) -> list[Message]:
         return self.workspace.messages
 
-    def add_user(self, user_id: str, name: str, email: str | None = None) -> SlackUser:
-        return self.workspace.add_user(user_id, name, email)
+    def add_user(
+        self,
+        user_id: str,
+        name: str,
+        email: str | None = None,
+        *,
+        team: str | None = None,
+        email_confirmed: bool | None = True,
+    ) -> SlackUser:
+        return self.workspace.add_user(
+            user_id, name, email, team=team, email_confirmed=email_confirmed
+        )
 
     def message(self, channel: str, ts: str) -> Message:
         return self.workspace.message(channel, ts)
@@ -245,19 +255,18 @@ class WebApi:
         profile: Json = {"real_name": user.name, "display_name": user.name, "title": user.title}
         if user.email:
             profile["email"] = user.email
-        return {
-            "ok": True,
-            "user": {
-                "id": user.id,
-                "team_id": user.team,
-                "name": user.name,
-                "real_name": user.name,
-                "is_bot": user.is_bot,
-                "deleted": False,
-                "is_email_confirmed": True,
-                "profile": profile,
-            },
+        shown: Json = {
+            "id": user.id,
+            "team_id": user.team,
+            "name": user.name,
+            "real_name": user.name,
+            "is_bot": user.is_bot,
+            "deleted": False,
+            "profile": profile,
         }
+        if user.email_confirmed is not None:
+            shown["is_email_confirmed"] = user.email_confirmed
+        return {"ok": True, "user": shown}
 
     async def _views_open(self, params: Json) -> Json:
         trigger = str(params.get("trigger_id") or "")

@@ -47,6 +47,9 @@ class SlackUser:
     is_bot: bool = False
     team: str = ""
     title: str = ""
+    # What users.info says of the email: True (Slack confirmed it), False, or None (the field
+    # is absent, as for some Slack Connect users; the bot must read that as unconfirmed).
+    email_confirmed: bool | None = True
 
     def shown(self) -> Json:
         return {
@@ -145,8 +148,11 @@ class Workspace:
         is_bot: bool = False,
         team: str | None = None,
         title: str = "",
+        email_confirmed: bool | None = True,
     ) -> SlackUser:
-        user = SlackUser(user_id, name, email, is_bot, team or self.home_team, title)
+        user = SlackUser(
+            user_id, name, email, is_bot, team or self.home_team, title, email_confirmed
+        )
         self.users[user_id] = user
         if not is_bot:
             dm = self.add_channel(f"D{user_id[1:]}", user.name, kind="im", team=user.team)

@@ -1,0 +1,93 @@
+"""Who a Slack user is: only a person of the merchant their connected workspace belongs to.
+
+Each test replays an attack that worked before connections existed: a Slack Connect stranger
+claiming the owner's email, an unconfirmed email, a workspace nobody connected.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from bot.sandbox.payloads import TEAM, message
+from tests.slack.conftest import CHANNEL, Bot
+from tests.slack.test_block_actions import _press_from_team, card_for, request_status
+from tools.connections import Platform
+from tools.merchant.models import Branch, Identity
+
+FOREIGN_TEAM = "T0OTHERCO"
+
+
+async def _identities(bot: Bot, user: str) -> int:
+    async with bot.registry.db.session() as session:
+        stmt = select(func.count()).select_from(Identity).where(Identity.platform_user_id == user)
+        return int(await session.scalar(stmt) or 0)
+
+
+async def _said_in_thread(bot: Bot, thread: str) -> list[str]:
+    return [m.text for m in bot.slack.messages if m.thread_ts == thread and m.user != "UFOREIGN"]
+
+
+async def test_a_slack_connect_stranger_claiming_the_owners_email_sees_nothing(bot: Bot) -> None:
+    """A user of another workspace in a shared channel, whose profile claims Priya's email with
+    no is_email_confirmed, asks for pending requests: he is told to get linked and sees no data."""
+    bot.slack.add_user(
+        "UFOREIGN", "Mallory", "priya@fiesta.example", team=FOREIGN_TEAM, email_confirmed=None
+    )
+    ts = bot.ts()
+    mention = message(
+        "UFOREIGN",
+        "<@UBOT> pending requests",
+        channel=CHANNEL,
+        ts=ts,
+        kind="app_mention",
+        team=FOREIGN_TEAM,
+        user_team=FOREIGN_TEAM,
+    )
+    await bot.send(mention)
+    replies = [m.text for m in bot.slack.messages if m.thread_ts == ts]
+    assert replies and all("link you" in text for text in replies), replies
+    assert not any("Restock" in text or "Whitefield" in text for text in replies)
+    assert await _identities(bot, "UFOREIGN") == 0
+
+
+async def test_a_stranger_cannot_approve_the_owners_card(bot: Bot) -> None:
+    """Priya asks to close Whitefield; the stranger presses Approve on her card: refused, and
+    Whitefield stays open."""
+    bot.slack.add_user(
+        "UFOREIGN", "Mallory", "priya@fiesta.example", team=FOREIGN_TEAM, email_confirmed=None
+    )
+    _, card = await card_for(bot, "UPRIYA", "close branch Whitefield")
+    await bot.interact(_press_from_team(card, "UFOREIGN", FOREIGN_TEAM))
+    async with bot.registry.db.session() as session:
+        assert (await session.get(Branch, 3)).status == "open"  # type: ignore[union-attr]
+    assert any("link you" in text for text in bot.ephemerals("UFOREIGN"))
+
+
+async def test_only_a_confirmed_email_links(bot: Bot) -> None:
+    """A second account of this workspace with Priya's email links only once Slack confirms it;
+    an absent or false is_email_confirmed is not a confirmation."""
+    for user, confirmed in (("UNOFLAG", None), ("UFALSE", False), ("UCONFIRMED", True)):
+        bot.slack.add_user(user, "Priya R", "priya@fiesta.example", email_confirmed=confirmed)
+        await bot.mention(user, "pending requests")
+    assert await _identities(bot, "UNOFLAG") == 0
+    assert await _identities(bot, "UFALSE") == 0
+    assert await _identities(bot, "UCONFIRMED") == 1
+
+
+async def test_a_workspace_not_connected_is_told_so_and_sees_nothing(bot: Bot) -> None:
+    """Once the workspace is disconnected, even a linked manager is told it is not connected,
+    and gets no data."""
+    await bot.surface.directory.connections.disconnect(Platform.SLACK, TEAM)
+    thread = await bot.mention("UARJUN", "pending requests")
+    replies = await _said_in_thread(bot, thread)
+    assert len(replies) == 1 and "not connected to a merchant" in replies[0], replies
+    assert "Restock" not in replies[0]
+
+
+async def test_a_card_of_a_disconnected_workspace_cannot_be_approved(bot: Bot) -> None:
+    """A card posted while connected is refused once the workspace is disconnected."""
+    _, card = await card_for(bot, "UARJUN")
+    await bot.surface.directory.connections.disconnect(Platform.SLACK, TEAM)
+    await bot.press("UARJUN", card)
+    assert await request_status(bot, 3) == "pending"
+    assert any("not connected" in text for text in bot.ephemerals("UARJUN"))
