@@ -29,6 +29,7 @@ from bot.settings import Settings, SettingsError
 from bot.slack.routes import SlackRoutes
 from bot.surface import Surface
 from bot.teams.app import TeamsRoutes
+from bot.teams.auth import TokenChecker
 from tools import CardRecord, CardSigner, reconcile
 from tools.db import Database
 from tools.directory import Directory
@@ -68,12 +69,17 @@ RUNTIME = web.AppKey("countersign", Runtime)
 
 
 def application(
-    settings: Settings, surface: Surface, *, teams_auth: AgentAuthConfiguration | None = None
+    settings: Settings,
+    surface: Surface,
+    *,
+    teams_auth: AgentAuthConfiguration | None = None,
+    teams_tokens: TokenChecker | None = None,
 ) -> web.Application:
     """The aiohttp app with every configured surface, and ``/healthz``.
 
-    ``teams_auth`` mounts Teams with that token check instead of the app registration's; only
-    tests pass it (an anonymous configuration, so Activity JSON can be posted unsigned).
+    ``teams_auth`` mounts Teams with that app registration instead of the settings' one, and
+    ``teams_tokens`` with that token check; only tests pass them (an anonymous configuration,
+    so Activity JSON can be posted unsigned, or a key of their own standing in for Microsoft's).
     """
     web_app = web.Application()
     runtime = web_app[RUNTIME] = Runtime(settings, surface)
@@ -81,7 +87,9 @@ def application(
     if settings.slack_enabled:
         runtime.mounted["slack"] = SlackRoutes.mount(web_app, settings, surface)
     if settings.teams_enabled or teams_auth is not None:
-        runtime.mounted["teams"] = TeamsRoutes.mount(web_app, settings, surface, auth=teams_auth)
+        runtime.mounted["teams"] = TeamsRoutes.mount(
+            web_app, settings, surface, auth=teams_auth, tokens=teams_tokens
+        )
     if not runtime.mounted:
         raise SettingsError(settings.nothing_to_serve())
     web_app.on_startup.append(_start)

@@ -46,6 +46,7 @@ from bot.settings import Settings
 from bot.surface import Surface
 from bot.teams import actions, texts, turns
 from bot.teams.adapter import TeamsAdapter
+from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from tools import CardRecord
 
 __all__ = ["TEAMS", "Teams", "TeamsRoutes", "auth_configuration", "build_teams"]
@@ -62,6 +63,9 @@ class Teams:
     adapter: CloudAdapter
     application: AgentApplication[TurnState]
     app_id: str = ""
+    # Checks every request's token (issuer, audience, app, service URL). None only in tests
+    # that post Activity JSON without any token (an anonymous configuration).
+    tokens: TokenChecker | None = None
 
     async def proactively(
         self, reference: Activity, callback: Callable[[TurnContext], Awaitable[None]]
@@ -134,8 +138,10 @@ async def _turn_failed(context: TurnContext, error: Exception) -> None:
 class TeamsRoutes:
     """Teams on the shared app: ``POST /api/messages`` and showing cards settled without a press."""
 
-    def __init__(self, teams: Teams, surface: Surface) -> None:
+    def __init__(self, teams: Teams, surface: Surface, keys: JwksKeys | None = None) -> None:
         self.teams, self.surface = teams, surface
+        # The issuers' signing keys, cached; fetched over the server's session once started.
+        self.keys = keys
 
     @property
     def platform(self) -> Platform:
@@ -149,18 +155,32 @@ class TeamsRoutes:
         surface: Surface,
         *,
         auth: AgentAuthConfiguration | None = None,
+        tokens: TokenChecker | None = None,
     ) -> TeamsRoutes:
-        """Adds ``POST /api/messages``; ``auth`` overrides the app registration (tests only)."""
+        """Adds ``POST /api/messages``.
+
+        ``auth`` overrides the app registration and ``tokens`` the token check (tests only).
+        """
         teams = build_teams(
             surface, auth or auth_configuration(settings), settings.microsoft_app_id or ""
         )
+        keys = None
+        if tokens is not None:
+            teams.tokens = tokens
+        elif auth is None:
+            keys = JwksKeys()
+            policy = TokenPolicy(teams.app_id, settings.microsoft_app_tenant_id)
+            teams.tokens = TokenChecker(policy, keys)
         web_app[TEAMS] = teams
         web_app.router.add_post(ROUTE, _messages)
         log.info("teams_mounted", route=ROUTE)
-        return cls(teams, surface)
+        return cls(teams, surface, keys)
 
     async def start(self, session: aiohttp.ClientSession) -> None:
-        return None  # the SDK opens its own connections per turn
+        # The signing keys are fetched over the server's session; the SDK opens its own
+        # connections per turn.
+        if self.keys is not None:
+            self.keys.session = session
 
     async def stop(self) -> None:
         return None
@@ -214,12 +234,10 @@ class _Request:
 
 async def _messages(request: web.Request) -> web.Response:
     teams = request.app[TEAMS]
-    # The SDK's own check (signature, issuer, audience; anonymous only when configured so).
-    # Its aiohttp middleware would wrap every route of the shared app, Slack's too.
-    identity = await _authorize_request(request.headers.get("Authorization"), teams.auth)
-    if isinstance(identity, HttpResponse):
-        return web.json_response(identity.body, status=identity.status_code)
     body = await _activity_body(request)
+    identity = await _identity(teams, request.headers.get("Authorization"), body or {})
+    if isinstance(identity, web.Response):
+        return identity
     if body is None:
         # Without this a body that is JSON but not an activity (an array, a string) reached
         # the SDK and answered 500, which the Bot Framework retries.
@@ -231,6 +249,29 @@ async def _messages(request: web.Request) -> web.Response:
     if response.body is not None:
         return web.json_response(response.body, status=response.status_code)
     return web.Response(status=response.status_code)
+
+
+async def _identity(
+    teams: Teams, authorization: str | None, activity: dict[str, Any]
+) -> ClaimsIdentity | web.Response:
+    """Who sent the request, per its token; a 401 answer when the token proves nothing."""
+    if teams.tokens is None:
+        # Only the tests' anonymous configuration (the SDK's check, which then lets it in).
+        found = await _authorize_request(authorization, teams.auth)
+        if isinstance(found, HttpResponse):
+            return web.json_response(found.body, status=found.status_code)
+        return found
+    try:
+        claims = await teams.tokens.check(authorization, activity)
+    except TokenRefusedError as refused:
+        log.warning("teams_token_refused", why=str(refused))
+        return web.json_response({"error": f"Unauthorized: {refused}."}, status=401)
+    if teams.auth.ANONYMOUS_ALLOWED:
+        # Tests only: the token was checked, but there is no app registration to answer with,
+        # so the SDK must not ask Microsoft for tokens of its own.
+        return ClaimsIdentity()
+    token = (authorization or "").partition(" ")[2].strip()
+    return ClaimsIdentity(claims, authentication_type="Bearer", security_token=token)
 
 
 async def _activity_body(request: web.Request) -> dict[str, Any] | None:

@@ -89,7 +89,7 @@ class KeySource(Protocol):
 class JwksKeys:
     """Signing keys fetched from the issuers' published key sets, cached per URL."""
 
-    session: aiohttp.ClientSession
+    session: aiohttp.ClientSession | None = None
     _sets: dict[str, tuple[float, jwt.PyJWKSet]] = field(default_factory=dict)
 
     async def key(self, url: str, kid: str) -> Any:
@@ -104,6 +104,8 @@ class JwksKeys:
         return found
 
     async def _fetch(self, url: str) -> jwt.PyJWKSet:
+        if self.session is None:
+            raise TokenRefusedError("the server is still starting")
         try:
             async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=10)) as response:
                 response.raise_for_status()

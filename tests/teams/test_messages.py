@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from bot.server import application
 from tests.slack.conftest import bot_settings
+from tests.support.fake_connector import Member
 from tests.support.teams_activities import TEAM, TENANT, message, submit
 from tests.teams.adaptive import texts
 from tests.teams.conftest import ARJUN, MEERA, RAVI, STRANGER, TeamsBot
@@ -157,3 +158,24 @@ async def test_a_message_is_answered_202_before_the_model_runs(teams: TeamsBot) 
     reply = [c for c in teams.connector.messages() if c.body.get("text")][-1]
     assert "Whitefield" in reply.body["text"]
     assert reply.conversation == activity["conversation"]["id"]
+
+
+async def test_a_member_of_another_tenant_claiming_the_owners_email_sees_nothing(
+    teams: TeamsBot,
+) -> None:
+    """A member of another Entra tenant whose directory email is Priya's is told that tenant is
+    not connected, gets no data, is not linked, and cannot close a branch."""
+    other = "0badc0de-0000-4000-8000-0000000000aa"
+    mallory = teams.connector.add(
+        Member("29:1mallory", "aad-0666-mallory", "Mallory", "priya@fiesta.example")
+    )
+    for text in ("pending requests", "close branch Whitefield"):
+        activity = message(mallory, text, service_url=teams.connector.url)
+        activity["conversation"]["tenantId"] = other
+        activity["channelData"]["tenant"]["id"] = other
+        assert (await teams.post(activity))[0] == 202
+    said = teams.connector.texts()
+    assert len(said) == 2 and all("not connected to a merchant" in text for text in said), said
+    assert teams.connector.card_posts() == []
+    assert teams.connector.lookups() == []
+    assert await teams.surface.directory.resolve("teams", other, mallory.aad) is None

@@ -11,8 +11,11 @@ import aiohttp
 import jwt
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives.asymmetric import rsa
+from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 
+from bot.server import application
 from bot.teams.auth import (
     BOT_FRAMEWORK_ISSUER,
     JwksKeys,
@@ -20,6 +23,9 @@ from bot.teams.auth import (
     TokenPolicy,
     TokenRefusedError,
 )
+from tests.slack.conftest import bot_settings
+from tests.support.teams_activities import message
+from tests.teams.conftest import ARJUN, TeamsBot
 
 APP_ID = "00000000-0000-0000-0000-0000000000b0"
 TENANT = "11111111-1111-1111-1111-111111111111"
@@ -181,3 +187,39 @@ async def test_keys_are_fetched_from_the_published_key_set(published: str) -> No
         assert (await checker.check(f"Bearer {_token()}", ACTIVITY))["aud"] == APP_ID
         with pytest.raises(TokenRefusedError, match="does not publish"):
             await checker.check(f"Bearer {_token(kid='unknown')}", ACTIVITY)
+
+
+async def _served_with_tokens(teams: TeamsBot, database_url: str) -> TestServer:
+    """The real app with a token check whose keys are the local stand-in for Microsoft's."""
+    settings = bot_settings(teams.slack, database_url)
+    checker = TokenChecker(TokenPolicy(APP_ID, None), StaticKeys())
+    anonymous = AgentAuthConfiguration(anonymous_allowed=True)
+    app = application(settings, teams.surface, teams_auth=anonymous, teams_tokens=checker)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    return server
+
+
+async def test_over_the_endpoint_a_signed_activity_is_answered_and_forgeries_get_401(
+    teams: TeamsBot, database_url: str
+) -> None:
+    """Through /api/messages: a token vouching for the connector's URL is answered there; a
+    token signed by another key, or one vouching for another URL than the activity names, is
+    refused with 401 and the bot calls nobody."""
+    server = await _served_with_tokens(teams, database_url)
+    url = server.make_url("/api/messages")
+    try:
+        vouched = _token(serviceurl=teams.connector.url)
+        forged = _token(key=FORGER, serviceurl=teams.connector.url)
+        moved = _token(serviceurl="https://smba.trafficmanager.net/amer/")
+        for token, status in ((forged, 401), (moved, 401), (vouched, 202)):
+            activity = message(ARJUN, "branches", service_url=teams.connector.url)
+            headers = {"Authorization": f"Bearer {token}"}
+            async with teams.http.post(url, json=activity, headers=headers) as response:
+                assert response.status == status, await response.text()
+            await teams.surface.tasks.idle()
+            if status == 401:
+                assert teams.connector.calls == []
+    finally:
+        await server.close()
+    assert any("Whitefield" in text for text in teams.connector.texts())
