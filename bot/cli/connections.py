@@ -76,7 +76,7 @@ async def invite(settings: Settings, args: argparse.Namespace) -> str:
         code = await Connections(db).invite(tenant.id)
     return (
         f"Install link for {tenant.name} (works once, for 7 days):\n"
-        f"  https://<your host>/slack/install?code={code}\n"
+        f"  https://<your host>/slack/install?invite={code}\n"
         "Whoever installs the app through it connects their workspace to "
         f"{tenant.name}. Keep it private."
     )

@@ -132,7 +132,14 @@ class WebApi:
         method = request.match_info["method"]
         params = await _params(request)
         self.calls.append(Call(method, params))
-        if request.headers.get("Authorization") != f"Bearer {self.token}":
+        # Every method takes the bot token, except finishing an install, which takes the app's
+        # client id and secret (HTTP Basic) in exchange for one.
+        authorization = request.headers.get("Authorization", "")
+        if method == "oauth.v2.access":
+            allowed = authorization.startswith("Basic ")
+        else:
+            allowed = authorization == f"Bearer {self.token}"
+        if not allowed:
             return web.json_response({"ok": False, "error": "invalid_auth"})
         handler: Handler | None = getattr(self, "_" + method.replace(".", "_"), None)
         if handler is None:
@@ -180,6 +187,25 @@ class WebApi:
             "user_id": BOT_USER,
             "bot_id": BOT_ID,
             "is_enterprise_install": False,
+        }
+
+    async def _oauth_v2_access(self, params: Json) -> Json:
+        """Finishes an install: the code names the workspace being installed (any team here)."""
+        team = (
+            self.workspace.teams.get(str(params.get("code") or ""))
+            or self.workspace.teams[self.team_id]
+        )
+        return {
+            "ok": True,
+            "app_id": "A0COUNTERSIGN",
+            "access_token": BOT_TOKEN,
+            "token_type": "bot",
+            "scope": "chat:write,commands",
+            "bot_user_id": BOT_USER,
+            "team": {"id": team.id, "name": team.name},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "authed_user": {"id": "UINSTALLER"},
         }
 
     async def _chat_postMessage(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import aiohttp
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.oauth.async_callback_options import AsyncCallbackOptions, AsyncFailureArgs
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
@@ -24,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.settings import Settings, SlackMode
 from bot.slack import actions, commands, events, home
+from bot.slack.install import on_installed
 from bot.surface import Surface
 
 __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
@@ -114,4 +117,12 @@ async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSet
         scopes=list(BOT_SCOPES),
         installation_store=installations,
         state_store=states,
+        callback_options=AsyncCallbackOptions(
+            success=on_installed(surface.directory.connections),
+            failure=_default_failure,
+        ),
     )
+
+
+async def _default_failure(args: AsyncFailureArgs) -> BoltResponse:
+    return await args.default.failure(args)

@@ -21,6 +21,7 @@ from bot.settings import Settings, SlackMode
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.app import Bolt, build_bolt
 from bot.slack.inbound import bolt_request
+from bot.slack.install import keep_invite
 from bot.surface import Surface
 from tools import CardRecord
 
@@ -94,9 +95,11 @@ class SlackRoutes:
         flow = self.ready.app.oauth_flow
         if flow is None:
             raise web.HTTPNotFound
-        return await to_aiohttp_response(
+        response = await to_aiohttp_response(
             await flow.handle_installation(await to_bolt_request(request))
         )
+        keep_invite(request, response)
+        return response
 
     async def _redirect(self, request: web.Request) -> web.Response:
         flow = self.ready.app.oauth_flow

@@ -67,7 +67,7 @@ def test_invite_prints_a_one_time_install_link(tmp_path: Path, demo_url: str) ->
     """`invite` prints a link whose code connects exactly one workspace to that merchant."""
     ran = cli(tmp_path, demo_url, "invite", "Harbor Books")
     assert ran.code == 0, ran
-    found = re.search(r"/slack/install\?code=([A-Za-z0-9_-]+)", ran.out)
+    found = re.search(r"/slack/install\?invite=([A-Za-z0-9_-]+)", ran.out)
     assert found, ran.out
     assert "works once" in ran.out
     code = found.group(1)

@@ -66,3 +66,63 @@ async def test_a_forged_redirect_is_refused_without_a_server_error(
     async with db.session() as session:
         installed = await session.scalar(text("SELECT count(*) FROM slack_installations"))
     assert installed == 0
+
+
+async def _install(
+    server: TestServer, http: aiohttp.ClientSession, *, invite: str | None, team: str
+) -> str:
+    """Runs the install as a browser would: the install page, then Slack's redirect back."""
+    query = {"invite": invite} if invite else {}
+    install = await http.get(server.make_url("/slack/install"), params=query)
+    page = await install.text()
+    state = re.search(r"state=([\w-]+)", page)
+    assert state is not None, page
+    # The browser sends back what the install page set (the state cookie is Secure, which a
+    # client on plain-HTTP loopback would otherwise hold back).
+    sent = "; ".join(f"{name}={morsel.value}" for name, morsel in install.cookies.items())
+    back = await http.get(
+        server.make_url("/slack/oauth_redirect"),
+        params={"code": team, "state": state.group(1)},
+        headers={"Cookie": sent},
+    )
+    assert back.status == 200, await back.text()
+    return await back.text()
+
+
+async def test_an_install_through_an_invite_link_connects_that_workspace_once(
+    db: Database, database_url: str, slack: WebApi
+) -> None:
+    """The owner's install link connects the workspace that installs through it; the same link
+    used again (another workspace) installs but connects nothing."""
+    settings = oauth_settings(slack, database_url)
+    surface = build_surface(settings, db)
+    connections = surface.directory.connections
+    code = await connections.invite(2)
+    slack.workspace.add_team("T0BOOKS", "Harbor Books HQ")
+    slack.workspace.add_team("T0ELSE", "Someone else")
+    app = application(settings, surface)
+    async with TestServer(app) as server, aiohttp.ClientSession() as http:
+        first = await _install(server, http, invite=code, team="T0BOOKS")
+    async with TestServer(app) as server, aiohttp.ClientSession() as http:
+        second = await _install(server, http, invite=code, team="T0ELSE")
+    assert "installed and connected" in first
+    assert "not connected" in second and "already used" in second
+    assert await connections.tenant_of("slack", "T0BOOKS") == 2
+    assert await connections.tenant_of("slack", "T0ELSE") is None
+
+
+async def test_an_install_without_an_invite_connects_nothing(
+    db: Database, database_url: str, slack: WebApi
+) -> None:
+    """Installing from the plain install page installs the app and says how to connect it."""
+    settings = oauth_settings(slack, database_url)
+    surface = build_surface(settings, db)
+    slack.workspace.add_team("T0ELSE", "Someone else")
+    async with (
+        TestServer(application(settings, surface)) as server,
+        aiohttp.ClientSession() as http,
+    ):
+        page = await _install(server, http, invite=None, team="T0ELSE")
+    assert "not connected to a merchant yet" in page
+    assert "countersign connect slack T0ELSE" in page
+    assert await surface.directory.connections.tenant_of("slack", "T0ELSE") is None
