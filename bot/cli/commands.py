@@ -51,8 +51,8 @@ async def demo(settings: Settings, args: argparse.Namespace) -> str:
         return f"{migrated}\nDemo data already present; nothing was changed."
     return (
         f"{migrated}\nLoaded Fiesta Foods and Harbor Books ({summary.orders} orders).\n"
-        "Next, link your chat account, for example: "
-        "countersign link slack T0123ABCD U0456EFGH arjun@fiesta.example"
+        "Next, connect your Slack workspace (or Teams tenant) to a merchant, for example: "
+        'countersign connect slack T0123ABCD "Fiesta Foods"'
     )
 
 

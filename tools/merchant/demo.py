@@ -223,6 +223,9 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
     now = now or datetime.now(UTC)
     async with db.session(write=True) as session, session.begin():
         if await session.get(Tenant, FIESTA) is not None:
+            # A database loaded before connections existed gets the sandbox's workspaces now,
+            # so `make run` keeps working on it.
+            await _connect_demo_workspaces(session, now)
             return DemoSummary(loaded=False, tenants=2, orders=0)
         session.add_all(
             [
@@ -247,10 +250,7 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
         session.add_all(
             Product(id=i, tenant_id=t, sku=s, name=n, price=p) for i, t, s, n, p in _PRODUCTS
         )
-        session.add_all(
-            ConnectionRow(platform="slack", installation=team, tenant_id=tenant, connected_at=now)
-            for team, tenant in DEMO_WORKSPACES
-        )
+        await _connect_demo_workspaces(session, now)
         await session.flush()
         session.add_all(_stock())
         session.add_all(_requests(now))
@@ -258,6 +258,15 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
         session.add_all(orders)
         await _advance_sequences(session)
     return DemoSummary(loaded=True, tenants=2, orders=len(orders))
+
+
+async def _connect_demo_workspaces(session: AsyncSession, now: datetime) -> None:
+    for team, tenant in DEMO_WORKSPACES:
+        if await session.get(ConnectionRow, ("slack", team)) is None:
+            row = ConnectionRow(
+                platform="slack", installation=team, tenant_id=tenant, connected_at=now
+            )
+            session.add(row)
 
 
 def _stock() -> list[Stock]:
