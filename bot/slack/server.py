@@ -85,10 +85,11 @@ async def _start(web_app: web.Application) -> None:
     runtime.session = aiohttp.ClientSession()
     runtime.bolt = await build_bolt(runtime.settings, runtime.surface, runtime.session)
     runtime.settlers[PLATFORM] = lambda record: _show_on_slack(runtime, record)
-    # Taken before this server accepts a request: the start-up pass settles what stopped
-    # processes left, never a card this one's first presses are executing meanwhile.
-    started = runtime.surface.registry.clock()
-    runtime.surface.tasks.spawn(_settle(runtime, claimed_before=started), name="reconcile")
+    # Before this server accepts a press: its claims carry a lease other processes see alive.
+    lease = runtime.surface.registry.lease
+    lease.expiry = timedelta(seconds=runtime.settings.countersign_reconcile_after)
+    await lease.start()
+    runtime.surface.tasks.spawn(_settle(runtime), name="reconcile")
     runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
     log.info("slack_started", mode=str(runtime.settings.slack_mode))
 
@@ -99,6 +100,7 @@ async def _stop(web_app: web.Application) -> None:
         runtime.sweeper.cancel()
         await asyncio.gather(runtime.sweeper, return_exceptions=True)
     await runtime.surface.tasks.drain()
+    await runtime.surface.registry.lease.stop()  # after the drain: nothing of ours in flight
     # A real model provider keeps HTTP connections open until told; without this a stopped
     # server leaks them (and warns about unclosed sockets on its way out).
     await runtime.surface.assistant.aclose()
@@ -143,9 +145,9 @@ async def _healthz(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "database": "ok"})
 
 
-async def _settle(runtime: Runtime, *, claimed_before: datetime) -> None:
+async def _settle(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Settles cards left ``executing`` and shows each where it was posted, on its surface."""
-    for record in await reconcile(runtime.surface.registry, claimed_before=claimed_before):
+    for record in await reconcile(runtime.surface.registry, now=now):
         platform = str((record.surface or {}).get("platform") or "")
         settler = runtime.settlers.get(platform)
         if settler is None:
@@ -176,11 +178,12 @@ async def _sweep(runtime: Runtime) -> None:
     Without it a card claimed just before the database connection dropped kept its buttons
     and answered "already approved" until some process restarted.
     """
-    grace = timedelta(seconds=runtime.settings.countersign_reconcile_after)
+    lease = runtime.surface.registry.lease
     while True:
-        await asyncio.sleep(grace.total_seconds() / 2)
+        await asyncio.sleep(lease.beat_every.total_seconds())
         try:
-            await _settle(runtime, claimed_before=runtime.surface.registry.clock() - grace)
+            await lease.beat()
+            await _settle(runtime)
         except (SQLAlchemyError, OSError, SlackApiError) as failed:
             # The next round tries again; the cards stay executing until one succeeds.
             log.warning("sweep_failed", error=type(failed).__name__)

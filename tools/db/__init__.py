@@ -2,15 +2,28 @@
 
 from tools.db.base import Base, BigId, TenantScoped, UTCDateTime
 from tools.db.database import DEFAULT_URL, Database
-from tools.db.tables import AuditRow, ConversationRow, ProposalRow, ReceiptRow
+from tools.db.tables import (
+    AUDIT,
+    LEASES,
+    PROPOSALS,
+    AuditRow,
+    ConversationRow,
+    LeaseRow,
+    ProposalRow,
+    ReceiptRow,
+)
 
 __all__ = [
+    "AUDIT",
     "DEFAULT_URL",
+    "LEASES",
+    "PROPOSALS",
     "AuditRow",
     "Base",
     "BigId",
     "ConversationRow",
     "Database",
+    "LeaseRow",
     "ProposalRow",
     "ReceiptRow",
     "TenantScoped",

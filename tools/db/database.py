@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -34,10 +36,9 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
         if self.is_sqlite:
             _serialise_sqlite_writers(self.engine)
+        self._writer = self.engine.execution_options(**{_IMMEDIATE: True})
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._writes = async_sessionmaker(
-            self.engine.execution_options(**{_IMMEDIATE: True}), expire_on_commit=False
-        )
+        self._writes = async_sessionmaker(self._writer, expire_on_commit=False)
 
     @property
     def is_sqlite(self) -> bool:
@@ -50,6 +51,15 @@ class Database:
         write lock up front; see ``_serialise_sqlite_writers``).
         """
         return self._writes() if write else self._sessions()
+
+    def begin(self, *, write: bool = False) -> AbstractAsyncContextManager[AsyncConnection]:
+        """A Core connection in a transaction that commits when the block ends (rolls back on error).
+
+        For the engine's own tables (cards, audit, leases) on the approval path, where an ORM
+        session's unit of work would cost more than the statements themselves. ``write=True``
+        as for ``session``.
+        """
+        return (self._writer if write else self.engine).begin()
 
     def tenant_session(self, tenantid: int, *, write: bool = False) -> AsyncSession:
         """A session whose every ORM statement sees only ``tenantid``'s rows."""
