@@ -17,7 +17,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller
@@ -37,6 +37,20 @@ class CardStatus(StrEnum):
     EXPIRED = "expired"
     INTERRUPTED = "interrupted"
     UNKNOWN = "outcome_unknown"
+
+
+# Built once: the statements of every press. A statement built per call costs more Python
+# (expression objects, their cache key) than the database spends running it. The columns set
+# by an UPDATE come from the parameters' keys at execution.
+_BY_ID = select(_CARDS).where(_CARDS.c.id == bindparam("card"))
+_INSERT = _CARDS.insert()
+_MOVE = update(_CARDS).where(_CARDS.c.id == bindparam("card"), _CARDS.c.status == bindparam("frm"))
+_CLAIM = update(_CARDS).where(
+    _CARDS.c.id == bindparam("card"),
+    _CARDS.c.status == CardStatus.PENDING.value,
+    _CARDS.c.expires_at > bindparam("now", type_=_CARDS.c.expires_at.type),
+)
+_SET = update(_CARDS).where(_CARDS.c.id == bindparam("card"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +113,12 @@ class CardStore:
         self._db = db
 
     async def get(self, card_id: str, *, conn: AsyncConnection | None = None) -> CardRecord | None:
-        records = await self._select(select(_CARDS).where(_CARDS.c.id == card_id), conn)
+        records = await self._select(_BY_ID, conn, {"card": card_id})
         return records[0] if records else None
 
     async def insert(self, conn: AsyncConnection, **values: Any) -> None:
         """Stores a new card in the caller's transaction (the proposal and its audit commit together)."""
-        await conn.execute(_CARDS.insert().values(**values))
+        await conn.execute(_INSERT, values)
 
     async def pending_for(self, userid: int, tenantid: int, now: datetime) -> list[CardRecord]:
         """The cards still waiting on this person, oldest first."""
@@ -143,15 +157,8 @@ class CardStore:
         With ``conn`` the move joins that transaction (the write and the card's move to
         ``done`` commit together); without, it commits on its own.
         """
-        stmt = (
-            update(_CARDS)
-            .where(_CARDS.c.id == card_id, _CARDS.c.status == frm)
-            .values(status=to, **values)
-        )
-        if conn is not None:
-            return _matched(await conn.execute(stmt))
-        async with self._db.begin() as own:
-            return _matched(await own.execute(stmt))
+        params = {"card": card_id, "frm": frm.value, "status": to.value, **values}
+        return await self._update(_MOVE, params, conn)
 
     async def claim(
         self,
@@ -167,27 +174,16 @@ class CardStore:
         ``holder`` names the process that will execute the card, so the reconciler can tell a
         write still running from one whose process is gone.
         """
-        stmt = (
-            update(_CARDS)
-            .where(
-                _CARDS.c.id == card_id,
-                _CARDS.c.status == CardStatus.PENDING,
-                _CARDS.c.expires_at > now,
-            )
-            .values(**_claim(caller, now, holder))
-        )
-        if conn is not None:
-            return _matched(await conn.execute(stmt))
-        async with self._db.begin() as own:
-            return _matched(await own.execute(stmt))
+        params = {"card": card_id, "now": now, **_claim(caller, now, holder)}
+        params["status"] = CardStatus.EXECUTING.value
+        return await self._update(_CLAIM, params, conn)
 
     async def attach_surface(self, card_id: str, surface: dict[str, Any]) -> None:
         """Records where a surface posted the card, so whichever process decides it can update it."""
         await self.update(card_id, surface=surface)
 
     async def update(self, card_id: str, **values: Any) -> None:
-        async with self._db.begin() as conn:
-            await conn.execute(update(_CARDS).where(_CARDS.c.id == card_id).values(**values))
+        await self._update(_SET, {"card": card_id, **values})
 
     async def load(self, session: AsyncSession, card_id: str) -> ProposalRow | None:
         return await session.get(ProposalRow, card_id)
@@ -197,12 +193,23 @@ class CardStore:
             return (await session.scalars(select(ProposalRow))).all()
 
     async def _select(
-        self, stmt: Select[Any], conn: AsyncConnection | None = None
+        self,
+        stmt: Select[Any],
+        conn: AsyncConnection | None = None,
+        params: dict[str, Any] | None = None,
     ) -> list[CardRecord]:
         if conn is not None:
-            return [CardRecord.of(row) for row in await conn.execute(stmt)]
+            return [CardRecord.of(row) for row in await conn.execute(stmt, params)]
         async with self._db.engine.connect() as own:
-            return [CardRecord.of(row) for row in await own.execute(stmt)]
+            return [CardRecord.of(row) for row in await own.execute(stmt, params)]
+
+    async def _update(
+        self, stmt: Any, params: dict[str, Any], conn: AsyncConnection | None = None
+    ) -> bool:
+        if conn is not None:
+            return _matched(await conn.execute(stmt, params))
+        async with self._db.begin() as own:
+            return _matched(await own.execute(stmt, params))
 
 
 def _matched(result: Any) -> bool:

@@ -28,6 +28,8 @@ from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
 __all__ = ["Registry"]
 
+_NAME_TTL = 60.0  # seconds a merchant's name is reused for scope lines
+
 
 class Registry:
     """The tools, the agents, the card signer, the audit log and the database they share.
@@ -54,6 +56,7 @@ class Registry:
         self.clock = clock
         self.lease = lease or ProcessLease(db, clock=clock)
         self._tenant_names = tenant_names
+        self._names: dict[int, tuple[str, float]] = {}
         self._tools: dict[str, Tool] = {}
         self._agents: dict[str, Agent] = {}
         for tool in tools:
@@ -170,8 +173,25 @@ class Registry:
     async def context(
         self, session: AsyncSession, caller: Caller, now: datetime, card_id: str | None = None
     ) -> ToolContext:
-        name = await self._tenant_names(session, caller.tenantid) if self._tenant_names else ""
+        name = await self._tenant_name(session, caller.tenantid)
         return ToolContext(caller, session, now, tenant_name=name, card_id=card_id)
+
+    async def _tenant_name(self, session: AsyncSession, tenantid: int) -> str:
+        """The merchant's name for scope lines, read at most once a minute per tenant.
+
+        It was a query in every tool transaction, the proposal's and the write's included,
+        for a name that changes perhaps once in a merchant's life; a rename shows within
+        ``_NAME_TTL`` here and at once after a restart.
+        """
+        if self._tenant_names is None:
+            return ""
+        cached = self._names.get(tenantid)
+        at = time.monotonic()
+        if cached is not None and at - cached[1] < _NAME_TTL:
+            return cached[0]
+        name = await self._tenant_names(session, tenantid)
+        self._names[tenantid] = (name, at)
+        return name
 
     @property
     def card_ttl(self) -> timedelta:
