@@ -151,7 +151,8 @@ class Registry:
     ) -> Result:
         tool = self.lookup(name)
         entry.scope = str(tool.scope)
-        self.check_access(agent, tool, caller)
+        # A registered agent's allow-list is the one that counts, here as at approval.
+        self.check_access(self._agents.get(agent.name, agent), tool, caller)
         clean = schema.validate(tool.name, tool.args, args)
         entry.args = clean.model_dump(mode="json")
         writes = tool.scope is Scope.WRITE  # a proposal reads, then stores its card
