@@ -5,8 +5,9 @@ the card id, the tool, the person and tenant it was issued to, and a digest of t
 arguments. The arguments themselves live in the ``proposals`` table, which keeps the token a
 few hundred characters long whatever the arguments (Slack caps a button value at 2,000).
 
-A token is ``c2~card~tool~user~tenant~digest~minted.signature``: itsdangerous's ``Signer``
-with HMAC-SHA256 over a plain ``~``-separated payload, the minting time (epoch seconds) in it. The previous format
+A token is ``base64(c2~card~tool~user~tenant~digest~minted).signature``: itsdangerous's
+``Signer`` with HMAC-SHA256 over a ``~``-separated payload holding the minting time (epoch
+seconds), without the JSON, compression and per-call signer of ``URLSafeTimedSerializer``. The previous format
 (a JSON list through ``URLSafeTimedSerializer``, HMAC-SHA1) is still accepted until the cards
 minted in it have expired; see ``_LegacyCards``.
 """
@@ -17,12 +18,20 @@ import hashlib
 import hmac
 import json
 from base64 import urlsafe_b64encode
+from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from itsdangerous import BadData, SignatureExpired, Signer, TimestampSigner, URLSafeTimedSerializer
+from itsdangerous import (
+    BadData,
+    BadSignature,
+    SignatureExpired,
+    Signer,
+    TimestampSigner,
+    URLSafeTimedSerializer,
+)
 from itsdangerous.encoding import want_bytes
 from itsdangerous.signer import HMACAlgorithm
 
@@ -37,8 +46,12 @@ _MAX_TOKEN = 1000
 # Marks the SHA-256 format; a token without it can only be a legacy (SHA-1) card.
 _FORMAT = "c2"
 _FIELD = "~"
-_PREFIX = _FORMAT + _FIELD
-_FIELDS = 6  # separators in a payload: format, card, tool, user, tenant, digest, minted
+# Every payload starts "c2~", whose base64 is exactly these four characters; a legacy token's
+# base64 JSON starts "Wy" (or "." when compressed).
+_PREFIX = urlsafe_b64encode(f"{_FORMAT}{_FIELD}".encode()).decode()
+_SEPARATORS = 6  # format, card, tool, user, tenant, digest, minted
+_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 Clock = Callable[[], datetime]
 
@@ -65,23 +78,27 @@ class CardClaims:
     digest: str
 
     def to_payload(self, minted: int) -> bytes:
+        """The signed value: the fields and the minting time, ``~``-joined, in URL-safe base64."""
         fields = (self.card_id, self.tool, str(self.userid), str(self.tenantid), self.digest)
-        payload = _FIELD.join((_FORMAT, *fields, str(minted)))
-        if payload.count(_FIELD) != _FIELDS:
-            # Card ids are hex, tools identifiers, digests base64url: this is a bug, not input.
-            raise ValueError(f"a card field contains {_FIELD!r}: {self!r}")
-        return payload.encode()
+        plain = _FIELD.join((_FORMAT, *fields, str(minted)))
+        if plain.count(_FIELD) != _SEPARATORS or "%" in plain:
+            # Card ids are hex, tools identifiers and digests base64url, so this never happens
+            # to a real card; it keeps a "~" in any field from being read back as a separator.
+            plain = _FIELD.join((_FORMAT, *map(_escape, fields), str(minted)))
+        return b2a_base64(plain.encode(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
 
     @classmethod
     def from_payload(cls, payload: bytes) -> tuple[CardClaims, int]:
         """The claims and when they were minted (seconds since the epoch)."""
-        match payload.decode().split(_FIELD):
-            case [form, card_id, tool, userid, tenantid, digest, minted] if (
-                form == _FORMAT and _digits(userid, tenantid, minted)
-            ):
-                return cls(card_id, tool, int(userid), int(tenantid), digest), int(minted)
-            case _:
-                raise InvalidCardError("its contents are not a card")
+        plain = a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
+        match plain.split(_FIELD):
+            case [form, card_id, tool, userid, tenantid, digest, minted] if form == _FORMAT:
+                numbers = _integers(userid, tenantid, minted)
+                if numbers is not None:
+                    if "%" in plain:
+                        card_id, tool, digest = map(_unescape, (card_id, tool, digest))
+                    return cls(card_id, tool, numbers[0], numbers[1], digest), numbers[2]
+        raise InvalidCardError("its contents are not a card")
 
     @classmethod
     def from_wire(cls, value: Any) -> CardClaims:
@@ -93,10 +110,29 @@ class CardClaims:
                 raise InvalidCardError("its contents are not a card")
 
 
-def _digits(userid: str, tenantid: str, minted: str) -> bool:
-    # ASCII digits only: int() would also take "²", " 7" and "-1".
-    digits = userid.isdigit() and tenantid.isdigit() and minted.isdigit()
-    return digits and (userid + tenantid + minted).isascii()
+def _escape(field: str) -> str:
+    return field.replace("%", "%25").replace(_FIELD, "%7E")
+
+
+def _unescape(field: str) -> str:
+    return field.replace("%7E", _FIELD).replace("%25", "%")
+
+
+def _integers(*texts: str) -> list[int] | None:
+    """The integers written in their one canonical form: not "²", " 7", "+7" or "07"."""
+    numbers: list[int] = []
+    for text in texts:
+        if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+            numbers.append(int(text))
+            continue
+        try:  # the rare case: a negative number, or not a number at all
+            number = int(text)
+        except ValueError:
+            return None
+        if str(number) != text:
+            return None
+        numbers.append(number)
+    return numbers
 
 
 class _HmacSha256(HMACAlgorithm):
@@ -152,7 +188,8 @@ class CardSigner:
 
     def mint(self, claims: CardClaims) -> str:
         minted = int(self.clock().timestamp())
-        return self._signer.sign(claims.to_payload(minted)).decode()
+        value = claims.to_payload(minted)
+        return (value + b"." + self._signer.get_signature(value)).decode()
 
     def parse(self, token: str) -> CardClaims:
         """Verifies a token; every way it can be wrong is a refusal, never a crash."""
@@ -160,8 +197,11 @@ class CardSigner:
             raise InvalidCardError("it is empty or too long")
         if not token.startswith(_PREFIX):
             return self._legacy.parse(token, self._max_age)
+        value, _, signature = token.encode().rpartition(b".")
         try:
-            claims, minted = CardClaims.from_payload(self._signer.unsign(token))
+            if not self._signer.verify_signature(value, signature):
+                raise BadSignature("the signature does not match")
+            claims, minted = CardClaims.from_payload(value)
         except (BadData, UnicodeError, ValueError) as bad:
             raise InvalidCardError("the signature does not match") from bad
         # As itsdangerous's TimestampSigner decides: older than the TTL, or minted "later" than

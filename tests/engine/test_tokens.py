@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 from base64 import urlsafe_b64encode
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from itsdangerous import URLSafeTimedSerializer
+from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 
 from tests.engine.conftest import ARJUN, EVERYTHING, SECRET
 from tests.support.clock import SteppedClock
@@ -18,10 +18,16 @@ from tools.errors import CardExpiredError, InvalidCardError
 CLAIMS = CardClaims("ab" * 16, "rename_branch", 2, 1, "d" * 43)
 
 
-def _sha1_token(claims: CardClaims, secret: str = SECRET) -> str:
+def _sha1_token(claims: CardClaims, secret: str = SECRET, at: datetime | None = None) -> str:
     """A card exactly as the previous CardSigner minted it: itsdangerous's defaults, SHA-1."""
+    minted = int((at or datetime.now(UTC)).timestamp())
+
+    class _At(TimestampSigner):
+        def get_timestamp(self) -> int:
+            return minted
+
     wire = [claims.card_id, claims.tool, claims.userid, claims.tenantid, claims.digest]
-    token = URLSafeTimedSerializer([secret], salt="countersign.card.v1").dumps(wire)
+    token = URLSafeTimedSerializer([secret], salt="countersign.card.v1", signer=_At).dumps(wire)
     assert isinstance(token, str)
     return token
 
@@ -58,7 +64,7 @@ def test_sha1_card_signed_with_a_foreign_key_is_refused() -> None:
 def test_sha1_card_expires_like_any_other() -> None:
     """An old-format card past the TTL is expired (naming its card), not accepted forever."""
     clock = SteppedClock()
-    token = _sha1_token(CLAIMS)
+    token = _sha1_token(CLAIMS, at=clock())
     clock.step(timedelta(minutes=31))
     with pytest.raises(CardExpiredError) as expired:
         CardSigner([SECRET], clock=clock).parse(token)
@@ -112,6 +118,6 @@ async def test_sha1_card_approves_end_to_end(registry: Registry) -> None:
         await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "Old"}, ARJUN)
     ).proposal
     assert proposal is not None
-    legacy = _sha1_token(registry.signer.parse(proposal.card))
+    legacy = _sha1_token(registry.signer.parse(proposal.card), at=registry.clock())
     decision = await registry.approve(EVERYTHING, legacy, ARJUN)
     assert decision.ok
