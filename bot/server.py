@@ -102,10 +102,12 @@ async def _start(web_app: web.Application) -> None:
     runtime.session = aiohttp.ClientSession()
     for mounted in runtime.mounted.values():
         await mounted.start(runtime.session)
-    # Taken before this server accepts a request: the start-up pass settles what stopped
-    # processes left, never a card this one's first presses are executing meanwhile.
-    started = runtime.surface.registry.clock()
-    runtime.surface.tasks.spawn(settle(runtime, claimed_before=started), name="reconcile")
+    # Before this server accepts a press: its claims carry a lease other processes see alive,
+    # so a new process starting beside it (a rolling deploy) never settles its presses.
+    lease = runtime.surface.registry.lease
+    lease.expiry = timedelta(seconds=runtime.settings.countersign_reconcile_after)
+    await lease.start()
+    runtime.surface.tasks.spawn(settle(runtime), name="reconcile")
     runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
     log.info("started", surfaces=sorted(runtime.mounted))
 
@@ -116,6 +118,7 @@ async def _stop(web_app: web.Application) -> None:
         runtime.sweeper.cancel()
         await asyncio.gather(runtime.sweeper, return_exceptions=True)
     await runtime.surface.tasks.drain()
+    await runtime.surface.registry.lease.stop()  # after the drain: nothing of ours in flight
     for mounted in runtime.mounted.values():
         await mounted.stop()
     # A real model provider keeps HTTP connections open until told; without this a stopped
@@ -137,9 +140,9 @@ async def _healthz(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "database": "ok"})
 
 
-async def settle(runtime: Runtime, *, claimed_before: datetime) -> None:
-    """Settles cards left ``executing`` and shows each copy where it was posted, on its surface."""
-    for record in await reconcile(runtime.surface.registry, claimed_before=claimed_before):
+async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
+    """Settles cards whose process is gone and shows each copy where it was posted."""
+    for record in await reconcile(runtime.surface.registry, now=now):
         shown = False
         for placement in placements_of(record):
             mounted = runtime.mounted.get(placement.platform)
@@ -156,11 +159,12 @@ async def _sweep(runtime: Runtime) -> None:
     Without it a card claimed just before the database connection dropped kept its buttons
     and answered "already approved" until some process restarted.
     """
-    grace = timedelta(seconds=runtime.settings.countersign_reconcile_after)
+    lease = runtime.surface.registry.lease
     while True:
-        await asyncio.sleep(grace.total_seconds() / 2)
+        await asyncio.sleep(lease.beat_every.total_seconds())
         try:
-            await settle(runtime, claimed_before=runtime.surface.registry.clock() - grace)
+            await lease.beat()
+            await settle(runtime)
         except (SQLAlchemyError, OSError, SlackApiError) as failed:
             # The next round tries again; the cards stay executing until one succeeds.
             log.warning("sweep_failed", error=type(failed).__name__)

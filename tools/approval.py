@@ -14,6 +14,11 @@ sentence and the action come from different places and only one of them can be c
 in the same transaction as the write. Between the two a person read a card, and meanwhile
 someone else may have approved the same request or closed the branch. That second check is also
 what makes replaying a card harmless.
+
+Transactions: a proposal is one (the card and its audit line). An approval is two: the claim
+with its "approved / executing" line, committed before the write leaves; then the write, its
+live re-check, the card's move to ``done`` and the outcome's audit line. A refusal commits only
+its audit line.
 """
 
 from __future__ import annotations
@@ -21,27 +26,28 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tools import schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller
-from tools.db import ProposalRow
 from tools.errors import (
     CardDecidedError,
     CardExpiredError,
     CardMismatchError,
     CountersignError,
     InvalidCardError,
+    NotAllowedError,
     NotAWriteError,
     NotYourCardError,
+    RoleRequiredError,
     UnknownToolError,
 )
-from tools.proposals import CardRecord, CardStatus
+from tools.proposals import CardRecord, CardStatus, claimed
 from tools.tokens import CardClaims, args_digest
 from tools.tool import ExecuteFn, ProposeFn, Result, Scope, Tool, ToolContext
 
@@ -87,8 +93,12 @@ async def propose(
     agent: Agent,
     tool: Tool,
     entry: AuditEntry,
+    timer: float,
 ) -> Result:
-    """What ``Registry.call`` does instead of running a write: resolve, seal, store, answer."""
+    """What ``Registry.call`` does instead of running a write: resolve, seal, store, audit, answer.
+
+    The card and the "proposed" audit line commit together in the session the tool resolved in.
+    """
     assert tool.propose is not None
     # A refusal here is the useful kind: "that request is already approved" reaches the person
     # before they press anything.
@@ -100,32 +110,30 @@ async def propose(
     card_id, expires_at = uuid.uuid4().hex, ctx.now + registry.card_ttl
     digest = args_digest(sealed)
     claims = CardClaims(card_id, tool.name, ctx.caller.userid, ctx.caller.tenantid, digest)
-    ctx.session.add(
-        ProposalRow(
-            id=card_id,
-            tool=tool.name,
-            agent=agent.name,
-            user_id=ctx.caller.userid,
-            tenant_id=ctx.caller.tenantid,
-            args=sealed,
-            digest=digest,
-            summary=proposal.summary,
-            details=[{"label": d.label, "value": d.value} for d in proposal.details],
-            warning=proposal.warning,
-            status=CardStatus.PENDING,
-            created_at=ctx.now,
-            expires_at=expires_at,
-        )
-    )
-    await ctx.session.commit()
-    entry.args = sealed
-    proposal = replace(
-        proposal,
-        args=resolved,
-        card=registry.signer.mint(claims),
-        card_id=card_id,
+    token = registry.signer.mint(claims)
+    conn = await ctx.session.connection()
+    await registry.cards.insert(
+        conn,
+        id=card_id,
+        tool=tool.name,
+        agent=agent.name,
+        user_id=ctx.caller.userid,
+        tenant_id=ctx.caller.tenantid,
+        args=sealed,
+        digest=digest,
+        summary=proposal.summary,
+        details=[{"label": d.label, "value": d.value} for d in proposal.details],
+        warning=proposal.warning,
+        status=CardStatus.PENDING,
+        created_at=ctx.now,
         expires_at=expires_at,
     )
+    entry.args, entry.card_id, entry.rows = sealed, card_id, 1
+    entry.outcome, entry.detail = Outcome.PROPOSED, proposal.summary
+    entry.took_ms = (time.perf_counter() - timer) * 1000
+    await registry.audit.add(conn, entry)
+    await ctx.session.commit()
+    proposal = replace(proposal, args=resolved, card=token, card_id=card_id, expires_at=expires_at)
     return Result(
         rows=[proposal.public()],
         count=1,
@@ -136,13 +144,13 @@ async def propose(
 
 
 class _Trail:
-    """One audit entry for one decision, written when the decision ends, whatever the ending."""
+    """The audit entry of one decision, written at each step that must leave a trace."""
 
     def __init__(self, registry: Registry, agent: Agent, caller: Caller) -> None:
         self.registry = registry
-        self.started, self._clock = registry.clock(), time.perf_counter()
+        self._clock = time.perf_counter()
         self.entry = AuditEntry(
-            at=self.started,
+            at=registry.clock(),
             agent=agent.name,
             tool="(approval)",
             userid=caller.userid,
@@ -150,10 +158,20 @@ class _Trail:
             scope=str(Scope.WRITE),
         )
 
-    async def write(self, outcome: Outcome, detail: str, rows: int = 0) -> None:
+    def _at(self, outcome: Outcome, detail: str, rows: int) -> AuditEntry:
         self.entry.outcome, self.entry.detail, self.entry.rows = outcome, detail, rows
         self.entry.took_ms = (time.perf_counter() - self._clock) * 1000
-        await self.registry.audit.write(self.entry)
+        return self.entry
+
+    async def write(self, outcome: Outcome, detail: str, rows: int = 0) -> None:
+        """On its own transaction."""
+        await self.registry.audit.write(self._at(outcome, detail, rows))
+
+    async def add(
+        self, conn: AsyncConnection, outcome: Outcome, detail: str, rows: int = 0
+    ) -> None:
+        """In ``conn``'s transaction, committing with what it describes."""
+        await self.registry.audit.add(conn, self._at(outcome, detail, rows))
 
     async def refuse(self, error: CountersignError) -> CountersignError:
         await self.write(Outcome.REFUSED, str(error))
@@ -168,18 +186,17 @@ async def _verify(
         claims = registry.signer.parse(token)
     except CardExpiredError as expired:
         trail.entry.card_id = expired.card_id
-        if expired.card_id:
-            await registry.cards.move(
-                expired.card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED
-            )
-        await trail.write(Outcome.EXPIRED, str(expired))
+        async with registry.db.begin() as conn:
+            if expired.card_id:
+                await registry.cards.move(
+                    expired.card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn
+                )
+            await trail.add(conn, Outcome.EXPIRED, str(expired))
         raise
     except InvalidCardError as invalid:
         raise await trail.refuse(invalid) from None
     trail.entry.tool, trail.entry.card_id = claims.tool, claims.card_id
-    # A card is not transferable. Without this, one person's approval could be replayed by
-    # another, including by somebody in a different shop.
-    if claims.userid != caller.userid or claims.tenantid != caller.tenantid:
+    if not _issued_to(claims, caller):
         raise await trail.refuse(
             NotYourCardError(card_id=claims.card_id, owner_userid=claims.userid)
         )
@@ -191,26 +208,54 @@ async def _verify(
     return claims, tool
 
 
-async def _load_args(
-    registry: Registry, trail: _Trail, claims: CardClaims, tool: Tool
-) -> BaseModel:
-    """The stored arguments, through the schema again and matched against the signed digest.
+def _issued_to(claims: CardClaims, caller: Caller) -> bool:
+    """Whether the card was issued to the person pressing it: the one place that decides it.
 
-    Not a trust check: the card is signed, so these are arguments this server sealed. It is a
-    types one. The arguments round-trip through JSON, and the first version of this design read
-    a request id sealed as ``41`` back as the float ``41.0``, which a handler took for request 0:
-    "request 0 is not waiting for approval" read like a stale card, so it failed silently.
+    A card is not transferable. Without this, one person's approval could be replayed by
+    another, including by somebody in a different shop.
     """
-    record = await registry.cards.get(claims.card_id)
-    if record is None or record.tool != claims.tool or record.tenantid != claims.tenantid:
-        raise await trail.refuse(InvalidCardError("no such card was issued"))
-    try:
-        clean = schema.validate(tool.name, tool.args, record.args)
-    except CountersignError as invalid:
-        raise await trail.refuse(invalid) from None
+    return claims.userid == caller.userid and claims.tenantid == caller.tenantid
+
+
+def _check(
+    registry: Registry,
+    *,
+    trail: _Trail,
+    presented: Agent,
+    claims: CardClaims,
+    tool: Tool,
+    record: CardRecord | None,
+    caller: Caller,
+) -> BaseModel:
+    """The stored card against the token, the proposer's allow-list, the role, the arguments.
+
+    The allow-list is that of the agent that *proposed* the card, stored with it: the agent of
+    the surface pressing it could allow tools the proposer never could, and a card must not
+    borrow that. Checked again here, not only at proposal: a card must not outlive a narrowed
+    allow-list or a demotion.
+
+    The stored arguments then go through the schema again. Not a trust check (the card is
+    signed, so these are arguments this server sealed) but a types one. They round-trip
+    through JSON, and the first version of this design read a request id sealed as ``41``
+    back as the float ``41.0``, which a handler took for request 0: "request 0 is not waiting
+    for approval" read like a stale card, so it failed silently.
+    """
+    if record is None or (record.tool, record.userid, record.tenantid) != (
+        claims.tool,
+        claims.userid,
+        claims.tenantid,
+    ):
+        raise InvalidCardError("no such card was issued")
+    trail.entry.agent = record.agent
+    proposer = registry.proposer(record.agent, presented)
+    if proposer is None or not proposer.allows(tool.name):
+        raise NotAllowedError(record.agent, tool.name)
+    if not caller.role.satisfies(tool.role):
+        raise RoleRequiredError(tool.name, str(tool.role), str(caller.role))
+    clean = schema.validate(tool.name, tool.args, record.args)
     trail.entry.args = clean.model_dump(mode="json")
     if args_digest(trail.entry.args) != claims.digest:
-        raise await trail.refuse(CardMismatchError(card_id=claims.card_id))
+        raise CardMismatchError(card_id=claims.card_id)
     return clean
 
 
@@ -218,27 +263,62 @@ async def approve(registry: Registry, agent: Agent, token: str, caller: Caller) 
     """Runs a write a person agreed to, once, after every check of the seed in its order.
 
     Verify the card (expiry is its own error) → same person and tenant → the tool still exists
-    and still writes → the agent's allow-list and the caller's role again (a card must not
-    outlive a change to either) → the arguments through the schema and against the digest →
-    claim the card → audit "approved / executing" → execute, re-validating live → audit outcome.
+    and still writes → the proposing agent's allow-list and the caller's role again → the
+    arguments through the schema and against the digest → claim the card and audit "approved /
+    executing" (committed together, before the write) → execute, re-validating live, move the
+    card to done and audit the outcome (one transaction).
     """
     trail = _Trail(registry, agent, caller)
     claims, tool = await _verify(registry, trail, token, caller)
-    try:
-        registry.check_access(agent, tool, caller)
-    except CountersignError as refused:
-        raise await trail.refuse(refused) from None
-    clean = await _load_args(registry, trail, claims, tool)
-    now = registry.clock()
-    if not await registry.cards.claim(claims.card_id, caller, now):
-        raise await trail.refuse(await _lost_claim(registry, claims.card_id, now))
-    # Written before the write, deliberately. Everything above was a refusal that changed
-    # nothing; everything below might change something, and the trail has to say so even if
-    # the process dies mid-write.
-    await trail.write(Outcome.APPROVED, "executing")
-    return await _execute(
-        registry, trail, tool=tool, card_id=claims.card_id, clean=clean, caller=caller, now=now
-    )
+    with registry.lease.executing(claims.card_id):
+        record, clean = await _claim(
+            registry, trail, presented=agent, claims=claims, tool=tool, caller=caller
+        )
+        return await _execute(registry, trail, tool=tool, record=record, clean=clean, caller=caller)
+
+
+async def _claim(
+    registry: Registry,
+    trail: _Trail,
+    *,
+    presented: Agent,
+    claims: CardClaims,
+    tool: Tool,
+    caller: Caller,
+) -> tuple[CardRecord, BaseModel]:
+    """Checks the stored card and claims it, or audits why not; one transaction either way.
+
+    Written before the write, deliberately. Everything up to the claim is a refusal that
+    changed nothing; everything after might change something, and the trail has to say so even
+    if the process dies mid-write.
+    """
+    now, holder = registry.clock(), registry.lease.holder
+    refused: CountersignError | None = None
+    async with registry.db.begin(write=True) as conn:
+        record = await registry.cards.get(claims.card_id, conn=conn)
+        try:
+            clean = _check(
+                registry,
+                trail=trail,
+                presented=presented,
+                claims=claims,
+                tool=tool,
+                record=record,
+                caller=caller,
+            )
+            if not await registry.cards.claim(
+                claims.card_id, caller, now, holder=holder, conn=conn
+            ):
+                raise await _lost_claim(registry, conn, claims.card_id)
+        except CountersignError as refusal:
+            refused = refusal
+            await trail.add(conn, Outcome.REFUSED, str(refusal))
+        else:
+            await trail.add(conn, Outcome.APPROVED, "executing")
+    if refused is not None:
+        raise refused
+    assert record is not None
+    return claimed(record, caller, now, holder), clean
 
 
 async def _execute(
@@ -246,59 +326,69 @@ async def _execute(
     trail: _Trail,
     *,
     tool: Tool,
-    card_id: str,
+    record: CardRecord,
     clean: BaseModel,
     caller: Caller,
-    now: datetime,
 ) -> Decision:
-    """The write, its live re-check and the card's move to ``done``, in one transaction."""
+    """The write, its live re-check, the card's move to ``done`` and its audit line, at once."""
     assert tool.execute is not None
+    assert record.decided_at is not None
+    card_id = record.card_id
     try:
         async with registry.db.tenant_session(caller.tenantid, write=True) as session:
-            ctx = await registry.context(session, caller, now, card_id=card_id)
+            ctx = await registry.context(session, caller, record.decided_at, card_id)
             result = await tool.execute(ctx, clean)
-            outcome = _describe(result)
-            moved = await registry.cards.move(
-                card_id,
-                frm=CardStatus.EXECUTING,
-                to=CardStatus.DONE,
-                session=session,
-                outcome=outcome,
-            )
-            if not moved:
+            await session.flush()
+            conn, outcome = await session.connection(), _describe(result)
+            if not await registry.cards.move(
+                card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, conn=conn, outcome=outcome
+            ):
                 # The reconciler of another process declared this card interrupted while we
                 # ran; rolling back keeps its "nothing was changed" true.
                 await session.rollback()
-                return await _finish(registry, trail, card_id, Outcome.INTERRUPTED)
+                return await _interrupted(registry, trail, card_id)
+            await trail.add(conn, Outcome.DONE, outcome, result.count)
             await session.commit()
     except CountersignError as failed:
-        await registry.cards.move(
-            card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, outcome=str(failed)
+        return await _failed(
+            registry, trail, record, note=str(failed), detail=str(failed), error=failed
         )
-        return await _finish(registry, trail, card_id, Outcome.FAILED, error=failed)
     except Exception as broken:
-        detail = f"it failed unexpectedly ({type(broken).__name__}); nothing was changed"
-        await registry.cards.move(
-            card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, outcome=detail
+        note = f"it failed unexpectedly ({type(broken).__name__}); nothing was changed"
+        await _failed(
+            registry, trail, record, note=note, detail=f"{type(broken).__name__}: {broken}"
         )
-        await trail.write(Outcome.FAILED, f"{type(broken).__name__}: {broken}")
         raise
-    return await _finish(registry, trail, card_id, Outcome.DONE, result=result)
+    return Decision(replace(record, status=CardStatus.DONE, outcome=outcome), result)
 
 
-async def _finish(
+async def _failed(
     registry: Registry,
     trail: _Trail,
-    card_id: str,
-    outcome: Outcome,
+    record: CardRecord,
     *,
-    result: Result | None = None,
+    note: str,
+    detail: str,
     error: CountersignError | None = None,
 ) -> Decision:
+    """``executing → failed`` with what the person reads, and its audit line, in one transaction."""
+    async with registry.db.begin() as conn:
+        moved = await registry.cards.move(
+            record.card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, conn=conn, outcome=note
+        )
+        await trail.add(conn, Outcome.FAILED, detail)
+        if moved:
+            return Decision(replace(record, status=CardStatus.FAILED, outcome=note), None, error)
+        stored = await registry.cards.get(record.card_id, conn=conn)
+    assert stored is not None
+    return Decision(stored, None, error)
+
+
+async def _interrupted(registry: Registry, trail: _Trail, card_id: str) -> Decision:
     record = await registry.cards.get(card_id)
     assert record is not None
-    await trail.write(outcome, record.outcome or str(error or ""), result.count if result else 0)
-    return Decision(record, result, error)
+    await trail.write(Outcome.INTERRUPTED, record.outcome or "")
+    return Decision(record)
 
 
 def _describe(result: Result) -> str:
@@ -307,12 +397,12 @@ def _describe(result: Result) -> str:
     return f"{result.count} row(s) changed" if result.count != 1 else "done"
 
 
-async def _lost_claim(registry: Registry, card_id: str, now: datetime) -> CountersignError:
+async def _lost_claim(registry: Registry, conn: AsyncConnection, card_id: str) -> CountersignError:
     """Why a claim matched nothing: somebody decided first, or the card ran out of time."""
-    record = await registry.cards.get(card_id)
+    record = await registry.cards.get(card_id, conn=conn)
     assert record is not None
     if record.status is CardStatus.PENDING or record.status is CardStatus.EXPIRED:
-        await registry.cards.move(card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED)
+        await registry.cards.move(card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn)
         return CardExpiredError(card_id=card_id)
     return CardDecidedError(
         card_id=card_id,
@@ -341,18 +431,24 @@ async def reject(
     trail = _Trail(registry, agent, caller)
     claims, _tool = await _verify(registry, trail, token, caller)
     now, reason = registry.clock(), reason.strip()[:500]
-    moved = await registry.cards.move(
-        claims.card_id,
-        frm=CardStatus.PENDING,
-        to=CardStatus.REJECTED,
-        decided_by=caller.userid,
-        decided_by_name=caller.name or f"user {caller.userid}",
-        decided_at=now,
-        reason=reason or None,
-    )
-    if not moved:
-        raise await trail.refuse(await _lost_claim(registry, claims.card_id, now))
-    await trail.write(Outcome.REJECTED, reason or "no reason given")
-    record = await registry.cards.get(claims.card_id)
+    refused: CountersignError | None = None
+    async with registry.db.begin(write=True) as conn:
+        if await registry.cards.move(
+            claims.card_id,
+            frm=CardStatus.PENDING,
+            to=CardStatus.REJECTED,
+            conn=conn,
+            decided_by=caller.userid,
+            decided_by_name=caller.name or f"user {caller.userid}",
+            decided_at=now,
+            reason=reason or None,
+        ):
+            await trail.add(conn, Outcome.REJECTED, reason or "no reason given")
+        else:
+            refused = await _lost_claim(registry, conn, claims.card_id)
+            await trail.add(conn, Outcome.REFUSED, str(refused))
+        record = await registry.cards.get(claims.card_id, conn=conn)
+    if refused is not None:
+        raise refused
     assert record is not None
     return Decision(record)

@@ -10,12 +10,14 @@ from typing import Any
 
 import structlog
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tools.db import AuditRow, Database
+from tools.db import AUDIT, AuditRow, Database
 
 __all__ = ["AuditEntry", "AuditLog", "Outcome"]
 
 log = structlog.get_logger("countersign.audit")
+_INSERT = AUDIT.insert()
 
 
 class Outcome(StrEnum):
@@ -51,28 +53,39 @@ class AuditEntry:
 
 
 class AuditLog:
-    """Writes each entry in its own committed transaction, so a later failure cannot undo it."""
+    """Appends entries: each in its own committed transaction, or in the caller's transaction.
+
+    An entry written on its own cannot be undone by a later failure. One written with ``add``
+    commits or rolls back with what it describes: a proposal and its card, a claim and its
+    "approved / executing" line, a write and its outcome.
+    """
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
     async def write(self, entry: AuditEntry) -> None:
-        row = AuditRow(
-            at=entry.at,
-            agent=entry.agent,
-            tool=entry.tool,
-            user_id=entry.userid,
-            tenant_id=entry.tenantid,
-            scope=entry.scope,
-            outcome=str(entry.outcome),
-            detail=entry.detail,
-            rows=entry.rows,
-            took_ms=round(entry.took_ms, 3),
-            args=entry.args,
-            card_id=entry.card_id,
+        async with self._db.begin() as conn:
+            await self.add(conn, entry)
+
+    async def add(self, conn: AsyncConnection, entry: AuditEntry) -> None:
+        """Inserts the entry in ``conn``'s transaction (logged now; the row is the record)."""
+        await conn.execute(
+            _INSERT,
+            {
+                "at": entry.at,
+                "agent": entry.agent,
+                "tool": entry.tool,
+                "user_id": entry.userid,
+                "tenant_id": entry.tenantid,
+                "scope": entry.scope,
+                "outcome": str(entry.outcome),
+                "detail": entry.detail,
+                "rows": entry.rows,
+                "took_ms": round(entry.took_ms, 3),
+                "args": entry.args,
+                "card_id": entry.card_id,
+            },
         )
-        async with self._db.session() as session, session.begin():
-            session.add(row)
         log.info(
             "audited",
             tool=entry.tool,

@@ -1,19 +1,25 @@
-"""At start-up, settles cards a stopped process left ``executing``; never re-runs a write.
+"""Settles cards a stopped process left ``executing``; never re-runs a write, never settles a live one.
 
-A card is ``executing`` only between its claim and the commit of its write. Finding one at
-start-up means a process died in between. For a write that shares its transaction with the
-card's move to ``done`` (every reference tool), the database rolled it back: nothing changed,
-and the card becomes ``interrupted``. For a tool that declares side effects outside the
-database, nobody can know, and the card says ``outcome unknown`` so a person checks.
+A card is ``executing`` only between its claim and the commit of its write. Finding one whose
+process is gone (see ``tools.lease``) means that process stopped in between. For a write that
+shares its transaction with the card's move to ``done`` (every reference tool), the database
+rolled it back: nothing changed, and the card becomes ``interrupted``. For a tool that declares
+side effects outside the database, nobody can know, and the card says ``outcome unknown`` so a
+person checks.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
 
 from tools.audit import AuditEntry, Outcome
+from tools.db import LEASES, PROPOSALS
+from tools.lease import LeaseState, ProcessLease
 from tools.proposals import CardRecord, CardStatus
 
 if TYPE_CHECKING:
@@ -24,49 +30,90 @@ __all__ = ["INTERRUPTED_NOTE", "UNKNOWN_NOTE", "reconcile"]
 INTERRUPTED_NOTE = "interrupted: the service stopped during the change, and nothing was changed"
 UNKNOWN_NOTE = "outcome unknown: the service stopped during the change; check before trying again"
 
+_CARDS, _LEASES = PROPOSALS, LEASES
+_EXECUTING = (
+    select(
+        _CARDS,
+        _LEASES.c.pid_space.label("lease_pid_space"),
+        _LEASES.c.pid.label("lease_pid"),
+        _LEASES.c.beat_at.label("lease_beat_at"),
+        _LEASES.c.stopped_at.label("lease_stopped_at"),
+    )
+    .select_from(_CARDS.outerjoin(_LEASES, _CARDS.c.holder == _LEASES.c.holder))
+    .where(_CARDS.c.status == CardStatus.EXECUTING)
+)
 
-async def reconcile(
-    registry: Registry, *, claimed_before: datetime | None = None
-) -> list[CardRecord]:
-    """Settles ``executing`` cards (only those claimed before ``claimed_before``, if given).
 
-    A server passes the moment it started, so it never settles a card its own first presses
-    claimed while this ran; and, while running, the current time less a grace period: a card
-    claimed just before its database connection dropped would otherwise keep showing its
-    buttons, and answer "already approved", until the next restart. Settling a card that is in
-    fact still running elsewhere is safe for a write that shares its transaction: that write's
-    move to ``done`` then matches nothing and it rolls back.
+async def reconcile(registry: Registry, *, now: datetime | None = None) -> list[CardRecord]:
+    """Settles the ``executing`` cards whose process is gone; returns them as now stored.
+
+    A card is settled when the process that claimed it stopped, went silent for longer than
+    ``registry.lease.expiry``, or died on this machine; when it is this process and the press is
+    no longer running here (its database dropped before the outcome could be recorded); or, when
+    its claimant is unknown (claimed before processes held leases, or by one that never started
+    its lease), once it was claimed longer ago than that grace period. Settling a card that is
+    in fact still running is harmless for a write sharing its transaction: its move to ``done``
+    then matches nothing and it rolls back; the lease keeps that from happening to a live one.
     """
+    now = now or registry.clock()
+    async with registry.db.engine.connect() as conn:
+        rows = (await conn.execute(_EXECUTING)).all()
     settled: list[CardRecord] = []
-    for card in await registry.cards.in_state(CardStatus.EXECUTING, claimed_before=claimed_before):
-        tool = registry.lookup_or_none(card.tool)
-        external = tool is not None and tool.external
-        status, note = (
-            (CardStatus.UNKNOWN, UNKNOWN_NOTE)
-            if external
-            else (CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
-        )
-        started = time.perf_counter()
-        if not await registry.cards.move(
-            card.card_id, frm=CardStatus.EXECUTING, to=status, outcome=note
-        ):
-            continue  # finished (or settled by another process) since we looked
-        await registry.audit.write(
-            AuditEntry(
-                at=registry.clock(),
-                agent="(reconciler)",
-                tool=card.tool,
-                userid=card.userid,
-                tenantid=card.tenantid,
-                scope="write",
-                outcome=Outcome.UNKNOWN if external else Outcome.INTERRUPTED,
-                detail=note,
-                args=card.args,
-                card_id=card.card_id,
-                took_ms=(time.perf_counter() - started) * 1000,
-            )
-        )
-        record = await registry.cards.get(card.card_id)
-        assert record is not None
-        settled.append(record)
+    for row in rows:
+        card = CardRecord.of(row)
+        if _abandoned(registry.lease, card, _lease_of(row), now):
+            record = await _settle(registry, card)
+            if record is not None:
+                settled.append(record)
     return settled
+
+
+def _lease_of(row: Any) -> LeaseState | None:
+    if row.lease_beat_at is None:
+        return None
+    return LeaseState(
+        row.holder, row.lease_pid_space, row.lease_pid, row.lease_beat_at, row.lease_stopped_at
+    )
+
+
+def _abandoned(
+    lease: ProcessLease, card: CardRecord, state: LeaseState | None, now: datetime
+) -> bool:
+    if card.holder == lease.holder:
+        return not lease.is_running(card.card_id)
+    if state is not None:
+        return lease.gone(state, now)
+    return card.decided_at is None or card.decided_at <= now - lease.expiry
+
+
+async def _settle(registry: Registry, card: CardRecord) -> CardRecord | None:
+    """``executing → interrupted | outcome_unknown`` and its audit line, in one transaction."""
+    tool = registry.lookup_or_none(card.tool)
+    external = tool is not None and tool.external
+    status, note = (
+        (CardStatus.UNKNOWN, UNKNOWN_NOTE)
+        if external
+        else (CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
+    )
+    started = time.perf_counter()
+    async with registry.db.begin(write=True) as conn:
+        moved = await registry.cards.move(
+            card.card_id, frm=CardStatus.EXECUTING, to=status, conn=conn, outcome=note
+        )
+        if not moved:
+            return None  # finished (or settled by another process) since we looked
+        entry = AuditEntry(
+            at=registry.clock(),
+            agent="(reconciler)",
+            tool=card.tool,
+            userid=card.userid,
+            tenantid=card.tenantid,
+            scope="write",
+            outcome=Outcome.UNKNOWN if external else Outcome.INTERRUPTED,
+            detail=note,
+            args=card.args,
+            card_id=card.card_id,
+            took_ms=(time.perf_counter() - started) * 1000,
+        )
+        await registry.audit.add(conn, entry)
+    return replace(card, status=status, outcome=note)

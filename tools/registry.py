@@ -3,7 +3,7 @@
 ``Registry.call`` is the model's only door. It checks, in order, that the tool exists, that the
 agent may use it, that the caller's role is enough and that the arguments fit the schema; then a
 read runs and a write resolves into a card (``tools.approval``). Every call is audited, the
-refusals too.
+refusals too: a proposal in the transaction that stores its card, everything else on its own.
 """
 
 from __future__ import annotations
@@ -21,15 +21,22 @@ from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
 from tools.db import Database
 from tools.errors import CountersignError, NotAllowedError, RoleRequiredError, UnknownToolError
+from tools.lease import ProcessLease
 from tools.proposals import CardRecord, CardStore
 from tools.tokens import CardSigner, Clock, utcnow
 from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
 __all__ = ["Registry"]
 
+_NAME_TTL = 60.0  # seconds a merchant's name is reused for scope lines
+
 
 class Registry:
-    """The tools, the card signer, the audit log and the database they share."""
+    """The tools, the agents, the card signer, the audit log and the database they share.
+
+    ``agents`` are the agents whose cards this registry may approve beyond the one a surface
+    presents (see ``proposer``); ``lease`` names this process on the cards it claims.
+    """
 
     def __init__(
         self,
@@ -39,16 +46,23 @@ class Registry:
         *,
         clock: Clock = utcnow,
         tenant_names: Callable[[AsyncSession, int], Awaitable[str]] | None = None,
+        agents: Iterable[Agent] = (),
+        lease: ProcessLease | None = None,
     ) -> None:
         self.db = db
         self.signer = signer
         self.audit = AuditLog(db)
         self.cards = CardStore(db)
         self.clock = clock
+        self.lease = lease or ProcessLease(db, clock=clock)
         self._tenant_names = tenant_names
+        self._names: dict[int, tuple[str, float]] = {}
         self._tools: dict[str, Tool] = {}
+        self._agents: dict[str, Agent] = {}
         for tool in tools:
             self.register(tool)
+        for agent in agents:
+            self.register_agent(agent)
 
     def register(self, tool: Tool) -> None:
         if tool.scope is Scope.READ and tool.handler is refuse_plain_call:
@@ -56,6 +70,24 @@ class Registry:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name} is registered twice")
         self._tools[tool.name] = tool
+
+    def register_agent(self, agent: Agent) -> None:
+        if agent.name in self._agents:
+            raise ValueError(f"agent {agent.name} is registered twice")
+        self._agents[agent.name] = agent
+
+    def proposer(self, name: str, presented: Agent) -> Agent | None:
+        """The agent that proposed a card, by the name stored with it; None when unknown.
+
+        A registered agent of that name, else the presenting surface's agent if it bears that
+        name (the usual case: one agent proposes and its surface presents the press). Never
+        the presenting agent under another name: a surface whose agent may use a tool must not
+        lend that permission to a card another agent proposed.
+        """
+        known = self._agents.get(name)
+        if known is not None:
+            return known
+        return presented if presented.name == name else None
 
     @property
     def tools(self) -> Mapping[str, Tool]:
@@ -77,7 +109,7 @@ class Registry:
         self, agent: Agent, name: str, args: Mapping[str, Any], caller: Caller
     ) -> Result:
         """Runs a read, or turns a write into a proposal with a signed card. Always audited."""
-        started, clock = self.clock(), time.perf_counter()
+        started, timer = self.clock(), time.perf_counter()
         entry = AuditEntry(
             at=started,
             agent=agent.name,
@@ -87,8 +119,11 @@ class Registry:
             scope="?",
             args=dict(args),
         )
+        audited = False  # a proposal is audited in the transaction that stores its card
         try:
-            result = await self._call(agent, name, args, caller, now=started, entry=entry)
+            result = await self._call(
+                agent, name, args, caller, now=started, entry=entry, timer=timer
+            )
         except CountersignError as refused:
             entry.outcome, entry.detail = Outcome.REFUSED, str(refused)
             raise
@@ -96,14 +131,12 @@ class Registry:
             entry.outcome, entry.detail = Outcome.FAILED, f"{type(broken).__name__}: {broken}"
             raise
         else:
-            entry.rows = result.count
-            if result.proposal is not None:
-                entry.outcome, entry.card_id = Outcome.PROPOSED, result.proposal.card_id
-                entry.detail = result.proposal.summary
+            entry.rows, audited = result.count, result.proposal is not None
             return result
         finally:
-            entry.took_ms = (time.perf_counter() - clock) * 1000
-            await self.audit.write(entry)
+            if not audited:
+                entry.took_ms = (time.perf_counter() - timer) * 1000
+                await self.audit.write(entry)
 
     async def _call(
         self,
@@ -114,10 +147,12 @@ class Registry:
         *,
         now: datetime,
         entry: AuditEntry,
+        timer: float,
     ) -> Result:
         tool = self.lookup(name)
         entry.scope = str(tool.scope)
-        self.check_access(agent, tool, caller)
+        # A registered agent's allow-list is the one that counts, here as at approval.
+        self.check_access(self._agents.get(agent.name, agent), tool, caller)
         clean = schema.validate(tool.name, tool.args, args)
         entry.args = clean.model_dump(mode="json")
         writes = tool.scope is Scope.WRITE  # a proposal reads, then stores its card
@@ -125,7 +160,9 @@ class Registry:
             ctx = await self.context(session, caller, now)
             if tool.scope is Scope.READ:
                 return await tool.handler(ctx, clean)
-            return await approval.propose(self, ctx, clean, agent=agent, tool=tool, entry=entry)
+            return await approval.propose(
+                self, ctx, clean, agent=agent, tool=tool, entry=entry, timer=timer
+            )
 
     def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
         """The allow-list, then the role: asked at every call and again at every approval."""
@@ -137,15 +174,36 @@ class Registry:
     async def context(
         self, session: AsyncSession, caller: Caller, now: datetime, card_id: str | None = None
     ) -> ToolContext:
-        name = await self._tenant_names(session, caller.tenantid) if self._tenant_names else ""
+        name = await self._tenant_name(session, caller.tenantid)
         return ToolContext(caller, session, now, tenant_name=name, card_id=card_id)
+
+    async def _tenant_name(self, session: AsyncSession, tenantid: int) -> str:
+        """The merchant's name for scope lines, read at most once a minute per tenant.
+
+        It was a query in every tool transaction, the proposal's and the write's included,
+        for a name that changes perhaps once in a merchant's life; a rename shows within
+        ``_NAME_TTL`` here and at once after a restart.
+        """
+        if self._tenant_names is None:
+            return ""
+        cached = self._names.get(tenantid)
+        at = time.monotonic()
+        if cached is not None and at - cached[1] < _NAME_TTL:
+            return cached[0]
+        name = await self._tenant_names(session, tenantid)
+        self._names[tenantid] = (name, at)
+        return name
 
     @property
     def card_ttl(self) -> timedelta:
         return self.signer.ttl
 
     async def approve(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
-        """Runs an approved card once; see ``tools.approval.approve``."""
+        """Runs an approved card once; see ``tools.approval.approve``.
+
+        ``agent`` is the presenting surface's agent; the allow-list checked is that of the
+        agent that proposed the card (``proposer``).
+        """
         return await approval.approve(self, agent, token, caller)
 
     async def reject(

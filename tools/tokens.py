@@ -4,19 +4,36 @@ A card token is what an Approve button carries. It holds only what identifies th
 the card id, the tool, the person and tenant it was issued to, and a digest of the resolved
 arguments. The arguments themselves live in the ``proposals`` table, which keeps the token a
 few hundred characters long whatever the arguments (Slack caps a button value at 2,000).
+
+A token is ``base64(c2~card~tool~user~tenant~digest~minted).signature``: itsdangerous's
+``Signer`` with HMAC-SHA256 over a ``~``-separated payload holding the minting time (epoch
+seconds), without the JSON, compression and per-call signer of ``URLSafeTimedSerializer``. The previous format
+(a JSON list through ``URLSafeTimedSerializer``, HMAC-SHA1) is still accepted until the cards
+minted in it have expired; see ``_LegacyCards``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from base64 import urlsafe_b64encode
+from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from itsdangerous import BadData, SignatureExpired, TimestampSigner, URLSafeTimedSerializer
+from itsdangerous import (
+    BadData,
+    BadSignature,
+    SignatureExpired,
+    Signer,
+    TimestampSigner,
+    URLSafeTimedSerializer,
+)
+from itsdangerous.encoding import want_bytes
+from itsdangerous.signer import HMACAlgorithm
 
 from tools.errors import CardExpiredError, InvalidCardError
 
@@ -26,6 +43,15 @@ CARD_TTL = timedelta(minutes=30)
 _SALT = "countersign.card.v1"
 # Longer than any token this module mints; a longer string is refused before any parsing.
 _MAX_TOKEN = 1000
+# Marks the SHA-256 format; a token without it can only be a legacy (SHA-1) card.
+_FORMAT = "c2"
+_FIELD = "~"
+# Every payload starts "c2~", whose base64 is exactly these four characters; a legacy token's
+# base64 JSON starts "Wy" (or "." when compressed).
+_PREFIX = urlsafe_b64encode(f"{_FORMAT}{_FIELD}".encode()).decode()
+_SEPARATORS = 6  # format, card, tool, user, tenant, digest, minted
+_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 Clock = Callable[[], datetime]
 
@@ -51,11 +77,32 @@ class CardClaims:
     tenantid: int
     digest: str
 
-    def to_wire(self) -> list[Any]:
-        return [self.card_id, self.tool, self.userid, self.tenantid, self.digest]
+    def to_payload(self, minted: int) -> bytes:
+        """The signed value: the fields and the minting time, ``~``-joined, in URL-safe base64."""
+        fields = (self.card_id, self.tool, str(self.userid), str(self.tenantid), self.digest)
+        plain = _FIELD.join((_FORMAT, *fields, str(minted)))
+        if plain.count(_FIELD) != _SEPARATORS or "%" in plain:
+            # Card ids are hex, tools identifiers and digests base64url, so this never happens
+            # to a real card; it keeps a "~" in any field from being read back as a separator.
+            plain = _FIELD.join((_FORMAT, *map(_escape, fields), str(minted)))
+        return b2a_base64(plain.encode(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+
+    @classmethod
+    def from_payload(cls, payload: bytes) -> tuple[CardClaims, int]:
+        """The claims and when they were minted (seconds since the epoch)."""
+        plain = a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
+        match plain.split(_FIELD):
+            case [form, card_id, tool, userid, tenantid, digest, minted] if form == _FORMAT:
+                numbers = _integers(userid, tenantid, minted)
+                if numbers is not None:
+                    if "%" in plain:
+                        card_id, tool, digest = map(_unescape, (card_id, tool, digest))
+                    return cls(card_id, tool, numbers[0], numbers[1], digest), numbers[2]
+        raise InvalidCardError("its contents are not a card")
 
     @classmethod
     def from_wire(cls, value: Any) -> CardClaims:
+        """The claims of a legacy token: the JSON list ``[card, tool, user, tenant, digest]``."""
         match value:
             case [str(card_id), str(tool), int(userid), int(tenantid), str(digest)]:
                 return cls(card_id, tool, userid, tenantid, digest)
@@ -63,8 +110,64 @@ class CardClaims:
                 raise InvalidCardError("its contents are not a card")
 
 
+def _escape(field: str) -> str:
+    return field.replace("%", "%25").replace(_FIELD, "%7E")
+
+
+def _unescape(field: str) -> str:
+    return field.replace("%7E", _FIELD).replace("%25", "%")
+
+
+def _integers(*texts: str) -> list[int] | None:
+    """The integers written in their one canonical form: not "²", " 7", "+7" or "07"."""
+    numbers: list[int] = []
+    for text in texts:
+        if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+            numbers.append(int(text))
+            continue
+        try:  # the rare case: a negative number, or not a number at all
+            number = int(text)
+        except ValueError:
+            return None
+        if str(number) != text:
+            return None
+        numbers.append(number)
+    return numbers
+
+
+class _HmacSha256(HMACAlgorithm):
+    """HMAC-SHA256 through ``hmac.digest``, OpenSSL's one-shot call, instead of an HMAC object."""
+
+    def __init__(self) -> None:
+        super().__init__(hashlib.sha256)
+
+    def get_signature(self, key: bytes, value: bytes) -> bytes:
+        return hmac.digest(key, value, "sha256")
+
+
+class _Signer(Signer):
+    """itsdangerous's signer, HMAC-SHA256, with each key derived once instead of on every call."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        # itsdangerous signs with the *last* key of the list and verifies with all of them.
+        super().__init__(
+            list(reversed(secrets)),
+            salt=_SALT,
+            digest_method=hashlib.sha256,
+            algorithm=_HmacSha256(),
+        )
+        derive = super().derive_key
+        self._derived = {key: derive(key) for key in self.secret_keys}
+
+    def derive_key(self, secret_key: str | bytes | None = None) -> bytes:
+        key = self.secret_keys[-1] if secret_key is None else want_bytes(secret_key)
+        return self._derived.get(key) or super().derive_key(key)
+
+
 class CardSigner:
     """Signs cards with the first secret and accepts any of them, so keys rotate without a cutover.
+
+    Built once per process: the signer and its derived keys are reused by every card.
 
     Args:
         secrets: current secret first, then older ones still accepted.
@@ -79,39 +182,68 @@ class CardSigner:
             raise ValueError("at least one non-empty card secret is required")
         self.ttl = ttl
         self.clock = clock
+        self._max_age = int(ttl.total_seconds())
+        self._signer = _Signer(secrets)
+        self._legacy = _LegacyCards(secrets, clock)
+
+    def mint(self, claims: CardClaims) -> str:
+        minted = int(self.clock().timestamp())
+        value = claims.to_payload(minted)
+        return (value + b"." + self._signer.get_signature(value)).decode()
+
+    def parse(self, token: str) -> CardClaims:
+        """Verifies a token; every way it can be wrong is a refusal, never a crash."""
+        if not isinstance(token, str) or not token or len(token) > _MAX_TOKEN:
+            raise InvalidCardError("it is empty or too long")
+        if not token.startswith(_PREFIX):
+            return self._legacy.parse(token, self._max_age)
+        value, _, signature = token.encode().rpartition(b".")
+        try:
+            if not self._signer.verify_signature(value, signature):
+                raise BadSignature("the signature does not match")
+            claims, minted = CardClaims.from_payload(value)
+        except (BadData, UnicodeError, ValueError) as bad:
+            raise InvalidCardError("the signature does not match") from bad
+        # As itsdangerous's TimestampSigner decides: older than the TTL, or minted "later" than
+        # now by this process's clock, is expired.
+        age = int(self.clock().timestamp()) - minted
+        if age > self._max_age or age < 0:
+            raise CardExpiredError(card_id=claims.card_id)
+        return claims
+
+
+class _LegacyCards:
+    """Verifies cards minted before the SHA-256 format: JSON through ``URLSafeTimedSerializer``.
+
+    Those cards were signed with itsdangerous's default, HMAC-SHA1. A card posted just before
+    the deploy that switched formats must still work when pressed just after it, so they are
+    verified (never minted) until they expire. Remove this class once ``CARD_TTL`` (at most
+    seven days, see ``Settings.countersign_card_ttl``) has passed since that deploy.
+    """
+
+    def __init__(self, secrets: Sequence[str], clock: Clock) -> None:
         clock_ref = clock
 
         class _ClockSigner(TimestampSigner):
             def get_timestamp(self) -> int:
                 return int(clock_ref().timestamp())
 
-        # itsdangerous signs with the *last* key of the list and verifies with all of them.
         self._serializer = URLSafeTimedSerializer(
             list(reversed(secrets)), salt=_SALT, signer=_ClockSigner
         )
 
-    def mint(self, claims: CardClaims) -> str:
-        token = self._serializer.dumps(claims.to_wire())
-        assert isinstance(token, str)
-        return token
-
-    def parse(self, token: str) -> CardClaims:
-        """Verifies a token; every way it can be wrong is a refusal, never a crash."""
-        if not isinstance(token, str) or not token or len(token) > _MAX_TOKEN:
-            raise InvalidCardError("it is empty or too long")
+    def parse(self, token: str, max_age: int) -> CardClaims:
         try:
-            value = self._serializer.loads(token, max_age=int(self.ttl.total_seconds()))
+            value = self._serializer.loads(token, max_age=max_age)
         except SignatureExpired as expired:
-            claims = _claims_or_none(expired.payload, self._serializer)
+            claims = self._claims_or_none(expired.payload)
             raise CardExpiredError(card_id=claims.card_id if claims else None) from expired
         except (BadData, UnicodeError, ValueError) as bad:
             raise InvalidCardError("the signature does not match") from bad
         return CardClaims.from_wire(value)
 
-
-def _claims_or_none(payload: Any, serializer: URLSafeTimedSerializer) -> CardClaims | None:
-    """Reads the claims of a correctly signed but expired token, to say which card expired."""
-    try:
-        return CardClaims.from_wire(serializer.load_payload(payload))
-    except (BadData, InvalidCardError):
-        return None
+    def _claims_or_none(self, payload: Any) -> CardClaims | None:
+        try:
+            return CardClaims.from_wire(self._serializer.load_payload(payload))
+        except (BadData, InvalidCardError):
+            return None

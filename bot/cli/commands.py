@@ -73,7 +73,9 @@ async def reconcile_cards(settings: Settings, args: argparse.Namespace) -> str:
         settings.card_secrets(), ttl=timedelta(seconds=settings.countersign_card_ttl)
     )
     async with open_database(checked_url(settings.database_url)) as db:
-        settled = await reconcile(build_registry(db, signer))
+        registry = build_registry(db, signer)
+        registry.lease.expiry = timedelta(seconds=settings.countersign_reconcile_after)
+        settled = await reconcile(registry)
         people = await person_names(db, (card.userid for card in settled))
         merchants = await tenant_names(db, (card.tenantid for card in settled))
     if not settled:

@@ -1,4 +1,8 @@
-"""Approves one card in a separate process, whose write then hangs until the process is killed."""
+"""Approves one card in a separate process that holds a lease, as a server does.
+
+With ``wait_forever`` the write hangs until the process is killed; with ``wait_for_signal`` it
+finishes when the process receives SIGUSR1.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,12 @@ from tools.db import Database
 async def main(url: str, token: str) -> None:
     db = Database(url)
     registry = Registry(db, CardSigner([SECRET]), TOY_TOOLS)
-    await registry.approve(EVERYTHING, token, ARJUN)
+    await registry.lease.start()
+    try:
+        await registry.approve(EVERYTHING, token, ARJUN)
+    finally:
+        await registry.lease.stop()
+        await db.dispose()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The start-up reconciler settles cards that a killed process left executing."""
+"""The reconciler settles cards whose process is gone, and never one a live process is executing."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ async def _wait_for(path: Path, process: asyncio.subprocess.Process, seconds: fl
 async def test_card_killed_mid_write_becomes_interrupted(
     registry: Registry, database_url: str, tmp_path: Path
 ) -> None:
-    """SIGKILL between 'approved / executing' and the commit: the reconciler marks the card
-    interrupted, audits it, reports it, and the half-made write is not in the database."""
+    """SIGKILL between 'approved / executing' and the commit: the process is dead on this
+    machine, so the reconciler marks the card interrupted at once, audits it, reports it, and
+    the half-made write is not in the database."""
     proposal = (
         await registry.call(EVERYTHING, "wait_forever", {"branch_id": 1, "name": "marker"}, ARJUN)
     ).proposal
@@ -64,7 +65,9 @@ async def test_card_killed_mid_write_becomes_interrupted(
     assert await reconcile(registry) == []
 
 
-async def test_external_side_effects_are_reported_as_unknown(registry: Registry) -> None:
+async def test_external_side_effects_are_reported_as_unknown(
+    registry: Registry, clock: SteppedClock
+) -> None:
     """A tool declaring effects outside the database is settled as 'outcome unknown'."""
     from dataclasses import replace
 
@@ -75,26 +78,27 @@ async def test_external_side_effects_are_reported_as_unknown(registry: Registry)
     ).proposal
     assert proposal is not None
     assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
+    clock.step(registry.lease.expiry)
 
     settled = await reconcile(registry)
 
     assert [(c.status, c.outcome) for c in settled] == [(CardStatus.UNKNOWN, UNKNOWN_NOTE)]
 
 
-async def test_running_sweep_waits_out_the_grace_period(
+async def test_unknown_claimant_is_given_the_grace_period(
     registry: Registry, clock: SteppedClock
 ) -> None:
-    """A card claimed moments ago is left alone by a sweep with a grace period; once the card
-    has been stuck longer than the grace, the sweep settles it."""
+    """A card claimed by no known process (before leases existed) is left alone until it has
+    been stuck longer than the grace period; then it is settled."""
     proposal = (
         await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)
     ).proposal
     assert proposal is not None
     assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
-    grace = timedelta(seconds=60)
+    registry.lease.expiry = timedelta(seconds=60)
 
-    assert await reconcile(registry, claimed_before=registry.clock() - grace) == []
+    assert await reconcile(registry) == []
     clock.step(timedelta(seconds=61))
-    settled = await reconcile(registry, claimed_before=registry.clock() - grace)
+    settled = await reconcile(registry)
 
     assert [(c.card_id, c.status) for c in settled] == [(proposal.card_id, CardStatus.INTERRUPTED)]

@@ -2,13 +2,15 @@
 
 ``rename_branch`` carries every argument type a card must round-trip (int, Decimal, date,
 enum); ``explode`` fails in execute after its audit; ``wait_forever`` blocks mid-write so a test
-can kill the process there.
+can kill the process there; ``wait_for_signal`` blocks mid-write until SIGUSR1, so a test can act
+while a press is in flight and then let it finish.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import signal
 from decimal import Decimal
 from pathlib import Path
 
@@ -84,6 +86,17 @@ async def wait_forever(ctx: ToolContext, args: RenameArgs) -> Result:
     return Result(rows=[], count=0, scope="unreachable")
 
 
+async def wait_for_signal(ctx: ToolContext, args: RenameArgs) -> Result:
+    branch = await _branch(ctx, args.branch_id)
+    branch.name = args.name
+    await ctx.session.flush()
+    go = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, go.set)
+    Path(args.name).write_text("mid-write")
+    await go.wait()
+    return Result(rows=[{"branch_id": branch.id, "name": args.name}], count=1, scope="renamed")
+
+
 def _base(name: str, role: Role = Role.MANAGER) -> Tool:
     return Tool(name=name, description=f"Test tool {name}.", args=RenameArgs, role=role)
 
@@ -98,4 +111,5 @@ TOY_TOOLS = [
     write_tool(_base("rename_branch"), propose_rename, execute_rename),
     write_tool(_base("explode"), propose_rename, explode),
     write_tool(_base("wait_forever"), propose_rename, wait_forever),
+    write_tool(_base("wait_for_signal"), propose_rename, wait_for_signal),
 ]

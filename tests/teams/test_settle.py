@@ -17,7 +17,9 @@ async def test_interrupted_card_is_updated_in_its_conversation(teams: TeamsBot) 
     # Claimed, as a press does just before its write; the process then "dies".
     assert await teams.registry.cards.claim(card.card_id, arjun, teams.registry.clock())
 
-    await settle(teams.server.app[RUNTIME], claimed_before=teams.registry.clock())
+    await settle(
+        teams.server.app[RUNTIME], now=teams.registry.clock() + teams.registry.lease.expiry
+    )
 
     record = await teams.registry.card(card.card_id)
     assert record is not None and record.status is CardStatus.INTERRUPTED

@@ -3,17 +3,24 @@
 from tools.db.base import Base, BigId, TenantScoped, UTCDateTime
 from tools.db.database import DEFAULT_URL, Database
 from tools.db.tables import (
+    AUDIT,
+    LEASES,
+    PROPOSALS,
     AuditRow,
     ConnectionRow,
     ConversationRow,
     InviteRow,
+    LeaseRow,
     PolicyRow,
     ProposalRow,
     ReceiptRow,
 )
 
 __all__ = [
+    "AUDIT",
     "DEFAULT_URL",
+    "LEASES",
+    "PROPOSALS",
     "AuditRow",
     "Base",
     "BigId",
@@ -21,6 +28,7 @@ __all__ = [
     "ConversationRow",
     "Database",
     "InviteRow",
+    "LeaseRow",
     "PolicyRow",
     "ProposalRow",
     "ReceiptRow",

@@ -1,20 +1,25 @@
-"""The engine's own tables: proposals (the state of every card) and the append-only audit log."""
+"""The engine's own tables: proposals (the state of every card), the append-only audit log, and
+the leases of the processes that execute cards."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import JSON, Float, Index, Integer, String, Text
+from sqlalchemy import JSON, Float, Index, Integer, String, Table, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tools.db.base import Base, BigId, UTCDateTime
 
 __all__ = [
+    "AUDIT",
+    "LEASES",
+    "PROPOSALS",
     "AuditRow",
     "ConnectionRow",
     "ConversationRow",
     "InviteRow",
+    "LeaseRow",
     "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
@@ -48,11 +53,18 @@ class ProposalRow(Base):
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     reason: Mapped[str | None] = mapped_column(Text)
     outcome: Mapped[str | None] = mapped_column(Text)
+    # The process (``LeaseRow.holder``) that claimed the card and is executing it; the
+    # reconciler settles an ``executing`` card only once that process is gone.
+    holder: Mapped[str | None] = mapped_column(String(32))
     # Where a surface posted the card (platform, channel, message id), so any process can
     # update it later. Opaque to the engine.
     surface: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
-    __table_args__ = (Index("ix_proposals_tenant_status", "tenant_id", "status"),)
+    __table_args__ = (
+        Index("ix_proposals_tenant_status", "tenant_id", "status"),
+        # The sweep looks for ``executing`` cards every few seconds in every process.
+        Index("ix_proposals_status", "status"),
+    )
 
 
 class AuditRow(Base):
@@ -150,3 +162,27 @@ class PolicyRow(Base):
     approver_role: Mapped[str] = mapped_column(String(20), default="staff")
     two_approvers_from: Mapped[int | None] = mapped_column(BigId)
     escalate_after: Mapped[int | None] = mapped_column(Integer)
+
+
+class LeaseRow(Base):
+    """A running process that may be executing cards, and when it last said it was alive.
+
+    A process is gone when it has stopped (``stopped_at``) or its heartbeat is older than the
+    reconcile grace period; only then are the cards it claimed settled. ``pid_space`` and ``pid``
+    let a process on the same machine tell at once that another one has died.
+    """
+
+    __tablename__ = "process_leases"
+
+    holder: Mapped[str] = mapped_column(String(32), primary_key=True)
+    pid_space: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    beat_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+# The tables themselves, for Core statements on the approval path (see ``tools.proposals``).
+PROPOSALS = cast("Table", ProposalRow.__table__)
+AUDIT = cast("Table", AuditRow.__table__)
+LEASES = cast("Table", LeaseRow.__table__)

@@ -1,7 +1,7 @@
 """connections, invites and approval policies: who belongs to a merchant, who countersigns
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004_leases
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004"
-down_revision: str | None = "0003"
+revision: str = "0005"
+down_revision: str | None = "0004_leases"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
