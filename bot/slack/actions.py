@@ -64,7 +64,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             card_id=card_id_of_block(str(action.get("block_id", ""))),
         )
         home = (body.get("container") or {}).get("type") == "view"
-        surface.tasks.spawn(
+        surface.tasks.press(
             decide(surface, adapter, press, home=home), name=f"approve by {press.user}"
         )
 
@@ -104,7 +104,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             verb="reject",
             reason=str(value.get("value") or ""),
         )
-        surface.tasks.spawn(decide(surface, adapter, press), name=f"reject by {press.user}")
+        surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
 
     app.action(APPROVE_ACTION)(on_approve)
     app.action(REJECT_ACTION)(on_reject)
