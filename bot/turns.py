@@ -107,12 +107,10 @@ async def _answer(surface: Surface, adapter: Adapter, turn: Turn, typing: Typing
 
 
 async def _claimed(surface: Surface, turn: Turn) -> bool:
-    db, now = surface.registry.db, surface.registry.clock()
-    for key in turn.receipts:
-        if not await receipts.claim(db, key, now):
-            log.info("delivery_duplicate", key=key)
-            return False
-    return True
+    taken = await receipts.claim_all(surface.registry.db, turn.receipts, surface.registry.clock())
+    if taken is not None:
+        log.info("delivery_duplicate", key=taken)
+    return taken is None
 
 
 async def _run(
