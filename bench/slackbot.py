@@ -22,7 +22,7 @@ from bench.stage import CARD_SECRET, PEOPLE, fake_slack, serve, settings_for
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, WebApi
 from bot.server import application
-from bot.surface import Surface
+from bot.surface import Background, Surface
 from tests.support.slack_requests import TEAM, form
 from tools import CardSigner, Registry
 from tools.db import Database
@@ -67,16 +67,25 @@ class RunningBot:
 
 
 @contextlib.asynccontextmanager
-async def running_bot(database_url: str, http: aiohttp.ClientSession) -> AsyncIterator[RunningBot]:
-    """The real web application over ``database_url``, talking to a fake Slack; people linked."""
+async def running_bot(
+    database_url: str, http: aiohttp.ClientSession, **overrides: object
+) -> AsyncIterator[RunningBot]:
+    """The real web application over ``database_url``, talking to a fake Slack; people linked.
+
+    ``overrides`` are settings (a model other than the offline one, say).
+    """
     async with fake_slack() as slack:
-        settings = settings_for(slack, database_url)
+        settings = settings_for(slack, database_url, **overrides)
         db = Database(database_url)
         registry = build_registry(db, CardSigner([CARD_SECRET]))
         directory = Directory(db)
         for user, (_name, email) in PEOPLE.items():
             await directory.link("slack", TEAM, user, email)
-        surface = Surface(registry, Assistant(registry, settings), directory)
+        # The lanes as the production composition root sizes them (``bot.server.build_surface``).
+        lanes = Background(
+            turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
+        )
+        surface = Surface(registry, Assistant(registry, settings), directory, tasks=lanes)
         client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url, session=http)
         try:
             async with serve(application(settings, surface)) as url:

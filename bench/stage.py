@@ -130,20 +130,20 @@ async def fake_slack() -> AsyncIterator[WebApi]:
         await slack.stop()
 
 
-def settings_for(slack: WebApi, database_url: str) -> Settings:
-    return Settings(  # type: ignore[call-arg]
-        _env_file=None,
-        slack_bot_token=SecretStr(BOT_TOKEN),
-        slack_signing_secret=SecretStr(SIGNING_SECRET),
-        slack_app_token=None,
-        slack_client_id=None,
-        slack_client_secret=None,
-        countersign_secret=SecretStr(CARD_SECRET),
-        slack_api_url=slack.base_url,
-        database_url=database_url,
-        countersign_model="offline",
-        countersign_audit_channel=None,
-    )
+def settings_for(slack: WebApi, database_url: str, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "slack_bot_token": SecretStr(BOT_TOKEN),
+        "slack_signing_secret": SecretStr(SIGNING_SECRET),
+        "slack_app_token": None,
+        "slack_client_id": None,
+        "slack_client_secret": None,
+        "countersign_secret": SecretStr(CARD_SECRET),
+        "slack_api_url": slack.base_url,
+        "database_url": database_url,
+        "countersign_model": "offline",
+        "countersign_audit_channel": None,
+    }
+    return Settings(_env_file=None, **{**values, **overrides})  # type: ignore[call-arg,arg-type]
 
 
 @dataclass

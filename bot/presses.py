@@ -17,8 +17,9 @@ thing on every surface:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import structlog
@@ -61,6 +62,8 @@ class Press:
     card_id: str | None = None
     reason: str = ""
     home: str | None = None
+    # When the press arrived (``time.monotonic``), for the press latency operators watch.
+    arrived: float = field(default_factory=time.monotonic, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,7 @@ async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
         platform=adapter.platform, platform_user=press.user, card_id=press.card_id
     ):
         try:
-            return await _decide(surface, adapter, press)
+            ended = await _decide(surface, adapter, press)
         except DATABASE_DOWN as unreachable:
             # With the database stopped, a press used to end in a logged traceback and silence:
             # the presser saw nothing happen and could not tell a lost press from a slow one.
@@ -85,7 +88,11 @@ async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
             # commit or roll back whole); here the person learns to press again later.
             log.warning("press_failed_database", error=type(unreachable).__name__)
             await adapter.post_privately(adapter.words.database_unreachable())
-            return Ended("database_down")
+            ended = Ended("database_down")
+    surface.metrics.press_seconds.labels(press.verb, ended.outcome).observe(
+        time.monotonic() - press.arrived
+    )
+    return ended
 
 
 async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:

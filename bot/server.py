@@ -2,7 +2,8 @@
 
 The one composition root. It mounts only what is configured — Slack (HTTP, Socket Mode or
 OAuth; the sandbox's Slack is plain HTTP), Teams, or both — on one aiohttp app beside
-``GET /healthz``, which answers 200 only when the database does. At start-up it settles cards a
+``GET /healthz``, which answers 200 only when the database does, and ``GET /metrics`` for
+operators (``bot.metrics``). At start-up it settles cards a
 stopped process left half-way, and while running it settles those stuck mid-write past a grace
 period; each settled card is shown by the surface that posted it. On shutdown the work in flight
 finishes first, so nobody's approval is cut between the write and the card update.
@@ -19,15 +20,18 @@ from typing import Protocol
 import aiohttp
 import structlog
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.lanes import Lane
+from bot.metrics import METRICS, METRICS_DB, METRICS_TOKEN, Metrics, metrics_handler
 from bot.placement import Placement, Platform, placements_of
 from bot.settings import Settings, SettingsError
 from bot.slack.routes import SlackRoutes
-from bot.surface import Surface
+from bot.surface import Background, Surface
 from bot.teams.app import TeamsRoutes
 from bot.teams.auth import TokenChecker
 from tools import CardRecord, CardSigner, reconcile
@@ -81,9 +85,10 @@ def application(
     ``teams_tokens`` with that token check; only tests pass them (an anonymous configuration,
     so Activity JSON can be posted unsigned, or a key of their own standing in for Microsoft's).
     """
-    web_app = web.Application()
+    web_app = web.Application(middlewares=[_answering])
     runtime = web_app[RUNTIME] = Runtime(settings, surface)
     web_app.router.add_get("/healthz", _healthz)
+    _mount_metrics(web_app, settings, surface)
     if settings.slack_enabled:
         runtime.mounted["slack"] = SlackRoutes.mount(web_app, settings, surface)
     if settings.teams_enabled or teams_auth is not None:
@@ -95,6 +100,28 @@ def application(
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app
+
+
+@web.middleware
+async def _answering(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Counts the request as in flight, so work it hands over starts after it is answered."""
+    with request.app[RUNTIME].surface.tasks.answering_request():
+        return await handler(request)
+
+
+def _mount_metrics(web_app: web.Application, settings: Settings, surface: Surface) -> None:
+    """``GET /metrics`` (``bot.metrics``): this machine only, or anyone with the metrics token."""
+    token = settings.countersign_metrics_token
+    web_app[METRICS] = surface.metrics
+    web_app[METRICS_DB] = surface.registry.db
+    web_app[METRICS_TOKEN] = token.get_secret_value() if token is not None else ""
+    for lane in surface.tasks.lanes.values():
+        _watch(surface.metrics, lane)
+    web_app.router.add_get("/metrics", metrics_handler)
+
+
+def _watch(metrics: Metrics, lane: Lane) -> None:
+    metrics.watch_lane(lane.name, waiting=lambda: lane.waiting, running=lambda: lane.running)
 
 
 async def _start(web_app: web.Application) -> None:
@@ -181,6 +208,9 @@ def build_surface(settings: Settings, db: Database) -> Surface:
         Assistant(registry, settings),
         Directory(db),
         audit_channel=settings.countersign_audit_channel,
+        tasks=Background(
+            turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
+        ),
     )
 
 

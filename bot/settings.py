@@ -61,6 +61,12 @@ class Settings(BaseSettings):
     countersign_model: str = "offline"
     countersign_model_base_url: str | None = None
     countersign_audit_channel: str | None = None
+    # Model turns running at once (each holds its slot for as long as the model takes); the
+    # turns of one conversation always run one at a time. Presses have their own slots.
+    countersign_turn_limit: int = Field(default=16, ge=1, le=1000)
+    countersign_press_limit: int = Field(default=8, ge=1, le=1000)
+    # Who may read GET /metrics besides this machine: anyone sending "Bearer <token>".
+    countersign_metrics_token: SecretStr | None = None
     countersign_host: str = "127.0.0.1"
     port: int = Field(default=3000, ge=1, le=65535)
     openai_api_key: SecretStr | None = None

@@ -3,18 +3,22 @@
 Holds references only; never talks to a chat platform or the database itself. ``Conversing`` is
 what the core needs of a model (``bot.agent.Assistant`` is one), so a turn can be driven by the
 real agent, the offline model or a scripted one in tests; ``ModelReply`` is one of its answers.
-``Background`` is the task set both lanes run in after a request is answered.
+``Background`` is the task set the lanes (``bot.lanes``) run in after a request is answered;
+``Metrics`` is what operators watch of it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+import contextlib
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import structlog
 
+from bot.lanes import Conversations, Lane, LaneName
+from bot.metrics import Metrics
 from tools import Agent, Caller, Proposal, Registry
 from tools.directory import Directory
 from tools.merchant import DEFAULT_AGENT
@@ -22,6 +26,8 @@ from tools.merchant import DEFAULT_AGENT
 __all__ = ["Background", "Conversing", "ModelReply", "Surface"]
 
 log = structlog.get_logger("bot.surface")
+# Longest that new background work waits for the requests in flight to be answered.
+_YIELD_AT_MOST_S = 0.25
 
 
 class ModelReply(Protocol):
@@ -45,29 +51,126 @@ class Conversing(Protocol):
 
 
 class Background:
-    """Work started after an ack, kept referenced until done and awaited on shutdown.
+    """Work started after an ack, run in its lane, kept referenced until done, awaited on shutdown.
 
     asyncio holds only weak references to tasks: a task nobody keeps can be collected mid-run,
     and an approval would stop between its write and the card update.
     """
 
-    def __init__(self, *, limit: int = 8) -> None:
+    def __init__(
+        self, *, turns: int = 16, presses: int = 8, typing: int = 8, chores: int = 8
+    ) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
-        # At most ``limit`` pieces of work run at once; the rest wait their turn here. Without
-        # it a burst of a thousand messages started a thousand turns that queued on the
-        # database pool instead, and those still waiting after its 30 s timeout were never
-        # answered (their delivery already acknowledged, Slack would not resend it).
-        self._slots = asyncio.Semaphore(limit)
+        # Every lane is bounded; the rest wait their turn. Without a bound a burst of a thousand
+        # messages started a thousand turns that queued on the database pool instead, and
+        # those still waiting after its 30 s timeout were never answered (their delivery
+        # already acknowledged, Slack would not resend it). With one shared bound, presses
+        # queued behind model turns: with 30 turns waiting on a 25 s model an Approve was
+        # still not shown after 40 s. Each kind of work now has its own lane (``bot.lanes``).
+        self.lanes: dict[LaneName, Lane] = {
+            "press": Lane("press", presses),
+            "turn": Lane("turn", turns),
+            "typing": Lane("typing", typing),
+            "chores": Lane("chores", chores),
+        }
+        self.conversations = Conversations()
+        self.answering = 0  # HTTP requests being answered right now (``answering_request``)
+        self._quiet = asyncio.Event()
+        self._quiet.set()
 
-    def spawn(self, work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
-        task = asyncio.create_task(self._in_turn(work), name=name)
+    @contextlib.contextmanager
+    def answering_request(self) -> Iterator[None]:
+        """Marks a request in flight: work handed over meanwhile starts once it is answered."""
+        self.answering += 1
+        self._quiet.clear()
+        try:
+            yield
+        finally:
+            self.answering -= 1
+            if not self.answering:
+                self._quiet.set()
+
+    async def _after_requests(self) -> None:
+        """Lets the requests in flight be answered before new background work takes the loop.
+
+        Slack wants each ack within 3 s and Teams each response within 15 s; a burst of 200
+        presses used to have its later acks wait behind the decisions of its earlier ones on
+        the one event loop. Bounded, so a steady stream of requests cannot starve the work.
+        """
+        if self.answering:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_YIELD_AT_MOST_S):
+                    await self._quiet.wait()
+
+    def spawn(
+        self,
+        work: Coroutine[Any, Any, None],
+        *,
+        name: str,
+        lane: Literal["press", "typing", "chores"] = "chores",
+    ) -> asyncio.Task[None]:
+        """Runs short ``work`` in ``lane`` (presses in ``press``; anything else short in ``chores``)."""
+        self.lanes[lane].queue()
+        return self._keep(self._short(self.lanes[lane], work), name)
+
+    async def _short(self, lane: Lane, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await self._after_requests()
+        except asyncio.CancelledError:
+            lane.abandon(work)
+            raise
+        await lane.run(work)
+
+    def press(self, work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
+        """Runs a press (Approve, Reject, Edit): never queued behind a model turn."""
+        return self.spawn(work, name=name, lane="press")
+
+    def turn(
+        self,
+        work: Coroutine[Any, Any, None],
+        *,
+        name: str,
+        conversation: str,
+        queued: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    ) -> asyncio.Task[None]:
+        """Runs a model turn after the turns queued before it in ``conversation``.
+
+        When it cannot start at once (its conversation busy, or every turn slot taken),
+        ``queued()`` runs now in the ``typing`` lane: the person sees the bot has their message
+        while it waits, not only once it starts.
+        """
+        lane = self.lanes["turn"]
+        free = not lane.would_wait(besides=self.conversations.held)
+        before, mine = self.conversations.join(conversation)
+        lane.queue()
+        if queued is not None and (before is not None or not free):
+            self.spawn(queued(), name=f"typing for {name}", lane="typing")
+        return self._keep(self._in_order(work, conversation, before, mine), name)
+
+    async def _in_order(
+        self,
+        work: Coroutine[Any, Any, None],
+        conversation: str,
+        before: asyncio.Future[None] | None,
+        mine: asyncio.Future[None],
+    ) -> None:
+        lane = self.lanes["turn"]
+        try:
+            try:
+                await self.conversations.wait(before)
+                await self._after_requests()
+            except asyncio.CancelledError:
+                lane.abandon(work)
+                raise
+            await lane.run(work)
+        finally:
+            self.conversations.leave(conversation, mine)
+
+    def _keep(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        task = asyncio.create_task(work, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._done)
         return task
-
-    async def _in_turn(self, work: Coroutine[Any, Any, None]) -> None:
-        async with self._slots:
-            await work
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -103,3 +206,4 @@ class Surface:
     audit_channel: str | None = None
     agent: Agent = DEFAULT_AGENT
     tasks: Background = field(default_factory=Background)
+    metrics: Metrics = field(default_factory=Metrics)

@@ -10,7 +10,9 @@ module posts them and records where; nothing here can execute one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import time
+from dataclasses import dataclass, field
 
 import structlog
 from structlog.contextvars import bound_contextvars
@@ -21,7 +23,7 @@ from bot.placement import stored
 from bot.surface import Surface
 from tools import Caller, Proposal
 
-__all__ = ["Turn", "answer", "post_card"]
+__all__ = ["Turn", "Typing", "answer", "post_card"]
 
 log = structlog.get_logger("bot.turns")
 
@@ -41,38 +43,83 @@ class Turn:
     receipts: tuple[str, ...]
     marks: tuple[str, ...] = ()
     home: str | None = None
+    # When the message arrived (``time.monotonic``), for the turn latency operators watch.
+    arrived: float = field(default_factory=time.monotonic, compare=False)
 
 
-async def answer(surface: Surface, adapter: Adapter, turn: Turn) -> None:
-    """Claims the delivery, finds the person, runs the model and posts its reply and cards."""
+class Typing:
+    """One turn's typing indicator: shown at most once, however often asked, and cleared once.
+
+    A message that waits for a turn slot is shown it as soon as it is queued (``bot.lanes``),
+    and the turn asks again when it starts; without this, Slack got a second reaction call
+    (refused as already there) for every message that waited.
+    """
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter, self.shown = adapter, False
+        self._lock = asyncio.Lock()  # an "off" never overtakes the "on" still on its way
+
+    async def on(self) -> None:
+        async with self._lock:
+            if not self.shown:
+                self.shown = True
+                await self.adapter.typing(on=True)
+
+    async def off(self) -> None:
+        async with self._lock:
+            if self.shown:
+                self.shown = False
+                await self.adapter.typing(on=False)
+
+
+async def answer(
+    surface: Surface, adapter: Adapter, turn: Turn, *, typing: Typing | None = None
+) -> None:
+    """Claims the delivery, finds the person, runs the model and posts its reply and cards.
+
+    ``typing`` is the indicator the task set may already have shown while the turn waited.
+    """
+    typing = typing or Typing(adapter)
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
-        if not await _claimed(surface, turn):
-            return
-        caller = await identity.resolve(
-            surface.directory, adapter, turn.installation, turn.user, home=turn.home
-        )
-        if isinstance(caller, str):
-            await adapter.post(identity.tell_unresolved(adapter, caller))
-            log.info("answered_unresolved", why=caller)
-            return
-        now = surface.registry.clock()
-        for key in turn.marks:
-            await receipts.claim(surface.registry.db, key, now)
-        with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
-            await _run(surface, adapter, turn, caller)
+        try:
+            await _answer(surface, adapter, turn, typing)
+        finally:
+            # A duplicate or an unlinked sender that waited was shown typing too. The turns of
+            # one conversation run in order, so the delivery this one duplicates has finished.
+            await typing.off()
+
+
+async def _answer(surface: Surface, adapter: Adapter, turn: Turn, typing: Typing) -> None:
+    if not await _claimed(surface, turn):
+        return
+    caller = await identity.resolve(
+        surface.directory, adapter, turn.installation, turn.user, home=turn.home
+    )
+    if isinstance(caller, str):
+        await adapter.post(identity.tell_unresolved(adapter, caller))
+        log.info("answered_unresolved", why=caller)
+        return
+    now = surface.registry.clock()
+    for key in turn.marks:
+        await receipts.claim(surface.registry.db, key, now)
+    with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
+        await _run(surface, adapter, turn, caller, typing)
+    surface.metrics.turn_seconds.labels(platform=adapter.platform).observe(
+        time.monotonic() - turn.arrived
+    )
 
 
 async def _claimed(surface: Surface, turn: Turn) -> bool:
-    db, now = surface.registry.db, surface.registry.clock()
-    for key in turn.receipts:
-        if not await receipts.claim(db, key, now):
-            log.info("delivery_duplicate", key=key)
-            return False
-    return True
+    taken = await receipts.claim_all(surface.registry.db, turn.receipts, surface.registry.clock())
+    if taken is not None:
+        log.info("delivery_duplicate", key=taken)
+    return taken is None
 
 
-async def _run(surface: Surface, adapter: Adapter, turn: Turn, caller: Caller) -> None:
-    await adapter.typing(on=True)
+async def _run(
+    surface: Surface, adapter: Adapter, turn: Turn, caller: Caller, typing: Typing
+) -> None:
+    await typing.on()
     try:
         reply = await surface.assistant.reply(
             conversation=turn.conversation, caller=caller, text=turn.text
@@ -82,7 +129,7 @@ async def _run(surface: Surface, adapter: Adapter, turn: Turn, caller: Caller) -
         await adapter.post(adapter.words.model_failed())
         return
     finally:
-        await adapter.typing(on=False)
+        await typing.off()
     if reply.text:
         await adapter.post(adapter.words.reply(reply.text))
     log.info("answered", proposals=len(reply.proposals))

@@ -71,7 +71,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             home=_home(body),
         )
         home = (body.get("container") or {}).get("type") == "view"
-        surface.tasks.spawn(
+        surface.tasks.press(
             decide(surface, adapter, press, home=home), name=f"approve by {press.user}"
         )
 
@@ -112,7 +112,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             reason=str(value.get("value") or ""),
             home=_home(body),
         )
-        surface.tasks.spawn(decide(surface, adapter, press), name=f"reject by {press.user}")
+        surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
 
     app.action(APPROVE_ACTION)(on_approve)
     app.action(REJECT_ACTION)(on_reject)

@@ -1,7 +1,7 @@
 """Takes Slack's message events: @mentions in channels, DMs, and follow-ups in threads it is part of; never approves.
 
-Each message becomes a core ``Turn`` run after the ack, in the task set (``bot.turns`` answers
-it). Its dedupe keys are the event id (Slack retries) and channel+ts (a mention arrives as both
+Each message becomes a core ``Turn`` run after the ack, in the task set's turn lane
+(``bot.turns`` answers it; ``bot.lanes`` orders it). Its dedupe keys are the event id (Slack retries) and channel+ts (a mention arrives as both
 ``app_mention`` and ``message.channels``). Messages from bots are ignored: two bots answering
 each other never stop.
 """
@@ -9,6 +9,7 @@ each other never stop.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -43,7 +44,13 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
             return
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts") or event["ts"])
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-        surface.tasks.spawn(turns.answer(surface, adapter, turn), name=f"mention {event['ts']}")
+        typing = turns.Typing(adapter)
+        surface.tasks.turn(
+            turns.answer(surface, adapter, turn, typing=typing),
+            name=f"mention {event['ts']}",
+            conversation=turn.conversation,
+            queued=typing.on,
+        )
 
     async def on_message(
         body: dict[str, Any],
@@ -58,8 +65,15 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
             return  # a channel's top level is answered only when mentioned (app_mention)
         where, turn = turn_of(body, event, context, thread=thread)
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-        work = turns.answer if event.get("channel_type") == "im" else follow_up
-        surface.tasks.spawn(work(surface, adapter, turn), name=f"message {event['ts']}")
+        typing = turns.Typing(adapter)
+        if event.get("channel_type") == "im":
+            work, queued = turns.answer(surface, adapter, turn, typing=typing), typing.on
+        else:
+            work = follow_up(surface, adapter, turn, typing=typing)
+            queued = partial(_typing_if_ours, surface, adapter, typing)
+        surface.tasks.turn(
+            work, name=f"message {event['ts']}", conversation=turn.conversation, queued=queued
+        )
 
     async def ignore() -> None:
         return None
@@ -102,11 +116,23 @@ def turn_of(
     return where, turn
 
 
-async def follow_up(surface: Surface, adapter: SlackAdapter, turn: turns.Turn) -> None:
+async def follow_up(
+    surface: Surface, adapter: SlackAdapter, turn: turns.Turn, *, typing: turns.Typing | None = None
+) -> None:
     """A reply in a channel thread: answered only when the bot is already part of the thread."""
+    if await _ours(surface, adapter):
+        await turns.answer(surface, adapter, turn, typing=typing)
+
+
+async def _typing_if_ours(surface: Surface, adapter: SlackAdapter, typing: turns.Typing) -> None:
+    """Shows a queued follow-up as seen only in a thread the bot answers in, not in every thread."""
+    if await _ours(surface, adapter):
+        await typing.on()
+
+
+async def _ours(surface: Surface, adapter: SlackAdapter) -> bool:
     where = adapter.where
     assert where.channel is not None
     assert where.thread_ts is not None
     key = receipts.thread_key(where.installation, where.channel, where.thread_ts)
-    if await receipts.taken(surface.registry.db, key):
-        await turns.answer(surface, adapter, turn)
+    return await receipts.taken(surface.registry.db, key)

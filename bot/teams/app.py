@@ -112,7 +112,15 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
         async def run(later: TurnContext) -> None:
             await turns.answer(surface, later, sender, turn)
 
-        surface.tasks.spawn(teams.proactively(reference, run), name=f"teams {turn.receipts[0]}")
+        async def typing(later: TurnContext) -> None:
+            await later.send_activity(Activity(type=ActivityTypes.typing))
+
+        surface.tasks.turn(
+            teams.proactively(reference, run),
+            name=f"teams {turn.receipts[0]}",
+            conversation=turn.conversation,
+            queued=lambda: teams.proactively(reference, typing),
+        )
 
     def spoken(context: TurnContext) -> bool:
         return turns.is_spoken(context.activity)

@@ -103,3 +103,44 @@ async def test_nothing_configured_is_refused_naming_the_variables(
     configured = settings(database_url)
     with pytest.raises(SettingsError, match=r"SLACK_BOT_TOKEN.*MICROSOFT_APP_ID"):
         application(configured, surface_over(db, configured))
+
+
+async def test_metrics_answer_on_loopback_with_the_lane_gauges(
+    db: Database, database_url: str, http: aiohttp.ClientSession
+) -> None:
+    """The real app serves /metrics to this machine with every lane's gauges; a proxied ask is 403."""
+    server = await _serving(db, settings(database_url, **SLACK_ONLY))
+    try:
+        async with http.get(server.make_url("/metrics")) as response:
+            assert response.status == 200
+            body = await response.text()
+        for lane in ("press", "turn", "typing", "chores"):
+            assert f'countersign_lane_waiting{{lane="{lane}"}} 0.0' in body
+            assert f'countersign_lane_running{{lane="{lane}"}}' in body
+        assert 'countersign_cards{status="pending"}' in body
+        assert "countersign_press_seconds" in body
+        assert "countersign_turn_seconds" in body
+        proxied = {"X-Forwarded-For": "203.0.113.9"}
+        async with http.get(server.make_url("/metrics"), headers=proxied) as response:
+            assert response.status == 403
+    finally:
+        await server.close()
+
+
+async def test_metrics_token_lets_an_operator_in_from_anywhere(
+    db: Database, database_url: str, http: aiohttp.ClientSession
+) -> None:
+    """With COUNTERSIGN_METRICS_TOKEN set, /metrics wants that bearer token, even on loopback."""
+    configured = settings(
+        database_url, countersign_metrics_token=SecretStr("metrics-token-0123"), **SLACK_ONLY
+    )
+    server = await _serving(db, configured)
+    try:
+        async with http.get(server.make_url("/metrics")) as response:
+            assert response.status == 403
+        bearer = {"Authorization": "Bearer metrics-token-0123"}
+        async with http.get(server.make_url("/metrics"), headers=bearer) as response:
+            assert response.status == 200
+            assert 'countersign_lane_running{lane="press"}' in await response.text()
+    finally:
+        await server.close()
