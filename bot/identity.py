@@ -40,20 +40,20 @@ async def resolve(
     installation: str,
     user: str,
     *,
-    home: str | None = None,
+    user_team: str | None = None,
 ) -> Caller | Unresolved:
     """The linked person (linking them now by verified email on first contact), or why not.
 
-    ``installation`` is where the app is installed (never the clicker's own team); ``home`` is
-    the user's own workspace when the platform says (None: the installation itself).
+    ``installation`` is where the app is installed (never the clicker's own team); ``user_team``
+    is the user's own workspace when the platform says (None: the installation itself).
     """
     merchant = await directory.merchant_of(adapter.platform, installation)
     if merchant is None:
         log.info("installation_not_connected", installation=installation)
         return "not_connected"
-    foreign = home is not None and home != installation
-    if foreign and await directory.merchant_of(adapter.platform, home or "") != merchant:
-        log.info("identity_foreign", installation=installation, home=home, user=user)
+    foreign = user_team is not None and user_team != installation
+    if foreign and await directory.merchant_of(adapter.platform, user_team or "") != merchant:
+        log.info("identity_foreign", installation=installation, user_team=user_team, user=user)
         return "not_linked"
     caller = await directory.resolve(adapter.platform, installation, user)
     if caller is not None:

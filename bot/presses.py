@@ -61,7 +61,7 @@ class Press:
     verb: Verb
     card_id: str | None = None
     reason: str = ""
-    home: str | None = None
+    user_team: str | None = None
     # When the press arrived (``time.monotonic``), for the press latency operators watch.
     arrived: float = field(default_factory=time.monotonic, compare=False)
 
@@ -97,7 +97,7 @@ async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
 
 async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
     caller = await identity.resolve(
-        surface.directory, adapter, press.installation, press.user, home=press.home
+        surface.directory, adapter, press.installation, press.user, user_team=press.user_team
     )
     if isinstance(caller, str):
         await adapter.post_privately(identity.tell_unresolved(adapter, caller))

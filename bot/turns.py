@@ -42,7 +42,7 @@ class Turn:
     conversation: str
     receipts: tuple[str, ...]
     marks: tuple[str, ...] = ()
-    home: str | None = None
+    user_team: str | None = None
     # When the message arrived (``time.monotonic``), for the turn latency operators watch.
     arrived: float = field(default_factory=time.monotonic, compare=False)
 
@@ -93,7 +93,7 @@ async def _answer(surface: Surface, adapter: Adapter, turn: Turn, typing: Typing
     if not await _claimed(surface, turn):
         return
     caller = await identity.resolve(
-        surface.directory, adapter, turn.installation, turn.user, home=turn.home
+        surface.directory, adapter, turn.installation, turn.user, user_team=turn.user_team
     )
     if isinstance(caller, str):
         await adapter.post(identity.tell_unresolved(adapter, caller))

@@ -46,7 +46,7 @@ def _where(body: dict[str, Any], context: AsyncBoltContext) -> Where:
     )
 
 
-def _home(body: dict[str, Any]) -> str | None:
+def _user_team(body: dict[str, Any]) -> str | None:
     """The presser's own workspace: in a Slack Connect channel it differs from the installation."""
     team = (body.get("user") or {}).get("team_id")
     return str(team) if team else None
@@ -68,7 +68,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             token=str(action.get("value", "")),
             verb="approve",
             card_id=card_id_of_block(str(action.get("block_id", ""))),
-            home=_home(body),
+            user_team=_user_team(body),
         )
         home = (body.get("container") or {}).get("type") == "view"
         surface.tasks.press(
@@ -110,7 +110,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             token=str(meta.get("token", "")),
             verb="reject",
             reason=str(value.get("value") or ""),
-            home=_home(body),
+            user_team=_user_team(body),
         )
         surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
 

@@ -111,7 +111,7 @@ def turn_of(
         receipts=tuple(keys),
         marks=(receipts.thread_key(installation, channel, thread),) if thread else (),
         # In a Slack Connect channel the writer's own workspace, which may not be ours.
-        home=event.get("user_team") or event.get("team"),
+        user_team=event.get("user_team") or event.get("team"),
     )
     return where, turn
 
