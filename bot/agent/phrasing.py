@@ -99,15 +99,11 @@ def phrase_result(tool: str, content: Any) -> str:
 
 
 def _proposal(row: Mapping[str, Any]) -> str:
-    lines = [f"Not done yet: {row.get('summary', 'a change')}"]
-    for detail in row.get("details", []):
-        if isinstance(detail, Mapping):
-            lines.append(f"• {detail.get('label')}: {detail.get('value')}")
-    if row.get("warning"):
-        lines.append(f"⚠ {row['warning']}")
-    until = f" (the card expires at {_clock(row['expires_at'])})" if row.get("expires_at") else ""
-    lines.append(f"Nothing has changed. It is waiting for your approval on the card{until}.")
-    return "\n".join(lines)
+    # One line, then the card: the card already shows every detail, the warning and the
+    # expiry (in each reader's own time zone). Repeating them here once made a 9–11 line
+    # message that pushed the card and its Approve button below a phone's first screen.
+    summary = str(row.get("summary") or "a change").rstrip(". ")
+    return f"Not done yet: {summary}. It is waiting for your approval on the card below."
 
 
 def _detail(row: Mapping[str, Any], *, title: str) -> str:
@@ -162,13 +158,6 @@ def _unit(key: str, shown: str) -> str:
     if shown == "1" and key in _ONE:
         return _ONE[key]
     return _UNITS[key].format(shown) if shown and key in _UNITS else shown
-
-
-def _clock(stamp: Any) -> str:
-    try:
-        return f"{datetime.fromisoformat(str(stamp)):%H:%M} UTC"
-    except ValueError:
-        return str(stamp)
 
 
 def _time(stamp: str) -> str | None:

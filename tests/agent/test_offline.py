@@ -181,3 +181,16 @@ def test_mentions_tags_and_punctuation_are_ignored(text: str, said: str) -> None
 def test_variants_of_the_phrasings(text: str, call: tuple[str, dict[str, Any]]) -> None:
     """Amounts with symbols and commas, optional reasons, notes and periods reach the arguments."""
     assert understand(text) == call
+
+
+async def test_a_proposal_is_said_in_one_short_line(assistant: Assistant) -> None:
+    """The reply above a card is one line: the card below carries the details, the expiry and
+    the buttons; a 9-line repeat of every field pushed the card off a phone's first screen."""
+    reply = await assistant.reply(conversation="t", caller=ARJUN, text="approve request 3")
+    assert len(reply.proposals) == 1
+    assert "\n" not in reply.text
+    assert len(reply.text) <= 200
+    assert reply.text.startswith("Not done yet")
+    assert "expires" not in reply.text  # the card shows its expiry once, in each reader's zone
+    for detail in reply.proposals[0].details:
+        assert f"{detail.label}:" not in reply.text
