@@ -99,7 +99,10 @@ class SlackAdapter:
             channel=channel,
             thread_ts=self.where.thread_ts,
             text=texts.card_text(proposal.summary, caller.name or "You"),
-            blocks=pending_blocks(CardView.of_proposal(proposal), for_user=self.where.user),
+            blocks=pending_blocks(
+                CardView.of_proposal(proposal, waiting_for=(caller.name,) if caller.name else ()),
+                for_user=self.where.user,
+            ),
             **POST_OPTIONS,
         )
         return SlackPlacement(

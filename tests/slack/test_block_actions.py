@@ -58,13 +58,14 @@ def validate(blocks: list[dict[str, Any]]) -> None:
 
 
 async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
-    """'approve request 3' from Arjun posts a valid card in the thread, for him, with both buttons."""
+    """'approve request 3' from Arjun posts a valid card in the thread, headed with whom it
+    waits for (him), with its expiry and both buttons."""
     thread, card = await card_for(bot, "UARJUN")
     assert card.thread_ts == thread
     assert card.text.startswith("Arjun Mehta, please approve or reject:")
     validate(card.blocks)
     assert shape(card.blocks) == [
-        {"type": "header", "text": "Approval needed"},
+        {"type": "header", "text": "Approval needed from Arjun Mehta"},
         {"type": "section", "text": card.blocks[1]["text"]["text"]},
         {"type": "section", "fields": [f["text"] for f in card.blocks[2]["fields"]]},
         *(
@@ -72,7 +73,7 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
             if len(card.blocks) == 6
             else []
         ),
-        {"type": "context", "context": ["For <@UARJUN>"]},
+        {"type": "context", "context": [card.blocks[-2]["elements"][0]["text"]]},
         {
             "type": "actions",
             "elements": [("card_approve", "primary", True), ("card_reject", "danger", False)],
@@ -84,6 +85,7 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
     )
     fields = " ".join(f["text"] for f in card.blocks[2]["fields"])
     assert "Whitefield" in fields
+    assert card.blocks[-2]["elements"][0]["text"].startswith("Expires <!date^")
     confirm = card.blocks[-1]["elements"][0]["confirm"]
     assert {confirm[k]["type"] for k in ("title", "text", "confirm", "deny")} == {"plain_text"}
     posted = bot.slack.called("chat.postMessage")[-1]
@@ -113,7 +115,10 @@ async def test_approve_by_the_owner_runs_once_and_everyone_sees_it(bot: Bot) -> 
     validate(updated.blocks)
     assert not [b for b in updated.blocks if b["type"] == "actions"]
     assert updated.blocks[0]["text"]["text"] == "Approved and done"
-    assert "Approved by Arjun Mehta (<@UARJUN>)" in updated.blocks[-1]["elements"][0]["text"]
+    said = updated.blocks[-1]["elements"][0]["text"]
+    # Said once: the outcome names who approved, so there is no separate "Approved by" line.
+    assert said.startswith("Request 3 was approved by Arjun Mehta · <!date^"), said
+    assert "\n" not in said and "Outcome" not in said and "<@UARJUN>" not in said
     assert not first_ids & {b["block_id"] for b in updated.blocks}
     audit = [m for m in bot.slack.thread(CHANNEL, thread) if m.reply_broadcast]
     assert len(audit) == 1

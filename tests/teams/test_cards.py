@@ -13,7 +13,7 @@ from tests.teams.adaptive import actions, texts, validate
 NASTY = "**[free](https://evil.example)** <at>Everyone</at> {{DATE(2020-01-01T00:00:00Z)}}"
 
 
-def spec(**changes: object) -> CardSpec:
+def spec(*, issued_to: str = "Arjun Mehta", **changes: object) -> CardSpec:
     base = pending(
         card_id="c0ffee",
         summary=f"Set the price of {NASTY}",
@@ -21,7 +21,7 @@ def spec(**changes: object) -> CardSpec:
         warning=NASTY,
         expires_at=datetime(2026, 3, 1, 10, 30, tzinfo=UTC),
         token="t" * 120,
-        issued_to="Arjun Mehta",
+        issued_to=issued_to,
     )
     return replace(base, **changes)  # type: ignore[arg-type]
 
