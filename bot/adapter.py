@@ -78,8 +78,11 @@ class Adapter(Protocol):
         """Shows the card as it stands now, in place, for everyone who sees that copy."""
         ...
 
-    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
-        """Posts the decision's record where that copy's channel sees it."""
+    async def post_audit(
+        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
+        """Posts the decision's record where that copy's channel sees it, and in the
+        installation's ``audit_channel`` when one is set."""
         ...
 
     async def post_privately(self, text: str) -> None:

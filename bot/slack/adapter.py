@@ -143,7 +143,9 @@ class SlackAdapter:
             status=str(record.status),
         )
 
-    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
+    async def post_audit(
+        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
         assert isinstance(placement, SlackPlacement)
         text = texts.audit_text(
             str(record.status),
@@ -153,7 +155,7 @@ class SlackAdapter:
             reason=record.reason,
             outcome=record.outcome,
         )
-        for target in self._audit_targets(placement):
+        for target in self._audit_targets(placement, audit_channel or self.audit_channel):
             try:
                 await self.client.chat_postMessage(text=text, **target, **POST_OPTIONS)
             except SlackApiError as failed:
@@ -172,14 +174,15 @@ class SlackAdapter:
                 card_id=record.card_id,
             )
 
-    def _audit_targets(self, placement: SlackPlacement) -> list[dict[str, Any]]:
-        """The card's thread (broadcast to the channel), and the audit channel when set."""
+    def _audit_targets(self, placement: SlackPlacement, audit: str | None) -> list[dict[str, Any]]:
+        """The card's thread (broadcast to the channel), and the audit channel when set: the
+        workspace's own (``/countersign audit here``), else ``COUNTERSIGN_AUDIT_CHANNEL``."""
         thread = placement.thread_ts
         targets: list[dict[str, Any]] = [
             {"channel": placement.channel, "thread_ts": thread, "reply_broadcast": bool(thread)}
         ]
-        if self.audit_channel and self.audit_channel != placement.channel:
-            targets.append({"channel": self.audit_channel})
+        if audit and audit != placement.channel:
+            targets.append({"channel": audit})
         return targets
 
     async def post_privately(self, text: str) -> None:

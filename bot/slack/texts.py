@@ -294,5 +294,24 @@ def pending_text(count: int) -> str:
     return f"{count} approval card{'s are' if count != 1 else ' is'} waiting for you."
 
 
+def audit_set(channel: str) -> str:
+    return (
+        f"Done: every decision in this workspace is now also recorded here, in <#{channel}>, "
+        "including approvals and rejections made in a direct message. If I'm not a member of "
+        "this channel yet, please invite me."
+    )
+
+
+def audit_not_a_channel() -> str:
+    return (
+        "A direct message can't be the audit channel. Type `/countersign audit here` in the "
+        "channel that should keep the record of decisions. Nothing was changed."
+    )
+
+
+def audit_not_allowed() -> str:
+    return "Only an owner or a manager can choose the audit channel. Nothing was changed."
+
+
 def home_empty() -> str:
     return "Nothing is waiting for your approval."

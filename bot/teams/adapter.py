@@ -137,7 +137,11 @@ class TeamsAdapter:
             status=str(record.status),
         )
 
-    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
+    async def post_audit(
+        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
+        # A Teams audit channel would need a proactive conversation (as ``notify`` does); the
+        # record goes where the card is, which every member of that conversation sees.
         text = texts.audit_text(
             str(record.status),
             summary=record.summary,
