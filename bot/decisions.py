@@ -17,7 +17,7 @@ import structlog
 
 from bot import wording
 from bot.adapter import Adapter
-from bot.placement import Placement, SlackPlacement, placements_of
+from bot.placement import Placement, SlackPlacement, placements_of, stored
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
 from tools.connections import Connections
@@ -29,9 +29,19 @@ log = structlog.get_logger("bot.decisions")
 
 async def show_decision(surface: Surface, adapter: Adapter, record: CardRecord) -> None:
     """Updates every copy on this surface, posts the audit line once and tells the model once."""
-    copies = [p for p in placements_of(record) if p.platform == adapter.platform]
+    every = placements_of(record)
+    copies = [p for p in every if p.platform == adapter.platform]
+    moved: dict[int, Placement] = {}
     for placement in copies:
-        await adapter.update(record, placement)
+        anew = await adapter.update(record, placement)
+        if anew is not None:
+            moved[id(placement)] = anew
+    if moved:
+        # A copy whose message was gone was posted anew: record where, so the audit line and
+        # any later update reach it.
+        everywhere = [moved.get(id(p), p) for p in every]
+        copies = [moved.get(id(p), p) for p in copies]
+        await surface.registry.cards.attach_surface(record.card_id, stored(everywhere))
     if copies and record.status is not CardStatus.EXPIRED:
         channel = await audit_channel(surface, copies[0])
         await adapter.post_audit(record, copies[0], audit_channel=channel)

@@ -27,6 +27,8 @@ from tools import Caller, CardRecord, Proposal
 __all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
 
 POST_OPTIONS: dict[str, Any] = {"parse": "none", "unfurl_links": False, "unfurl_media": False}
+# chat.update's answers for a card message that no longer exists: the card is posted anew.
+_GONE = frozenset({"message_not_found", "channel_not_found"})
 log = structlog.get_logger("bot.slack.adapter")
 
 
@@ -115,25 +117,22 @@ class SlackAdapter:
             token=proposal.card,
         )
 
-    async def update(self, record: CardRecord, placement: Placement) -> None:
+    async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, SlackPlacement)
         text = texts.decided_text(str(record.status), record.summary, record.decided_by_name or "")
+        blocks = decided_blocks(record, decided_by_slack=placement.user)
         try:
             await self.client.chat_update(
-                channel=placement.channel,
-                ts=placement.ts,
-                text=text,
-                parse="none",
-                blocks=decided_blocks(record, decided_by_slack=placement.user),
+                channel=placement.channel, ts=placement.ts, text=text, parse="none", blocks=blocks
             )
         except SlackApiError as failed:
+            error = slack_error(failed)
+            if error in _GONE:
+                return await self._post_anew(record, placement, text, blocks, error)
             log.error(
-                "card_update_failed",
-                channel=placement.channel,
-                card_id=record.card_id,
-                error=slack_error(failed),
+                "card_update_failed", channel=placement.channel, card_id=record.card_id, error=error
             )
-            return
+            return None
         log.info(
             "card_updated",
             tenant=record.tenantid,
@@ -141,6 +140,46 @@ class SlackAdapter:
             user=record.decided_by,
             card_id=record.card_id,
             status=str(record.status),
+        )
+        return None
+
+    async def _post_anew(
+        self,
+        record: CardRecord,
+        placement: SlackPlacement,
+        text: str,
+        blocks: list[dict[str, Any]],
+        error: str,
+    ) -> Placement | None:
+        """Posts the card as it stands at the channel's top level; returns its new place.
+
+        After a restart that lost the workspace (or a person deleting the card), chat.update
+        answered message_not_found: the press was decided but nobody saw it, and the audit line
+        replied into a thread that no longer existed. A DM's channel is reached by its user.
+        """
+        channel = placement.user if error == "channel_not_found" and placement.user else None
+        try:
+            response = await self.client.chat_postMessage(
+                channel=channel or placement.channel, text=text, blocks=blocks, **POST_OPTIONS
+            )
+        except SlackApiError as failed:
+            log.error(
+                "card_update_failed",
+                channel=placement.channel,
+                card_id=record.card_id,
+                error=f"{error}, then {slack_error(failed)}",
+            )
+            return None
+        log.info(
+            "card_posted_anew",
+            tenant=record.tenantid,
+            channel=str(response.get("channel") or placement.channel),
+            card_id=record.card_id,
+            was=error,
+        )
+        update = {"ts": str(response["ts"]), "thread_ts": None}
+        return placement.model_copy(
+            update={**update, "channel": str(response.get("channel") or placement.channel)}
         )
 
     async def post_audit(

@@ -273,3 +273,26 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the
     audit = [m.text for m in bot.slack.messages if m.channel == CHANNEL and not m.ephemeral_to]
     assert any("approved, but it failed" in text for text in audit), audit
     assert any("did not go through" in text for text in bot.ephemerals("UARJUN"))
+
+
+async def test_a_press_on_a_card_whose_message_is_gone_posts_it_anew(bot: Bot) -> None:
+    """When chat.update answers message_not_found (the message was deleted, or a workspace lost
+    it), the decided card is posted anew in its channel and its new place recorded, so the
+    audit line and any later update reach a message that exists; before, the update failed,
+    was logged as card_update_failed and the audit line pointed at a thread that was gone."""
+    _, card = await card_for(bot, "UARJUN")
+    bot.slack.workspace.messages.remove(bot.slack.message(CHANNEL, card.ts))
+    assert await bot.press("UARJUN", card) == 200
+    assert await request_status(bot, 3) == "approved"
+    anew = [
+        m
+        for m in bot.slack.messages
+        if m.channel == CHANNEL and "Approved and done" in str(m.blocks)
+    ]
+    assert len(anew) == 1 and anew[0].thread_ts is None
+    validate(anew[0].blocks)
+    record = await bot.registry.card(card.blocks[-1]["block_id"].split("-")[1])
+    assert record is not None and record.surface is not None
+    assert (record.surface["ts"], record.surface["thread_ts"]) == (anew[0].ts, None)
+    audit = [m for m in bot.slack.messages if m.text.startswith(":white_check_mark:")]
+    assert len(audit) == 1 and audit[0].channel == CHANNEL and audit[0].thread_ts is None
