@@ -14,8 +14,9 @@ card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB o
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from bot import wording as words
@@ -83,6 +84,23 @@ def _when(at: datetime) -> str:
     return f"{{{{DATE({stamp}, SHORT)}}}} at {{{{TIME({stamp})}}}}"
 
 
+# A detail whose whole value is a UTC time the engine wrote ("2026-11-30 02:08 UTC").
+_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::\d{2})?(?: UTC|Z|\+00:00)")
+
+
+def _detail(label: str, value: str) -> list[Json]:
+    """One detail; a time is shown in the reader's own zone, like the card's other times.
+
+    DATE and TIME are expanded only in a TextBlock, so the time (our markup, built from digits
+    alone) goes in one of its own right under its label, which stays a TextRun.
+    """
+    found = _STAMP.fullmatch(value.strip())
+    if found is None:
+        return [_runs((f"{label}: ", True), (value, False))]
+    at = datetime.strptime(f"{found[1]} {found[2]}", "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    return [_runs((f"{label}:", True)), _words(_when(at), spacing="None")]
+
+
 def _body(spec: CardSpec) -> list[Json]:
     # The heading names people ("Approval needed from …"): data, so a TextRun, never markdown.
     run = {"type": "TextRun", "text": safe(spec.title), "weight": "Bolder", "size": "Medium"}
@@ -91,7 +109,8 @@ def _body(spec: CardSpec) -> list[Json]:
         heading,
         _runs((spec.summary, True)),
     ]
-    body += [_runs((f"{label}: ", True), (value, False)) for label, value in spec.details]
+    for label, value in spec.details:
+        body += _detail(label, value)
     if spec.warning:
         warn = _runs(("⚠ ", False), (spec.warning, False))
         body.append({"type": "Container", "style": "warning", "items": [warn]})
