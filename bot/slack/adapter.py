@@ -155,7 +155,8 @@ class SlackAdapter:
 
         After a restart that lost the workspace (or a person deleting the card), chat.update
         answered message_not_found: the press was decided but nobody saw it, and the audit line
-        replied into a thread that no longer existed. A DM's channel is reached by its user.
+        replied into a thread that no longer existed. When the channel itself is gone
+        (channel_not_found), the card goes to the person it was issued to, in their DM.
         """
         channel = placement.user if error == "channel_not_found" and placement.user else None
         try:
@@ -170,16 +171,16 @@ class SlackAdapter:
                 error=f"{error}, then {slack_error(failed)}",
             )
             return None
+        where = str(response.get("channel") or placement.channel)
         log.info(
             "card_posted_anew",
             tenant=record.tenantid,
-            channel=str(response.get("channel") or placement.channel),
+            channel=where,
             card_id=record.card_id,
             was=error,
         )
-        update = {"ts": str(response["ts"]), "thread_ts": None}
         return placement.model_copy(
-            update={**update, "channel": str(response.get("channel") or placement.channel)}
+            update={"channel": where, "ts": str(response["ts"]), "thread_ts": None}
         )
 
     async def post_audit(

@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.cardspec import Decided, pending
+from bot.placement import SlackPlacement
+from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import (
     CardView,
     home_view,
@@ -19,6 +23,7 @@ from bot.slack.blocks import (
     render_pending,
 )
 from bot.slack.texts import esc_data, reply
+from tools import CardRecord, CardStatus
 
 AT = datetime(2026, 11, 30, 2, 8, tzinfo=UTC)
 TOKEN_OF = re.compile(r"<!date\^(\d+)\^\{date_short_pretty\} at \{time\}\|[^>]+>")
@@ -165,3 +170,62 @@ def test_the_reject_modal_says_what_is_rejected_and_that_a_reason_is_optional() 
     assert reason["optional"] is True
     assert "(optional)" in reason["label"]["text"]
     assert "Leave it empty" in reason["hint"]["text"]
+
+
+class _GoneChannel:
+    """A Web API client whose chat.update answers channel_not_found; posts are recorded."""
+
+    def __init__(self) -> None:
+        self.posted: list[dict[str, Any]] = []
+
+    async def chat_update(self, **_: Any) -> None:
+        response = AsyncSlackResponse(
+            client=None,
+            http_verb="POST",
+            api_url="chat.update",
+            req_args={},
+            data={"ok": False, "error": "channel_not_found"},
+            headers={},
+            status_code=200,
+        )
+        raise SlackApiError("channel_not_found", response)
+
+    async def chat_postMessage(self, **kwargs: Any) -> dict[str, str]:
+        self.posted.append(kwargs)
+        return {"ok": "true", "channel": "D0ARJUN", "ts": "1800000001.000001"}
+
+
+async def test_a_card_whose_channel_is_gone_goes_to_its_issuee() -> None:
+    """chat.update answering channel_not_found posts the decided card to the person it was
+    issued to (their DM) and returns that new place, instead of failing silently."""
+    client = _GoneChannel()
+    adapter = SlackAdapter(cast("Any", client), Where("T1", "UARJUN"))
+    now = datetime(2026, 11, 30, 2, 8, tzinfo=UTC)
+    record = CardRecord(
+        card_id="c1",
+        tool="approve_request",
+        agent="a",
+        userid=2,
+        tenantid=1,
+        args={},
+        digest="d",
+        summary="Approve request 1.",
+        details=(),
+        warning=None,
+        status=CardStatus.DONE,
+        created_at=now,
+        expires_at=now,
+        decided_by=2,
+        decided_by_name="Arjun Mehta",
+        decided_at=now,
+        reason=None,
+        outcome="Request 1 was approved by Arjun Mehta.",
+        surface=None,
+    )
+    gone = SlackPlacement(team="T1", channel="C0GONE", ts="1.0", thread_ts="0.9", user="UARJUN")
+    anew = await adapter.update(record, gone)
+    assert [p["channel"] for p in client.posted] == ["UARJUN"]
+    assert "Approved and done" in str(client.posted[0]["blocks"])
+    assert anew == gone.model_copy(
+        update={"channel": "D0ARJUN", "ts": "1800000001.000001", "thread_ts": None}
+    )
