@@ -76,12 +76,19 @@ class Adapter(Protocol):
         """Posts a fresh card where the request came from and returns where it went."""
         ...
 
-    async def update(self, record: CardRecord, placement: Placement) -> None:
-        """Shows the card as it stands now, in place, for everyone who sees that copy."""
+    async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
+        """Shows the card as it stands now, in place, for everyone who sees that copy.
+
+        Returns the copy's new placement when its message was gone and it was posted anew
+        (the core records it), else None.
+        """
         ...
 
-    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
-        """Posts the decision's record where that copy's channel sees it."""
+    async def post_audit(
+        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
+        """Posts the decision's record where that copy's channel sees it, and in the
+        installation's ``audit_channel`` when one is set."""
         ...
 
     async def post_privately(self, text: str) -> None:

@@ -69,16 +69,25 @@ class CardAction:
 
 @dataclass(frozen=True, slots=True)
 class Decided:
-    """Who decided a card and when (``by`` is a display name)."""
+    """Who decided a card and when (``by`` is a display name).
+
+    ``in_outcome``: the outcome line already says who decided, so it is shown instead of a
+    separate "Approved by …" line (a card says each thing once).
+    """
 
     verb: str
     by: str
     at: datetime | None
+    in_outcome: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class CardSpec:
-    """Everything a card shows, in plain text; ``actions`` is empty once nothing can be pressed."""
+    """Everything a card shows, in plain text; ``actions`` is empty once nothing can be pressed.
+
+    ``waiting_for`` names the people a pending card waits for (its heading says so); today the
+    person it was issued to, later every approver the merchant's policy routes it to.
+    """
 
     card_id: str
     status: str
@@ -93,6 +102,7 @@ class CardSpec:
     note: str | None = None
     outcome: tuple[str, str] | None = None
     actions: tuple[CardAction, ...] = ()
+    waiting_for: tuple[str, ...] = ()
 
     @property
     def token(self) -> str:
@@ -121,8 +131,15 @@ def pending(
     expires_at: datetime | None,
     token: str = "",
     issued_to: str | None = None,
+    waiting_for: tuple[str, ...] | None = None,
 ) -> CardSpec:
-    """A card waiting for a decision; with a token it carries Approve and Reject."""
+    """A card waiting for a decision; with a token it carries Approve and Reject.
+
+    ``waiting_for`` defaults to the person it was issued to.
+    """
+    if waiting_for is None:
+        waiting_for = (issued_to,) if issued_to else ()
+    waiting = tuple(clip(name, LIMITS.name) for name in waiting_for if name)
     actions = (
         (CardAction("approve", wording.APPROVE, token), CardAction("reject", wording.REJECT, token))
         if token
@@ -131,14 +148,15 @@ def pending(
     return CardSpec(
         card_id=card_id,
         status=str(CardStatus.PENDING),
-        title=wording.PENDING_TITLE,
+        title=wording.pending_title(waiting),
         summary=clip(summary, LIMITS.summary),
         details=_details(details),
         warning=clip(warning, LIMITS.warning) if warning else None,
         issued_to=clip(issued_to, LIMITS.name) if issued_to else None,
         expires_at=expires_at,
-        notification=wording.card_text(summary, issued_to or "You"),
+        notification=wording.card_text(summary, wording.who(waiting) or "You"),
         actions=actions,
+        waiting_for=waiting,
     )
 
 
@@ -199,7 +217,12 @@ def decided(
         notification=wording.decided_text(status, record.summary, record.decided_by_name or ""),
         decided=None
         if status == "expired"
-        else Decided(wording.decided_verb(status), by, record.decided_at),
+        else Decided(
+            wording.decided_verb(status),
+            by,
+            record.decided_at,
+            in_outcome=status == "done" and wording.names_decider(record.outcome, by),
+        ),
         note=wording.EXPIRED_NOTE if status == "expired" else None,
         outcome=(found[0], clip(found[1], LIMITS.outcome)) if found else None,
     )

@@ -5,6 +5,10 @@ that expired, one the reconciler settled after a crash. Each copy of the card on
 platform is updated in place (no live buttons once decided), the first copy's channel gets the
 audit line (an expiry gets none: nobody decided anything), and the model is told in the
 conversation the card came from, so its next answer is true.
+
+The audit line also goes to the installation's audit channel when one is set (``/countersign
+audit here``): a decision made in a DM used to be recorded only in that DM, where nobody else
+could see it.
 """
 
 from __future__ import annotations
@@ -13,22 +17,34 @@ import structlog
 
 from bot import wording
 from bot.adapter import Adapter
-from bot.placement import placements_of
+from bot.placement import Placement, SlackPlacement, placements_of, stored
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
+from tools.connections import Connections
 
-__all__ = ["show_decision"]
+__all__ = ["audit_channel", "show_decision"]
 
 log = structlog.get_logger("bot.decisions")
 
 
 async def show_decision(surface: Surface, adapter: Adapter, record: CardRecord) -> None:
     """Updates every copy on this surface, posts the audit line once and tells the model once."""
-    copies = [p for p in placements_of(record) if p.platform == adapter.platform]
+    every = placements_of(record)
+    copies = [p for p in every if p.platform == adapter.platform]
+    moved: dict[int, Placement] = {}
     for placement in copies:
-        await adapter.update(record, placement)
+        anew = await adapter.update(record, placement)
+        if anew is not None:
+            moved[id(placement)] = anew
+    if moved:
+        # A copy whose message was gone was posted anew: record where, so the audit line and
+        # any later update reach it.
+        everywhere = [moved.get(id(p), p) for p in every]
+        copies = [moved.get(id(p), p) for p in copies]
+        await surface.registry.cards.attach_surface(record.card_id, stored(everywhere))
     if copies and record.status is not CardStatus.EXPIRED:
-        await adapter.post_audit(record, copies[0])
+        channel = await audit_channel(surface, copies[0])
+        await adapter.post_audit(record, copies[0], audit_channel=channel)
     note = wording.conversation_note(
         str(record.status),
         record.summary,
@@ -41,3 +57,11 @@ async def show_decision(surface: Surface, adapter: Adapter, record: CardRecord) 
     log.info(
         "decision_shown", card_id=record.card_id, status=str(record.status), copies=len(copies)
     )
+
+
+async def audit_channel(surface: Surface, placement: Placement) -> str | None:
+    """The audit channel set for the copy's installation (Slack workspaces have one), or None."""
+    if not isinstance(placement, SlackPlacement) or not placement.team:
+        return None
+    found = await Connections(surface.registry.db).connection(placement.platform, placement.team)
+    return found.audit_channel if found is not None else None

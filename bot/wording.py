@@ -21,15 +21,20 @@ __all__ = [
     "conversation_note",
     "decided_text",
     "decided_verb",
+    "names_decider",
     "not_your_card",
     "outcome",
+    "pending_title",
+    "who",
 ]
 
 PENDING_TITLE: Final = "Approval needed"
 APPROVE: Final = "Approve"
 REJECT: Final = "Reject"
-REASON_LABEL: Final = "Why? (optional)"
-REASON_HINT: Final = "The assistant and the channel will see this."
+REASON_LABEL: Final = "Reason (optional)"
+REASON_HINT: Final = (
+    "Leave it empty to reject without one. The assistant and the channel will see it."
+)
 
 TITLES: Final = {
     "done": "Approved and done",
@@ -46,15 +51,35 @@ EXPIRED_NOTE: Final = (
 )
 
 
+def who(names: tuple[str, ...]) -> str:
+    """People a card waits for, as one phrase: "Arjun Mehta", "Arjun Mehta or Meera Iyer"."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def pending_title(waiting_for: tuple[str, ...]) -> str:
+    """The heading of a waiting card, naming whom it waits for.
+
+    Who may press used to be small grey text under the fields: Meera saw a green Approve on
+    Arjun's card, confirmed, and only then was refused. The heading tells everyone first.
+    """
+    return f"{PENDING_TITLE} from {who(waiting_for)}" if waiting_for else PENDING_TITLE
+
+
 def decided_verb(status: str) -> str:
     """The verb of the who-decided line: a rejection says so, everything else was an approval."""
     return "Rejected" if status == "rejected" else "Approved"
 
 
 def outcome(status: str, result: str | None, reason: str | None) -> tuple[str, str] | None:
-    """The outcome or reason line as (label, text), or None when the status has none."""
+    """The outcome or reason line as (label, text), or None when the status has none.
+
+    The label is "" where the card's heading already says it ("Approved and done" needs no
+    "Outcome: done." under it).
+    """
     if status == "done":
-        return "Outcome", f"done. {result or ''}".strip()
+        return ("", result.strip()) if result and result.strip() else None
     if status == "failed":
         # Refusals often end "…, so nothing was changed." already: say it once, with one stop.
         said = (result or "no reason given").rstrip(". ")
@@ -63,8 +88,17 @@ def outcome(status: str, result: str | None, reason: str | None) -> tuple[str, s
     if status == "rejected":
         return "Reason", reason if reason else "none given."
     if status in ("interrupted", "outcome_unknown"):
-        return "Outcome", f"{result or status}."
+        return "", f"{result or status}."
     return None
+
+
+def names_decider(result: str | None, by: str) -> bool:
+    """Whether an outcome already says who decided ("Request 1 was approved by Arjun Mehta.").
+
+    Such a card said it twice: "Approved by Arjun Mehta (@Arjun Mehta)" and "Outcome: done.
+    Request 1 was approved by Arjun Mehta". The outcome then stands for the who-decided line.
+    """
+    return bool(by and result and by in result)
 
 
 def card_text(summary: str, for_name: str) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "HELP",
     "MAX_ROWS",
     "NOT_UNDERSTOOD",
+    "PROPOSED",
     "phrase_failure",
     "phrase_missing_tool",
     "phrase_result",
@@ -46,6 +47,12 @@ HELP = (
     + "\n".join(f"• {p}" for p in PHRASINGS)
     + "\nChanges are never made until you press Approve on the card I post."
 )
+
+# The reply to a proposal: one short line, then the card. The card itself says what will
+# change (its bold summary, every detail, the warning, the expiry in each reader's own time
+# zone). Repeating them here once made a 9–11 line message that pushed the card and its
+# Approve button below a phone's first screen; even the summary alone cost three lines there.
+PROPOSED = "Not done yet: it is waiting for your approval on the card below."
 
 # The answer to a message no phrasing matches: short, and pointing at the full list.
 NOT_UNDERSTOOD = (
@@ -91,23 +98,11 @@ def phrase_result(tool: str, content: Any) -> str:
         return str(content)
     rows = [row for row in content.get("rows", []) if isinstance(row, Mapping)]
     if content.get("note") == NOT_DONE_NOTE and rows:
-        return _proposal(rows[0])
+        return PROPOSED
     scope = str(content.get("scope", "")).strip()
     if tool.startswith("get_") and len(rows) == 1:
         return _detail(rows[0], title=tool.removeprefix("get_").capitalize())
     return _listing(scope, rows, int(content.get("count", len(rows))))
-
-
-def _proposal(row: Mapping[str, Any]) -> str:
-    lines = [f"Not done yet: {row.get('summary', 'a change')}"]
-    for detail in row.get("details", []):
-        if isinstance(detail, Mapping):
-            lines.append(f"• {detail.get('label')}: {detail.get('value')}")
-    if row.get("warning"):
-        lines.append(f"⚠ {row['warning']}")
-    until = f" (the card expires at {_clock(row['expires_at'])})" if row.get("expires_at") else ""
-    lines.append(f"Nothing has changed. It is waiting for your approval on the card{until}.")
-    return "\n".join(lines)
 
 
 def _detail(row: Mapping[str, Any], *, title: str) -> str:
@@ -162,13 +157,6 @@ def _unit(key: str, shown: str) -> str:
     if shown == "1" and key in _ONE:
         return _ONE[key]
     return _UNITS[key].format(shown) if shown and key in _UNITS else shown
-
-
-def _clock(stamp: Any) -> str:
-    try:
-        return f"{datetime.fromisoformat(str(stamp)):%H:%M} UTC"
-    except ValueError:
-        return str(stamp)
 
 
 def _time(stamp: str) -> str | None:

@@ -27,6 +27,8 @@ from tools import Caller, CardRecord, Proposal
 __all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
 
 POST_OPTIONS: dict[str, Any] = {"parse": "none", "unfurl_links": False, "unfurl_media": False}
+# chat.update's answers for a card message that no longer exists: the card is posted anew.
+_GONE = frozenset({"message_not_found", "channel_not_found"})
 log = structlog.get_logger("bot.slack.adapter")
 
 
@@ -102,7 +104,10 @@ class SlackAdapter:
             channel=channel,
             thread_ts=self.where.thread_ts,
             text=texts.card_text(proposal.summary, caller.name or "You"),
-            blocks=pending_blocks(CardView.of_proposal(proposal), for_user=self.where.user),
+            blocks=pending_blocks(
+                CardView.of_proposal(proposal, waiting_for=(caller.name,) if caller.name else ()),
+                for_user=self.where.user,
+            ),
             **POST_OPTIONS,
         )
         return SlackPlacement(
@@ -115,25 +120,22 @@ class SlackAdapter:
             token=proposal.card,
         )
 
-    async def update(self, record: CardRecord, placement: Placement) -> None:
+    async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, SlackPlacement)
         text = texts.decided_text(str(record.status), record.summary, record.decided_by_name or "")
+        blocks = decided_blocks(record, decided_by_slack=placement.user)
         try:
             await self.client.chat_update(
-                channel=placement.channel,
-                ts=placement.ts,
-                text=text,
-                parse="none",
-                blocks=decided_blocks(record, decided_by_slack=placement.user),
+                channel=placement.channel, ts=placement.ts, text=text, parse="none", blocks=blocks
             )
         except SlackApiError as failed:
+            error = slack_error(failed)
+            if error in _GONE:
+                return await self._post_anew(record, placement, text, blocks, error)
             log.error(
-                "card_update_failed",
-                channel=placement.channel,
-                card_id=record.card_id,
-                error=slack_error(failed),
+                "card_update_failed", channel=placement.channel, card_id=record.card_id, error=error
             )
-            return
+            return None
         log.info(
             "card_updated",
             tenant=record.tenantid,
@@ -142,8 +144,51 @@ class SlackAdapter:
             card_id=record.card_id,
             status=str(record.status),
         )
+        return None
 
-    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
+    async def _post_anew(
+        self,
+        record: CardRecord,
+        placement: SlackPlacement,
+        text: str,
+        blocks: list[dict[str, Any]],
+        error: str,
+    ) -> Placement | None:
+        """Posts the card as it stands at the channel's top level; returns its new place.
+
+        After a restart that lost the workspace (or a person deleting the card), chat.update
+        answered message_not_found: the press was decided but nobody saw it, and the audit line
+        replied into a thread that no longer existed. When the channel itself is gone
+        (channel_not_found), the card goes to the person it was issued to, in their DM.
+        """
+        channel = placement.user if error == "channel_not_found" and placement.user else None
+        try:
+            response = await self.client.chat_postMessage(
+                channel=channel or placement.channel, text=text, blocks=blocks, **POST_OPTIONS
+            )
+        except SlackApiError as failed:
+            log.error(
+                "card_update_failed",
+                channel=placement.channel,
+                card_id=record.card_id,
+                error=f"{error}, then {slack_error(failed)}",
+            )
+            return None
+        where = str(response.get("channel") or placement.channel)
+        log.info(
+            "card_posted_anew",
+            tenant=record.tenantid,
+            channel=where,
+            card_id=record.card_id,
+            was=error,
+        )
+        return placement.model_copy(
+            update={"channel": where, "ts": str(response["ts"]), "thread_ts": None}
+        )
+
+    async def post_audit(
+        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
         assert isinstance(placement, SlackPlacement)
         text = texts.audit_text(
             str(record.status),
@@ -153,7 +198,7 @@ class SlackAdapter:
             reason=record.reason,
             outcome=record.outcome,
         )
-        for target in self._audit_targets(placement):
+        for target in self._audit_targets(placement, audit_channel or self.audit_channel):
             try:
                 await self.client.chat_postMessage(text=text, **target, **POST_OPTIONS)
             except SlackApiError as failed:
@@ -172,14 +217,15 @@ class SlackAdapter:
                 card_id=record.card_id,
             )
 
-    def _audit_targets(self, placement: SlackPlacement) -> list[dict[str, Any]]:
-        """The card's thread (broadcast to the channel), and the audit channel when set."""
+    def _audit_targets(self, placement: SlackPlacement, audit: str | None) -> list[dict[str, Any]]:
+        """The card's thread (broadcast to the channel), and the audit channel when set: the
+        workspace's own (``/countersign audit here``), else ``COUNTERSIGN_AUDIT_CHANNEL``."""
         thread = placement.thread_ts
         targets: list[dict[str, Any]] = [
             {"channel": placement.channel, "thread_ts": thread, "reply_broadcast": bool(thread)}
         ]
-        if self.audit_channel and self.audit_channel != placement.channel:
-            targets.append({"channel": self.audit_channel})
+        if audit and audit != placement.channel:
+            targets.append({"channel": audit})
         return targets
 
     async def post_privately(self, text: str) -> None:

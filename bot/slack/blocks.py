@@ -21,7 +21,7 @@ from bot.cardspec import CardSpec
 from bot.cardspec import decided as decided_spec
 from bot.cardspec import pending as pending_spec
 from bot.slack import texts
-from bot.slack.texts import clip, esc
+from bot.slack.texts import clip, esc, esc_data
 from tools import CardRecord, Proposal
 
 __all__ = [
@@ -47,6 +47,7 @@ REASON_BLOCK: Final = "reason"
 REASON_INPUT: Final = "reason_input"
 
 _MAX_BLOCKS, _MAX_FIELDS, _FIELD, _SECTION, _HEADER, _VALUE = 50, 10, 2000, 3000, 150, 2000
+_MAX_HOME = 100  # a Home tab view holds up to 100 blocks; a message, 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +60,10 @@ class CardView:
     warning: str | None
     expires_at: datetime | None
     token: str = ""
+    waiting_for: tuple[str, ...] = ()
 
     @classmethod
-    def of_proposal(cls, proposal: Proposal) -> CardView:
+    def of_proposal(cls, proposal: Proposal, *, waiting_for: tuple[str, ...] = ()) -> CardView:
         details = tuple((d.label, d.value) for d in proposal.details)
         return cls(
             proposal.card_id,
@@ -70,6 +72,7 @@ class CardView:
             proposal.warning,
             proposal.expires_at,
             proposal.card,
+            waiting_for,
         )
 
     @classmethod
@@ -87,6 +90,7 @@ class CardView:
             warning=self.warning,
             expires_at=self.expires_at,
             token=self.token,
+            waiting_for=self.waiting_for,
         )
 
 
@@ -121,7 +125,7 @@ def _context(text: str) -> Block:
 
 def _fields(details: Sequence[tuple[str, str]]) -> list[Block]:
     """Details as two-column fields: one short line each, readable on a phone."""
-    fields = [_mrkdwn(f"*{esc(label)}*\n{esc(value)}", _FIELD) for label, value in details]
+    fields = [_mrkdwn(f"*{esc(label)}*\n{esc_data(value)}", _FIELD) for label, value in details]
     return [
         {"type": "section", "block_id": _id("fields"), "fields": fields[i : i + _MAX_FIELDS]}
         for i in range(0, len(fields), _MAX_FIELDS)
@@ -129,9 +133,9 @@ def _fields(details: Sequence[tuple[str, str]]) -> list[Block]:
 
 
 def _body(spec: CardSpec) -> list[Block]:
-    blocks = [_section(f"*{esc(spec.summary)}*"), *_fields(spec.details)]
+    blocks = [_section(f"*{esc_data(spec.summary)}*"), *_fields(spec.details)]
     if spec.warning:
-        blocks.append(_section(f":warning: {esc(spec.warning)}"))
+        blocks.append(_section(f":warning: {esc_data(spec.warning)}"))
     return blocks
 
 
@@ -177,24 +181,37 @@ def _cap(blocks: list[Block]) -> list[Block]:
 
 
 def render_pending(spec: CardSpec, *, for_user: str | None) -> list[Block]:
-    """A card waiting for a decision: header, summary, details, warning, who and when, buttons."""
+    """A card waiting for a decision: whom it waits for (the header), summary, details,
+    warning, when it expires, buttons. ``for_user`` is named only when the header cannot."""
     head = {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
-    tail = [_context(texts.card_for(for_user, spec.expires_at))]
+    mention = None if spec.waiting_for else for_user
+    tail = [_context(texts.card_for(mention, spec.expires_at))]
     if spec.actions:
         tail.append(_buttons(spec))
     return _cap([head, *_body(spec), *tail])
 
 
+def _decided_lines(spec: CardSpec, decided_by_slack: str | None) -> list[str]:
+    """Who decided, when, and what came of it, each said once."""
+    decided, outcome = spec.decided, spec.outcome
+    if spec.note is not None:
+        return [esc(spec.note), *([texts.outcome_line(*outcome)] if outcome else [])]
+    if decided is not None and decided.in_outcome and outcome:
+        return [texts.outcome_line(*outcome, at=decided.at)]
+    lines = []
+    if decided is not None:
+        lines.append(
+            texts.decided_line(decided.by, decided_by_slack, decided.at, verb=decided.verb)
+        )
+    if outcome:
+        lines.append(texts.outcome_line(*outcome))
+    return lines
+
+
 def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Block]:
     """A decided card: what it was, who decided and when, the outcome; no buttons."""
     head = {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
-    if spec.note is not None:
-        lines = [esc(spec.note)]
-    else:
-        by, at = (spec.decided.by, spec.decided.at) if spec.decided else ("", None)
-        lines = [texts.decided_line(spec.status, by, decided_by_slack, at)]
-    if spec.outcome:
-        lines.append(texts.labelled(*spec.outcome))
+    lines = _decided_lines(spec, decided_by_slack)
     return _cap([head, *_body(spec), _context("\n".join(lines))])
 
 
@@ -221,7 +238,7 @@ def reject_modal(
         "submit": _plain(texts.REJECT, 24),
         "close": _plain(texts.CONFIRM_DENY, 24),
         "blocks": [
-            _section(f"*{esc(summary)}*"),
+            _section(texts.rejecting(summary)),
             {
                 "type": "input",
                 "block_id": REASON_BLOCK,
@@ -239,29 +256,56 @@ def reject_modal(
     }
 
 
-def pending_list(cards: Sequence[CardView], *, for_user: str | None) -> list[Block]:
-    """The person's waiting cards, each with its buttons (slash command and App Home)."""
+def _entry(card: CardView, for_user: str | None) -> list[Block]:
+    """One waiting card in a list: the whole card, never part of one."""
+    spec = card.spec()
+    blocks = [{"type": "divider", "block_id": _id("div")}, *_body(spec)]
+    blocks.append(_context(texts.card_for(None, spec.expires_at)))
+    if spec.actions:
+        blocks.append(_buttons(spec))
+    return blocks
+
+
+def pending_list(
+    cards: Sequence[CardView],
+    *,
+    for_user: str | None,
+    start: int = 0,
+    limit: int = _MAX_BLOCKS,
+) -> list[Block]:
+    """The person's waiting cards from the ``start``-th (0-based), whole cards only, within
+    ``limit`` blocks, then how many more wait and how to see them (slash command, App Home).
+
+    With nine cards waiting the list used to be cut at Slack's 50th block: the ninth card showed
+    without its buttons or its expiry, and nothing said more were waiting.
+    """
     if not cards:
         return [_section(texts.pending_none())]
-    blocks: list[Block] = [_section(texts.pending_title(len(cards)))]
-    for card in cards:
-        spec = card.spec()
-        blocks.append({"type": "divider", "block_id": _id("div")})
-        blocks.extend([*_body(spec), _context(texts.card_for(for_user, spec.expires_at))])
-        if spec.actions:
-            blocks.append(_buttons(spec))
-    return blocks[:_MAX_BLOCKS]
+    rest = list(cards[start:])
+    blocks: list[Block] = []
+    for i, card in enumerate(rest):
+        entry = _entry(card, for_user)
+        more = 1 if i < len(rest) - 1 else 0  # room for the "N more" note
+        if 1 + len(blocks) + len(entry) + more > limit and blocks:
+            break
+        blocks += entry
+    shown = sum(1 for b in blocks if b["type"] == "divider")
+    title = _section(texts.pending_title(len(cards), first=start + 1, shown=shown))
+    hidden = len(rest) - shown
+    if hidden > 0:
+        blocks.append(_section(texts.pending_more(hidden, next_from=start + shown + 1)))
+    return [title, *blocks]
 
 
 def home_view(
     cards: Sequence[CardView], *, for_user: str | None, linked: bool = True
 ) -> dict[str, Any]:
-    """The App Home tab: a short introduction, then the person's waiting cards."""
+    """The App Home tab: a short introduction, then the person's waiting cards (whole ones)."""
     intro = [_section(texts.HOME_INTRO), {"type": "divider", "block_id": _id("div")}]
     if not linked:
         listed = [_section(texts.not_linked())]
     elif cards:
-        listed = pending_list(cards, for_user=for_user)
+        listed = pending_list(cards, for_user=for_user, limit=_MAX_HOME - len(intro))
     else:
         listed = [_section(texts.home_empty())]
-    return {"type": "home", "blocks": [*intro, *listed][:100]}
+    return {"type": "home", "blocks": [*intro, *listed]}

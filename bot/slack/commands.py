@@ -1,7 +1,10 @@
-"""Answers ``/countersign``: ``help`` and the person's waiting cards, privately; never decides.
+"""Answers ``/countersign``: ``help``, the person's waiting cards, ``audit here``; never decides a card.
 
 The answer goes to the command's ``response_url`` as an ephemeral message, so nobody else in
-the channel sees another person's queue.
+the channel sees another person's queue. ``pending 9`` lists the waiting cards from the ninth
+on (a list holds whole cards only, within Slack's 50 blocks). ``audit here`` makes the channel
+it is typed in the workspace's audit channel, where every decision is recorded, those made in
+a DM included; only an owner or a manager may choose it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from bot.slack.blocks import pending_list
 from bot.slack.home import pending_cards
 from bot.slack.inbound import installation_of
 from bot.surface import Surface
+from tools import Caller, Role
+from tools.connections import Connections, Platform
+from tools.errors import NotFoundError
 
 __all__ = ["COMMAND", "register"]
 
@@ -41,7 +47,15 @@ def register(app: AsyncApp, surface: Surface) -> None:
         installation, user = installation_of(context), str(command["user_id"])
         word = str(command.get("text") or "").strip().lower()
         surface.tasks.spawn(
-            answer(surface, client, respond, installation=installation, user=user, word=word),
+            answer(
+                surface,
+                client,
+                respond,
+                installation=installation,
+                user=user,
+                word=word,
+                channel=str(command.get("channel_id") or ""),
+            ),
             name=f"command {user}",
         )
 
@@ -56,9 +70,13 @@ async def answer(
     installation: str,
     user: str,
     word: str,
+    channel: str = "",
 ) -> None:
-    """``help`` (or anything unknown) explains; ``pending`` or nothing lists the person's cards."""
-    if word not in ("", "pending", "list"):
+    """``pending [from]`` (or nothing) lists the person's cards; ``audit here`` sets the audit
+    channel; anything else explains."""
+    parts = word.split()
+    start = _start(parts)
+    if start is None and parts != ["audit", "here"]:
         await respond(text=texts.HELP, response_type="ephemeral")
         return
     adapter = SlackAdapter(client, Where(installation, user))
@@ -66,10 +84,41 @@ async def answer(
     if isinstance(caller, str):
         await respond(text=identity.tell_unresolved(adapter, caller), response_type="ephemeral")
         return
+    if start is None:
+        said = await audit_here(surface, caller, installation=installation, channel=channel)
+        await respond(text=said, response_type="ephemeral")
+        return
     cards = await pending_cards(surface, caller)
     await respond(
         text=texts.pending_text(len(cards)) if cards else texts.pending_none(),
-        blocks=pending_list(cards, for_user=user),
+        blocks=pending_list(cards, for_user=user, start=min(start, max(len(cards) - 1, 0))),
         response_type="ephemeral",
     )
     log.info("pending_listed", tenant=caller.tenantid, user=caller.userid, cards=len(cards))
+
+
+def _start(parts: list[str]) -> int | None:
+    """Where ``pending`` starts listing (0-based), or None when the words ask for something else."""
+    match parts:
+        case [] | ["pending"] | ["list"]:
+            return 0
+        case ["pending" | "list", number] if number.isdigit() and int(number) >= 1:
+            return int(number) - 1
+        case _:
+            return None
+
+
+async def audit_here(surface: Surface, caller: Caller, *, installation: str, channel: str) -> str:
+    """Makes ``channel`` this workspace's audit channel, if the caller may; says what happened."""
+    if not channel or channel.startswith("D"):
+        return texts.audit_not_a_channel()
+    if not caller.role.satisfies(Role.MANAGER):
+        log.info("audit_channel_refused", tenant=caller.tenantid, user=caller.userid)
+        return texts.audit_not_allowed()
+    connections = Connections(surface.registry.db)
+    try:
+        await connections.set_audit_channel(Platform.SLACK, installation, channel)
+    except NotFoundError as missing:
+        return texts.refused(str(missing))
+    log.info("audit_channel_set", tenant=caller.tenantid, user=caller.userid, channel=channel)
+    return texts.audit_set(channel)

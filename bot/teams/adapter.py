@@ -112,12 +112,12 @@ class TeamsAdapter:
             token=proposal.card,
         )
 
-    async def update(self, record: CardRecord, placement: Placement) -> None:
+    async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, TeamsPlacement)
         self.shown = (record, placement)
         if not placement.activity_id or placement.conversation_id != self.conversation_id:
             # Only a copy in this turn's conversation can be updated through its context.
-            return
+            return None
         card = decided_card(record, placement)
         text = wording.decided_text(
             str(record.status), record.summary, record.decided_by_name or ""
@@ -128,7 +128,7 @@ class TeamsAdapter:
             )
         except aiohttp.ClientError as failed:
             log.error("card_update_failed", card_id=record.card_id, error=type(failed).__name__)
-            return
+            return None
         log.info(
             "card_updated",
             tenant=record.tenantid,
@@ -136,8 +136,13 @@ class TeamsAdapter:
             card_id=record.card_id,
             status=str(record.status),
         )
+        return None
 
-    async def post_audit(self, record: CardRecord, placement: Placement) -> None:
+    async def post_audit(
+        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
+        # A Teams audit channel would need a proactive conversation (as ``notify`` does); the
+        # record goes where the card is, which every member of that conversation sees.
         text = texts.audit_text(
             str(record.status),
             summary=record.summary,

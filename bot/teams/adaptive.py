@@ -14,8 +14,9 @@ card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB o
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from bot import wording as words
@@ -83,12 +84,33 @@ def _when(at: datetime) -> str:
     return f"{{{{DATE({stamp}, SHORT)}}}} at {{{{TIME({stamp})}}}}"
 
 
+# A detail whose whole value is a UTC time the engine wrote ("2026-11-30 02:08 UTC").
+_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::\d{2})?(?: UTC|Z|\+00:00)")
+
+
+def _detail(label: str, value: str) -> list[Json]:
+    """One detail; a time is shown in the reader's own zone, like the card's other times.
+
+    DATE and TIME are expanded only in a TextBlock, so the time (our markup, built from digits
+    alone) goes in one of its own right under its label, which stays a TextRun.
+    """
+    found = _STAMP.fullmatch(value.strip())
+    if found is None:
+        return [_runs((f"{label}: ", True), (value, False))]
+    at = datetime.strptime(f"{found[1]} {found[2]}", "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    return [_runs((f"{label}:", True)), _words(_when(at), spacing="None")]
+
+
 def _body(spec: CardSpec) -> list[Json]:
+    # The heading names people ("Approval needed from …"): data, so a TextRun, never markdown.
+    run = {"type": "TextRun", "text": safe(spec.title), "weight": "Bolder", "size": "Medium"}
+    heading = {"type": "RichTextBlock", "inlines": [run]}
     body: list[Json] = [
-        _words(spec.title, weight="Bolder", size="Medium", style="heading"),
+        heading,
         _runs((spec.summary, True)),
     ]
-    body += [_runs((f"{label}: ", True), (value, False)) for label, value in spec.details]
+    for label, value in spec.details:
+        body += _detail(label, value)
     if spec.warning:
         warn = _runs(("⚠ ", False), (spec.warning, False))
         body.append({"type": "Container", "style": "warning", "items": [warn]})
@@ -96,25 +118,24 @@ def _body(spec: CardSpec) -> list[Json]:
 
 
 def _pending_lines(spec: CardSpec) -> list[Json]:
-    lines = [_runs(("For ", False), (spec.issued_to or "the person who asked", True))]
+    # Whom the card waits for is its heading; a card that cannot name them says it here.
+    lines = [] if spec.waiting_for else [_runs(("For ", False), ("the person who asked", True))]
     if spec.expires_at is not None:
         lines.append(_words(f"Expires {_when(spec.expires_at)}", isSubtle=True, spacing="None"))
     return lines
 
 
 def _decided_lines(spec: CardSpec) -> list[Json]:
-    lines: list[Json] = []
-    if spec.note is not None:
-        lines.append(_runs((spec.note, False)))
-    elif spec.decided is not None:
-        lines.append(
-            _runs((f"{spec.decided.verb} by ", False), (spec.decided.by or "someone", True))
-        )
-        if spec.decided.at is not None:
-            lines.append(_words(_when(spec.decided.at), isSubtle=True, spacing="None"))
-    if spec.outcome:
-        label, text = spec.outcome
-        lines.append(_runs((f"{label}: ", True), (text, False)))
+    """Who decided, when, and what came of it, each said once."""
+    lines: list[Json] = [_runs((spec.note, False))] if spec.note is not None else []
+    decided, outcome = spec.decided, spec.outcome
+    if spec.note is None and decided is not None and not (decided.in_outcome and outcome):
+        lines.append(_runs((f"{decided.verb} by ", False), (decided.by or "someone", True)))
+    if outcome:
+        label, text = outcome
+        lines.append(_runs((f"{label}: " if label else "", True), (text, False)))
+    if spec.note is None and decided is not None and decided.at is not None:
+        lines.append(_words(_when(decided.at), isSubtle=True, spacing="None"))
     return lines
 
 
@@ -176,11 +197,6 @@ def _card(spec: CardSpec, view: View, issuee: str | None, notice: str | None) ->
         inputs, actions = _issuee_controls(spec)
         body += inputs
         card["actions"] = actions
-    else:
-        who = spec.issued_to or "the person who asked"
-        body.append(
-            _runs(("Waiting for ", False), (who, False), (" to decide.", False), subtle=True)
-        )
     card["body"] = body
     if spec.token:
         card["refresh"] = _refresh(spec, issuee)

@@ -109,8 +109,10 @@ async def test_phrasing_calls_the_tool_and_phrases_the_result(
     reply = await assistant.reply(conversation="c", caller=caller, text=text)
     stored = await assistant.store.load("c")
     assert tool_calls(stored.messages) == ([(tool, args)] if tool else [])
+    # A proposal's reply is one line; what it proposes is on its card (the proposal).
+    shown = reply.text + "".join(p.summary for p in reply.proposals)
     for word in words:
-        assert word in reply.text
+        assert word in shown
     assert "couldn't" not in reply.text
 
 
@@ -181,3 +183,16 @@ def test_mentions_tags_and_punctuation_are_ignored(text: str, said: str) -> None
 def test_variants_of_the_phrasings(text: str, call: tuple[str, dict[str, Any]]) -> None:
     """Amounts with symbols and commas, optional reasons, notes and periods reach the arguments."""
     assert understand(text) == call
+
+
+async def test_a_proposal_is_said_in_one_short_line(assistant: Assistant) -> None:
+    """The reply above a card is one line: the card below carries the details, the expiry and
+    the buttons; a 9-line repeat of every field pushed the card off a phone's first screen."""
+    reply = await assistant.reply(conversation="t", caller=ARJUN, text="approve request 3")
+    assert len(reply.proposals) == 1
+    assert "\n" not in reply.text
+    assert len(reply.text) <= 80
+    assert reply.text.startswith("Not done yet")
+    assert "expires" not in reply.text  # the card shows its expiry once, in each reader's zone
+    for detail in reply.proposals[0].details:
+        assert f"{detail.label}:" not in reply.text

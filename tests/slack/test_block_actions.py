@@ -59,13 +59,14 @@ def validate(blocks: list[dict[str, Any]]) -> None:
 
 
 async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
-    """'approve request 3' from Arjun posts a valid card in the thread, for him, with both buttons."""
+    """'approve request 3' from Arjun posts a valid card in the thread, headed with whom it
+    waits for (him), with its expiry and both buttons."""
     thread, card = await card_for(bot, "UARJUN")
     assert card.thread_ts == thread
     assert card.text.startswith("Arjun Mehta, please approve or reject:")
     validate(card.blocks)
     assert shape(card.blocks) == [
-        {"type": "header", "text": "Approval needed"},
+        {"type": "header", "text": "Approval needed from Arjun Mehta"},
         {"type": "section", "text": card.blocks[1]["text"]["text"]},
         {"type": "section", "fields": [f["text"] for f in card.blocks[2]["fields"]]},
         *(
@@ -73,7 +74,7 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
             if len(card.blocks) == 6
             else []
         ),
-        {"type": "context", "context": ["For <@UARJUN>"]},
+        {"type": "context", "context": [card.blocks[-2]["elements"][0]["text"]]},
         {
             "type": "actions",
             "elements": [("card_approve", "primary", True), ("card_reject", "danger", False)],
@@ -85,6 +86,7 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
     )
     fields = " ".join(f["text"] for f in card.blocks[2]["fields"])
     assert "Whitefield" in fields
+    assert card.blocks[-2]["elements"][0]["text"].startswith("Expires <!date^")
     confirm = card.blocks[-1]["elements"][0]["confirm"]
     assert {confirm[k]["type"] for k in ("title", "text", "confirm", "deny")} == {"plain_text"}
     posted = bot.slack.called("chat.postMessage")[-1]
@@ -114,7 +116,10 @@ async def test_approve_by_the_owner_runs_once_and_everyone_sees_it(bot: Bot) -> 
     validate(updated.blocks)
     assert not [b for b in updated.blocks if b["type"] == "actions"]
     assert updated.blocks[0]["text"]["text"] == "Approved and done"
-    assert "Approved by Arjun Mehta (<@UARJUN>)" in updated.blocks[-1]["elements"][0]["text"]
+    said = updated.blocks[-1]["elements"][0]["text"]
+    # Said once: the outcome names who approved, so there is no separate "Approved by" line.
+    assert said.startswith("Request 3 was approved by Arjun Mehta · <!date^"), said
+    assert "\n" not in said and "Outcome" not in said and "<@UARJUN>" not in said
     assert not first_ids & {b["block_id"] for b in updated.blocks}
     audit = [m for m in bot.slack.thread(CHANNEL, thread) if m.reply_broadcast]
     assert len(audit) == 1
@@ -283,3 +288,26 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the
     audit = [m.text for m in bot.slack.messages if m.channel == CHANNEL and not m.ephemeral_to]
     assert any("approved, but it failed" in text for text in audit), audit
     assert any("did not go through" in text for text in bot.ephemerals("UARJUN"))
+
+
+async def test_a_press_on_a_card_whose_message_is_gone_posts_it_anew(bot: Bot) -> None:
+    """When chat.update answers message_not_found (the message was deleted, or a workspace lost
+    it), the decided card is posted anew in its channel and its new place recorded, so the
+    audit line and any later update reach a message that exists; before, the update failed,
+    was logged as card_update_failed and the audit line pointed at a thread that was gone."""
+    _, card = await card_for(bot, "UARJUN")
+    bot.slack.workspace.messages.remove(bot.slack.message(CHANNEL, card.ts))
+    assert await bot.press("UARJUN", card) == 200
+    assert await request_status(bot, 3) == "approved"
+    anew = [
+        m
+        for m in bot.slack.messages
+        if m.channel == CHANNEL and "Approved and done" in str(m.blocks)
+    ]
+    assert len(anew) == 1 and anew[0].thread_ts is None
+    validate(anew[0].blocks)
+    record = await bot.registry.card(card.blocks[-1]["block_id"].split("-")[1])
+    assert record is not None and record.surface is not None
+    assert (record.surface["ts"], record.surface["thread_ts"]) == (anew[0].ts, None)
+    audit = [m for m in bot.slack.messages if m.text.startswith(":white_check_mark:")]
+    assert len(audit) == 1 and audit[0].channel == CHANNEL and audit[0].thread_ts is None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from tests.slack.conftest import CHANNEL, Bot
+from bot.sandbox.payloads import TEAM, message
+from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import command, event
+from tools.connections import Connections, Platform
 
 
 async def slash(bot: Bot, user: str, text: str) -> int:
@@ -80,3 +82,56 @@ async def test_approve_from_app_home_updates_the_channel_card(bot: Bot) -> None:
     await bot.interact(payload)
     assert bot.slack.message(CHANNEL, card.ts).blocks[0]["text"]["text"] == "Approved and done"
     assert len(bot.slack.called("views.publish")) == 2
+
+
+async def _connected(bot: Bot) -> Connections:
+    connections = Connections(bot.registry.db)
+    await connections.connect(Platform.SLACK, TEAM, 1)
+    return connections
+
+
+async def test_audit_here_records_decisions_made_in_a_dm(bot: Bot) -> None:
+    """A manager's `/countersign audit here` makes the channel the workspace's audit channel;
+    a card approved in a DM, once recorded only in that DM, is recorded there too."""
+    connections = await _connected(bot)
+    assert await slash(bot, "UARJUN", "audit here") == 200
+    answer = bot.slack.responses[-1]
+    assert answer["response_type"] == "ephemeral"
+    assert f"<#{CHANNEL}>" in answer["text"]
+    found = await connections.connection(Platform.SLACK, TEAM)
+    assert found is not None and found.audit_channel == CHANNEL
+    await bot.send(
+        message("UARJUN", "approve request 3", channel=DM, ts=bot.ts(), channel_type="im")
+    )
+    card = bot.cards(DM)[0]
+    assert await bot.press("UARJUN", card) == 200
+    recorded = [m for m in bot.slack.messages if m.channel == CHANNEL]
+    assert len(recorded) == 1
+    assert recorded[0].text.startswith(":white_check_mark: <@UARJUN> approved: Approve request 3")
+
+
+async def test_only_an_owner_or_manager_sets_the_audit_channel(bot: Bot) -> None:
+    """Ravi (staff) is refused privately, and a DM cannot be the audit channel; nothing is set."""
+    connections = await _connected(bot)
+    await slash(bot, "URAVI", "audit here")
+    assert "Only an owner or a manager" in bot.slack.responses[-1]["text"]
+    body = urlencode(
+        command("UARJUN", "audit here", channel=DM, response_url=bot.slack.response_url())
+    )
+    await bot.post(body, "application/x-www-form-urlencoded")
+    await bot.settle()
+    assert "direct message can't be the audit channel" in bot.slack.responses[-1]["text"]
+    assert all(r["response_type"] == "ephemeral" for r in bot.slack.responses)
+    found = await connections.connection(Platform.SLACK, TEAM)
+    assert found is not None and found.audit_channel is None
+
+
+async def test_pending_from_a_number_lists_the_rest(bot: Bot) -> None:
+    """`/countersign pending 2` lists the waiting cards from the second on (the note under a
+    long list points there)."""
+    await bot.mention("UARJUN", "approve request 3")
+    await bot.mention("UARJUN", "approve request 4")
+    await slash(bot, "UARJUN", "pending 2")
+    blocks = bot.slack.responses[-1]["blocks"]
+    assert len([b for b in blocks if b["type"] == "actions"]) == 1
+    assert "request 4" in str(blocks) and "request 3" not in str(blocks)

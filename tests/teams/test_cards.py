@@ -13,7 +13,7 @@ from tests.teams.adaptive import actions, texts, validate
 NASTY = "**[free](https://evil.example)** <at>Everyone</at> {{DATE(2020-01-01T00:00:00Z)}}"
 
 
-def spec(**changes: object) -> CardSpec:
+def spec(*, issued_to: str = "Arjun Mehta", **changes: object) -> CardSpec:
     base = pending(
         card_id="c0ffee",
         summary=f"Set the price of {NASTY}",
@@ -21,7 +21,7 @@ def spec(**changes: object) -> CardSpec:
         warning=NASTY,
         expires_at=datetime(2026, 3, 1, 10, 30, tzinfo=UTC),
         token="t" * 120,
-        issued_to="Arjun Mehta",
+        issued_to=issued_to,
     )
     return replace(base, **changes)  # type: ignore[arg-type]
 
@@ -142,3 +142,17 @@ def test_a_persons_name_never_reaches_a_markdown_text_block() -> None:
         validate(card)
         assert not [t for t in _text_blocks(card) if "evil.example" in t], card
         assert LINK in texts(card)
+
+
+def test_a_time_in_a_detail_is_shown_in_the_readers_zone() -> None:
+    """A detail holding an engine time ("Closed since: 2026-11-01 10:00 UTC") is shown with
+    Teams' DATE and TIME, like the card's expiry, so one card never mixes UTC and local times;
+    the label stays a TextRun and a time inside other data is left as typed."""
+    details = (("Closed since", "2026-11-01 10:00 UTC"), ("Note", "at 2026-11-01 10:00 UTC"))
+    card = render(spec(details=details), issuee="29:1arjun")
+    validate(card)
+    stamp = "{{DATE(2026-11-01T10:00:00Z, SHORT)}} at {{TIME(2026-11-01T10:00:00Z)}}"
+    blocks = [e["text"] for e in card["body"] if e["type"] == "TextBlock"]
+    assert stamp in blocks
+    assert "Closed since:" in texts(card)
+    assert "Note: at 2026-11-01 10:00 UTC" in texts(card)
