@@ -7,30 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.placement import SlackPlacement, TeamsPlacement, first, placements_of, stored
-from tools import CardRecord, CardStatus
+from tests.support.cards import card_record
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-CARD = CardRecord(
-    card_id="c0ffee",
-    tool="approve_request",
-    agent="countersign",
-    userid=2,
-    tenantid=1,
-    args={},
-    digest="d",
-    summary="Approve request 3.",
-    details=(),
-    warning=None,
-    status=CardStatus.PENDING,
-    created_at=AT,
-    expires_at=AT,
-    decided_by=None,
-    decided_by_name=None,
-    decided_at=None,
-    reason=None,
-    outcome=None,
-    surface=None,
-)
+CARD = card_record(expires_at=AT)
 
 # Exactly what the Slack and Teams surfaces stored before placements were typed.
 OLD_SLACK: dict[str, Any] = {

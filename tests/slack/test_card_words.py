@@ -23,7 +23,8 @@ from bot.slack.blocks import (
     render_pending,
 )
 from bot.slack.texts import esc_data, reply
-from tools import CardRecord, CardStatus
+from tests.support.cards import card_record
+from tools import CardStatus
 
 AT = datetime(2026, 11, 30, 2, 8, tzinfo=UTC)
 TOKEN_OF = re.compile(r"<!date\^(\d+)\^\{date_short_pretty\} at \{time\}\|[^>]+>")
@@ -201,26 +202,16 @@ async def test_a_card_whose_channel_is_gone_goes_to_its_issuee() -> None:
     client = _GoneChannel()
     adapter = SlackAdapter(cast("Any", client), Where("T1", "UARJUN"))
     now = datetime(2026, 11, 30, 2, 8, tzinfo=UTC)
-    record = CardRecord(
+    record = card_record(
         card_id="c1",
-        tool="approve_request",
-        agent="a",
-        userid=2,
-        tenantid=1,
-        args={},
-        digest="d",
         summary="Approve request 1.",
-        details=(),
-        warning=None,
         status=CardStatus.DONE,
         created_at=now,
         expires_at=now,
         decided_by=2,
         decided_by_name="Arjun Mehta",
         decided_at=now,
-        reason=None,
         outcome="Request 1 was approved by Arjun Mehta.",
-        surface=None,
     )
     gone = SlackPlacement(team="T1", channel="C0GONE", ts="1.0", thread_ts="0.9", user="UARJUN")
     anew = await adapter.update(record, gone)

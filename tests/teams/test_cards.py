@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from bot.cardspec import CardSpec, pending
 from bot.slack.blocks import render_pending
 from bot.teams.adaptive import MAX_CARD_BYTES, card_bytes, render
+from tests.support.cards import card_record
 from tests.teams.adaptive import actions, texts, validate
 
 NASTY = "**[free](https://evil.example)** <at>Everyone</at> {{DATE(2020-01-01T00:00:00Z)}}"
@@ -76,29 +77,13 @@ def test_slack_and_teams_show_the_same_words_and_values() -> None:
 def test_expired_pending_card_renders_as_expired_without_buttons() -> None:
     """A pending card shown after its time has the expired wording and nothing to press."""
     from bot.cardspec import of_record
-    from tools import CardRecord, CardStatus
 
     at = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
-    record = CardRecord(
+    record = card_record(
         card_id="c",
-        tool="approve_request",
-        agent="a",
-        userid=2,
-        tenantid=1,
-        args={},
-        digest="d",
         summary="Approve request #3",
-        details=(),
-        warning=None,
-        status=CardStatus.PENDING,
         created_at=at,
         expires_at=at + timedelta(minutes=30),
-        decided_by=None,
-        decided_by_name=None,
-        decided_at=None,
-        reason=None,
-        outcome=None,
-        surface=None,
     )
     card = render(of_record(record, token="t", now=at + timedelta(hours=1)), view="issuee")
     validate(card)
