@@ -22,14 +22,16 @@ __all__ = ["bolt_request", "installation_of", "well_formed"]
 def installation_of(context: AsyncBoltContext) -> str:
     """The id of the installation a request belongs to: enterprise id for org-wide installs.
 
-    The installation is the workspace (or organisation) the app is installed in, taken from
-    the authorization — never the clicker's ``user.team_id``, which in a Slack Connect channel
-    is their own workspace and would look up the wrong people.
+    The installation is the workspace (or organisation) the app is installed in, as Slack's
+    signed payload names it (an event's ``authorizations``, an action's ``team``), falling back
+    to the token's own workspace — never the clicker's ``user.team_id``, which in a Slack
+    Connect channel is their own workspace and would look up the wrong people. Taking the
+    payload's first lets one bot token serve the sandbox's two workspaces as two installations.
     """
     if context.is_enterprise_install and context.enterprise_id:
         return context.enterprise_id
     auth = context.authorize_result
-    team = (auth.team_id if auth is not None else None) or context.team_id
+    team = context.team_id or (auth.team_id if auth is not None else None)
     return team or context.enterprise_id or ""
 
 
