@@ -65,10 +65,14 @@ async def workspace() -> FakeSlack:
     return await fake.start()
 
 
+# Sam works in Harbor Books' own workspace, which the demo connects to Harbor Books.
+HOME_TEAMS = {"USAM": "T0HARBOR"}
+
+
 async def link_everyone(db: Database) -> None:
     directory = Directory(db)
     for user, (_name, email) in PEOPLE.items():
-        await directory.link("slack", TEAM, user, email)
+        await directory.link("slack", HOME_TEAMS.get(user, TEAM), user, email)
 
 
 async def count_rows(db: Database, tables: Sequence[str] = ENGINE_TABLES) -> dict[str, int]:

@@ -35,15 +35,16 @@ from tests.reliability.harness import (
 )
 from tests.support.fake_connector import Call, FakeConnector
 from tests.support.postgres import PostgresCluster
-from tests.support.teams_activities import invoke, message
+from tests.support.teams_activities import TENANT, invoke, message
 from tests.teams.adaptive import texts
 from tests.teams.conftest import ARJUN, MEMBERS
 from tools import CardSigner, CardStatus
+from tools.connections import Platform
 from tools.db import Database
 from tools.db.migrate import upgrade_async
 from tools.directory import Directory
 from tools.merchant import build_registry
-from tools.merchant.demo import load_demo
+from tools.merchant.demo import FIESTA, load_demo
 from tools.reconcile import INTERRUPTED_NOTE
 
 pytestmark = pytest.mark.slow
@@ -216,7 +217,9 @@ async def teams_bot(db: Database, slack: FakeSlack) -> AsyncIterator[TeamsBot]:
     await connector.start()
     settings = settings_for(slack, str(db.url.render_as_string(hide_password=False)))
     registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
-    surface = Surface(registry, Assistant(registry, settings), Directory(db))
+    directory = Directory(db)
+    await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
+    surface = Surface(registry, Assistant(registry, settings), directory)
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
     server = TestServer(application(settings, surface, teams_auth=anonymous), host="127.0.0.1")
     await server.start_server()
