@@ -62,6 +62,7 @@ class Figure:
     baseline: list[float] = field(default_factory=list)
     target_ratio: float | None = None
     target_below: float | None = None  # an absolute bound on the measured median, in ``unit``
+    target_at_least: float | None = None  # an absolute floor for the measured median
     note: str = ""
     digits: int = 1
 
@@ -85,6 +86,8 @@ class Figure:
         return Spread.of(ratios) if ratios else None
 
     def verdict(self) -> str:
+        if self.target_at_least is not None:
+            return "met" if Spread.of(self.product).median >= self.target_at_least else "MISSED"
         if self.target_below is not None:
             return "met" if Spread.of(self.product).median < self.target_below else "MISSED"
         ratio = self.ratio()
@@ -105,6 +108,8 @@ class Figure:
         ]
 
     def _target(self) -> str:
+        if self.target_at_least is not None:
+            return f"≥ {self.target_at_least:,.0f} {self.unit}"
         if self.target_below is not None:
             return f"< {self.target_below:,.0f} {self.unit}"
         return f"≤ {self.target_ratio}×" if self.target_ratio is not None else "—"
