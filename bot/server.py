@@ -20,7 +20,6 @@ from typing import Protocol
 import aiohttp
 import structlog
 from aiohttp import web
-from aiohttp.typedefs import Handler
 from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import text
@@ -85,7 +84,7 @@ def application(
     ``teams_tokens`` with that token check; only tests pass them (an anonymous configuration,
     so Activity JSON can be posted unsigned, or a key of their own standing in for Microsoft's).
     """
-    web_app = web.Application(middlewares=[_answering])
+    web_app = web.Application()
     runtime = web_app[RUNTIME] = Runtime(settings, surface)
     web_app.router.add_get("/healthz", _healthz)
     _mount_metrics(web_app, settings, surface)
@@ -100,13 +99,6 @@ def application(
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app
-
-
-@web.middleware
-async def _answering(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Counts the request as in flight, so work it hands over starts after it is answered."""
-    with request.app[RUNTIME].surface.tasks.answering_request():
-        return await handler(request)
 
 
 def _mount_metrics(web_app: web.Application, settings: Settings, surface: Surface) -> None:

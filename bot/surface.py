@@ -10,8 +10,7 @@ real agent, the offline model or a scripted one in tests; ``ModelReply`` is one 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -26,8 +25,6 @@ from tools.merchant import DEFAULT_AGENT
 __all__ = ["Background", "Conversing", "ModelReply", "Surface"]
 
 log = structlog.get_logger("bot.surface")
-# Longest that new background work waits for the requests in flight to be answered.
-_YIELD_AT_MOST_S = 0.25
 
 
 class ModelReply(Protocol):
@@ -74,33 +71,6 @@ class Background:
             "chores": Lane("chores", chores),
         }
         self.conversations = Conversations()
-        self.answering = 0  # HTTP requests being answered right now (``answering_request``)
-        self._quiet = asyncio.Event()
-        self._quiet.set()
-
-    @contextlib.contextmanager
-    def answering_request(self) -> Iterator[None]:
-        """Marks a request in flight: work handed over meanwhile starts once it is answered."""
-        self.answering += 1
-        self._quiet.clear()
-        try:
-            yield
-        finally:
-            self.answering -= 1
-            if not self.answering:
-                self._quiet.set()
-
-    async def _after_requests(self) -> None:
-        """Lets the requests in flight be answered before new background work takes the loop.
-
-        Slack wants each ack within 3 s and Teams each response within 15 s; a burst of 200
-        presses used to have its later acks wait behind the decisions of its earlier ones on
-        the one event loop. Bounded, so a steady stream of requests cannot starve the work.
-        """
-        if self.answering:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(_YIELD_AT_MOST_S):
-                    await self._quiet.wait()
 
     def spawn(
         self,
@@ -111,15 +81,7 @@ class Background:
     ) -> asyncio.Task[None]:
         """Runs short ``work`` in ``lane`` (presses in ``press``; anything else short in ``chores``)."""
         self.lanes[lane].queue()
-        return self._keep(self._short(self.lanes[lane], work), name)
-
-    async def _short(self, lane: Lane, work: Coroutine[Any, Any, None]) -> None:
-        try:
-            await self._after_requests()
-        except asyncio.CancelledError:
-            lane.abandon(work)
-            raise
-        await lane.run(work)
+        return self._keep(self.lanes[lane].run(work), name)
 
     def press(self, work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
         """Runs a press (Approve, Reject, Edit): never queued behind a model turn."""
@@ -158,7 +120,6 @@ class Background:
         try:
             try:
                 await self.conversations.wait(before)
-                await self._after_requests()
             except asyncio.CancelledError:
                 lane.abandon(work)
                 raise
