@@ -99,6 +99,19 @@ class Adapter(Protocol):
         """Tells a person privately wherever they are (a DM, a 1:1 chat); ``user`` is their platform id."""
         ...
 
+    async def send_copy(
+        self, record: CardRecord, user: str, *, token: str, push: str
+    ) -> Placement | None:
+        """Sends one person a private copy of a card, with its buttons.
+
+        Slack: a DM from the app; Teams: a 1:1 chat with the bot. ``user`` is their platform id
+        (Slack user id; Teams AAD object id) in this adapter's installation, ``push`` the
+        notification text (what, and for whom). Returns the copy's placement, which the core
+        records so every copy is updated when the card changes; None when it could not be
+        delivered (logged; the card stays live where it was posted).
+        """
+        ...
+
     async def typing(self, *, on: bool) -> None:
         """Shows (or stops showing) that an answer is being prepared."""
         ...

@@ -27,7 +27,7 @@ __all__ = [
     "pending",
 ]
 
-Verb = Literal["approve", "reject"]
+Verb = Literal["approve", "reject", "withdraw"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +85,11 @@ class Decided:
 class CardSpec:
     """Everything a card shows, in plain text; ``actions`` is empty once nothing can be pressed.
 
-    ``waiting_for`` names the people a pending card waits for (its heading says so); today the
-    person it was issued to, later every approver the merchant's policy routes it to.
+    ``waiting_for`` names the people a pending card waits for (its heading says so): the
+    person who asked, or every approver the merchant's policy routed it to. ``progress`` is
+    the approvals line of a card needing two ("Approved by Arjun Mehta, 1 of 2; …").
+    ``actions``: Approve and Reject for those it is issued to, Withdraw for its asker (the
+    engine refuses anyone else who presses one).
     """
 
     card_id: str
@@ -103,6 +106,7 @@ class CardSpec:
     outcome: tuple[str, str] | None = None
     actions: tuple[CardAction, ...] = ()
     waiting_for: tuple[str, ...] = ()
+    progress: str | None = None
 
     @property
     def token(self) -> str:
@@ -132,8 +136,11 @@ def pending(
     token: str = "",
     issued_to: str | None = None,
     waiting_for: tuple[str, ...] | None = None,
+    role: str | None = None,
+    routed: bool = False,
+    progress: str | None = None,
 ) -> CardSpec:
-    """A card waiting for a decision; with a token it carries Approve and Reject.
+    """A card waiting for a decision; with a token it carries Approve, Reject and Withdraw.
 
     ``waiting_for`` defaults to the person it was issued to.
     """
@@ -141,14 +148,18 @@ def pending(
         waiting_for = (issued_to,) if issued_to else ()
     waiting = tuple(clip(name, LIMITS.name) for name in waiting_for if name)
     actions = (
-        (CardAction("approve", wording.APPROVE, token), CardAction("reject", wording.REJECT, token))
+        (
+            CardAction("approve", wording.APPROVE, token),
+            CardAction("reject", wording.REJECT, token),
+            CardAction("withdraw", wording.WITHDRAW, token),
+        )
         if token
         else ()
     )
     return CardSpec(
         card_id=card_id,
         status=str(CardStatus.PENDING),
-        title=wording.pending_title(waiting),
+        title=wording.pending_title(waiting, role=role, routed=routed),
         summary=clip(summary, LIMITS.summary),
         details=_details(details),
         warning=clip(warning, LIMITS.warning) if warning else None,
@@ -157,11 +168,14 @@ def pending(
         notification=wording.card_text(summary, wording.who(waiting) or "You"),
         actions=actions,
         waiting_for=waiting,
+        progress=progress,
     )
 
 
 def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec:
     """A fresh card, straight from the registry's proposal (it carries the signed token)."""
+    routing = proposal.routing
+    waiting = tuple(i.name for i in routing.issued_to) if routing and routing.issued_to else None
     return pending(
         card_id=proposal.card_id,
         summary=proposal.summary,
@@ -170,6 +184,10 @@ def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec
         expires_at=proposal.expires_at,
         token=proposal.card,
         issued_to=issued_to,
+        waiting_for=waiting,
+        role=routing.role if routing else None,
+        routed=bool(routing and routing.routed),
+        progress=wording.progress((), routing.approvals, routing.role) if routing else None,
     )
 
 
@@ -185,6 +203,7 @@ def of_record(
     With ``now``, a pending card past its time shows as expired; nothing is stored by showing it.
     """
     if record.status is CardStatus.PENDING and not (now and record.expires_at <= now):
+        waiting = tuple(i.name for i in record.waiting_for) if record.issued_to else None
         return pending(
             card_id=record.card_id,
             summary=record.summary,
@@ -193,6 +212,12 @@ def of_record(
             expires_at=record.expires_at,
             token=token,
             issued_to=issued_to,
+            waiting_for=waiting,
+            role=record.needed_role,
+            routed=record.routed,
+            progress=wording.progress(
+                tuple(a.name for a in record.approvals), record.approvals_needed, record.needed_role
+            ),
         )
     status = str(CardStatus.EXPIRED if record.status is CardStatus.PENDING else record.status)
     return decided(record, status=status, issued_to=issued_to)
@@ -201,28 +226,50 @@ def of_record(
 def decided(
     record: CardRecord, *, status: str | None = None, issued_to: str | None = None
 ) -> CardSpec:
-    """A decided card: what it was, who decided and when, the outcome; no actions."""
+    """A decided card: what it was, who decided and when, the outcome; no actions.
+
+    A card that did not run shows its before → after values as what stays ("40 (52 was
+    proposed)") and says nothing was changed, and how things stand.
+    """
     status = status or str(record.status)
     by = clip(record.decided_by_name or "", LIMITS.name)
     found = wording.outcome(status, record.outcome, record.reason)
+    ran = status not in _NOT_RUN
+    details = record.details if ran else tuple((k, wording.proposed(v)) for k, v in record.details)
     return CardSpec(
         card_id=record.card_id,
         status=status,
         title=wording.TITLES.get(status, status),
         summary=clip(record.summary, LIMITS.summary),
-        details=_details(record.details),
+        details=_details(details),
         warning=clip(record.warning, LIMITS.warning) if record.warning else None,
         issued_to=clip(issued_to, LIMITS.name) if issued_to else None,
         expires_at=record.expires_at,
         notification=wording.decided_text(status, record.summary, record.decided_by_name or ""),
         decided=None
-        if status == "expired"
+        if status in ("expired", "superseded")
         else Decided(
             wording.decided_verb(status),
             by,
             record.decided_at,
             in_outcome=status == "done" and wording.names_decider(record.outcome, by),
         ),
-        note=wording.EXPIRED_NOTE if status == "expired" else None,
+        note=_note(status, record.standing),
         outcome=(found[0], clip(found[1], LIMITS.outcome)) if found else None,
     )
+
+
+# Statuses of a card whose write never ran: nothing it showed as "before → after" happened.
+_NOT_RUN = frozenset({"rejected", "expired", "withdrawn", "superseded"})
+
+
+def _note(status: str, standing: str | None) -> str | None:
+    if status == "expired":
+        return (
+            f"{wording.EXPIRED_NOTE} {wording.unchanged(standing)}"
+            if standing
+            else (wording.EXPIRED_NOTE)
+        )
+    if status in _NOT_RUN:
+        return wording.unchanged(standing)
+    return None

@@ -22,13 +22,38 @@ from bot.surface import Surface
 from tools import CardRecord, CardStatus
 from tools.connections import Connections
 
-__all__ = ["audit_channel", "show_decision"]
+__all__ = ["audit_channel", "show_decision", "update_copies"]
 
 log = structlog.get_logger("bot.decisions")
 
 
 async def show_decision(surface: Surface, adapter: Adapter, record: CardRecord) -> None:
     """Updates every copy on this surface, posts the audit line once and tells the model once."""
+    copies = await update_copies(surface, adapter, record)
+    if copies and record.status not in _UNAUDITED:
+        channel = await audit_channel(surface, copies[0])
+        await adapter.post_audit(record, copies[0], audit_channel=channel)
+    note = wording.conversation_note(
+        str(record.status),
+        record.summary,
+        record.decided_by_name or " and ".join(a.name for a in record.approvals) or "Someone",
+        record.reason,
+        record.outcome,
+    )
+    for conversation in dict.fromkeys(p.conversation for p in copies if p.conversation):
+        await surface.assistant.record(conversation=conversation, text=note)
+    log.info(
+        "decision_shown", card_id=record.card_id, status=str(record.status), copies=len(copies)
+    )
+
+
+# Nobody decided these: no line for the channel. A card still pending took an approval and
+# waits for a second one; its copies show it, and the channel hears when it is decided.
+_UNAUDITED = (CardStatus.EXPIRED, CardStatus.SUPERSEDED, CardStatus.PENDING)
+
+
+async def update_copies(surface: Surface, adapter: Adapter, record: CardRecord) -> list[Placement]:
+    """Shows the card as it stands on every copy on the adapter's surface; returns the copies."""
     every = placements_of(record)
     copies = [p for p in every if p.platform == adapter.platform]
     moved: dict[int, Placement] = {}
@@ -42,21 +67,7 @@ async def show_decision(surface: Surface, adapter: Adapter, record: CardRecord) 
         everywhere = [moved.get(id(p), p) for p in every]
         copies = [moved.get(id(p), p) for p in copies]
         await surface.registry.cards.attach_surface(record.card_id, stored(everywhere))
-    if copies and record.status is not CardStatus.EXPIRED:
-        channel = await audit_channel(surface, copies[0])
-        await adapter.post_audit(record, copies[0], audit_channel=channel)
-    note = wording.conversation_note(
-        str(record.status),
-        record.summary,
-        record.decided_by_name or "Someone",
-        record.reason,
-        record.outcome,
-    )
-    for conversation in dict.fromkeys(p.conversation for p in copies if p.conversation):
-        await surface.assistant.record(conversation=conversation, text=note)
-    log.info(
-        "decision_shown", card_id=record.card_id, status=str(record.status), copies=len(copies)
-    )
+    return copies
 
 
 async def audit_channel(surface: Surface, placement: Placement) -> str | None:

@@ -38,7 +38,7 @@ __all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
 
 log = structlog.get_logger("bot.presses")
 
-Verb = Literal["approve", "reject"]
+Verb = Literal["approve", "reject", "withdraw"]
 Outcome = Literal["decided", "refused", "unlinked", "database_down", "failed"]
 # What a press meets when the database is unreachable: SQLAlchemy's errors once connected, the
 # driver's refused or reset connection while connecting.
@@ -108,9 +108,12 @@ async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
 
 
 def _engine(surface: Surface, press: Press) -> Callable[[Caller], Awaitable[Decision]]:
+    registry, agent = surface.registry, surface.agent
     if press.verb == "approve":
-        return lambda caller: surface.registry.approve(surface.agent, press.token, caller)
-    return lambda caller: surface.registry.reject(surface.agent, press.token, caller, press.reason)
+        return lambda caller: registry.approve(agent, press.token, caller)
+    if press.verb == "withdraw":
+        return lambda caller: registry.withdraw(agent, press.token, caller)
+    return lambda caller: registry.reject(agent, press.token, caller, press.reason)
 
 
 async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Outcome:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -25,6 +26,8 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot import sweeps
+from bot.adapter import Adapter
 from bot.lanes import Lane
 from bot.metrics import METRICS, METRICS_DB, METRICS_TOKEN, Metrics, metrics_handler
 from bot.placement import Placement, Platform, placements_of
@@ -55,6 +58,16 @@ class Mounted(Protocol):
     async def stop(self) -> None: ...
 
     async def show_settled(self, record: CardRecord, placement: Placement) -> None: ...
+
+    async def with_adapter(
+        self, placement: Placement, work: Callable[[Adapter], Awaitable[None]]
+    ) -> bool:
+        """Runs ``work`` with an adapter bound to a card's copy, outside any request."""
+        ...
+
+    async def cards_changed(self, record: CardRecord) -> None:
+        """Refreshes the per-person views of waiting cards (Slack's App Home) it concerns."""
+        ...
 
 
 @dataclass
@@ -184,9 +197,22 @@ async def _sweep(runtime: Runtime) -> None:
         try:
             await lease.beat()
             await settle(runtime)
+            await _move_on(runtime)
         except (SQLAlchemyError, OSError, SlackApiError) as failed:
             # The next round tries again; the cards stay executing until one succeeds.
             log.warning("sweep_failed", error=type(failed).__name__)
+
+
+async def _move_on(runtime: Runtime, *, now: datetime | None = None) -> None:
+    """Shows cards whose time ran out as expired, and escalates routed cards left undecided."""
+    now = now or runtime.surface.registry.clock()
+    await sweeps.expire(runtime.surface, runtime.mounted, now=now)
+    await sweeps.escalate(
+        runtime.surface,
+        runtime.mounted,
+        now=now,
+        after=runtime.settings.countersign_escalate_after,
+    )
 
 
 def build_surface(settings: Settings, db: Database) -> Surface:

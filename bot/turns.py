@@ -19,6 +19,8 @@ from structlog.contextvars import bound_contextvars
 
 from bot import identity, receipts
 from bot.adapter import Adapter
+from bot.copies import send_copies
+from bot.decisions import show_decision
 from bot.placement import stored
 from bot.surface import Surface
 from tools import Caller, Proposal
@@ -134,13 +136,50 @@ async def _run(
         await adapter.post(adapter.words.reply(reply.text))
     log.info("answered", proposals=len(reply.proposals))
     for proposal in reply.proposals:
-        await post_card(surface, adapter, proposal, caller=caller, conversation=turn.conversation)
+        await post_card(
+            surface,
+            adapter,
+            proposal,
+            caller=caller,
+            conversation=turn.conversation,
+            installation=turn.installation,
+        )
 
 
 async def post_card(
-    surface: Surface, adapter: Adapter, proposal: Proposal, *, caller: Caller, conversation: str
+    surface: Surface,
+    adapter: Adapter,
+    proposal: Proposal,
+    *,
+    caller: Caller,
+    conversation: str,
+    installation: str,
 ) -> None:
-    """Posts a fresh card and records where, so whichever process decides it can update it."""
+    """Posts a fresh card and records where, so whichever process decides it can update it.
+
+    The cards it replaced (the same target, another write) are shown replaced; the people it
+    is issued to besides the asker get a private copy of it.
+    """
     placement = await adapter.post_card(proposal, caller=caller, conversation=conversation)
     await surface.registry.cards.attach_surface(proposal.card_id, stored([placement]))
     log.info("card_posted", card_id=proposal.card_id, tenant=caller.tenantid, user=caller.userid)
+    for replaced in proposal.replaced:
+        old = await surface.registry.card(replaced)
+        if old is not None:
+            await show_decision(surface, adapter, old)
+    others = (
+        [i for i in proposal.routing.issued_to if i.userid != caller.userid]
+        if (proposal.routing)
+        else []
+    )
+    if others:
+        record = await surface.registry.card(proposal.card_id)
+        if record is not None:
+            await send_copies(
+                surface,
+                adapter,
+                record,
+                others,
+                installation=installation,
+                token=proposal.card,
+            )

@@ -17,20 +17,27 @@ __all__ = [
     "REASON_LABEL",
     "REJECT",
     "TITLES",
+    "WITHDRAW",
     "card_text",
     "conversation_note",
+    "copy_text",
     "decided_text",
     "decided_verb",
     "names_decider",
     "not_your_card",
     "outcome",
     "pending_title",
+    "progress",
+    "proposed",
+    "unchanged",
     "who",
+    "who_and",
 ]
 
 PENDING_TITLE: Final = "Approval needed"
 APPROVE: Final = "Approve"
 REJECT: Final = "Reject"
+WITHDRAW: Final = "Withdraw"
 REASON_LABEL: Final = "Reason (optional)"
 REASON_HINT: Final = (
     "Leave it empty to reject without one. The assistant and the channel will see it."
@@ -41,8 +48,12 @@ TITLES: Final = {
     "failed": "Approved, but it failed",
     "interrupted": "Interrupted",
     "outcome_unknown": "Outcome unknown",
-    "rejected": "Rejected",
+    # What happened to the card, never to what it would have changed: "Rejected" over "Reject
+    # request 6" read as if request 6 had been rejected, while it was still pending.
+    "rejected": "Not approved",
     "expired": "Expired",
+    "withdrawn": "Withdrawn",
+    "superseded": "Replaced",
     "executing": "Approved, running",
 }
 
@@ -58,18 +69,61 @@ def who(names: tuple[str, ...]) -> str:
     return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def pending_title(waiting_for: tuple[str, ...]) -> str:
+def pending_title(
+    waiting_for: tuple[str, ...], *, role: str | None = None, routed: bool = False
+) -> str:
     """The heading of a waiting card, naming whom it waits for.
 
     Who may press used to be small grey text under the fields: Meera saw a green Approve on
-    Arjun's card, confirmed, and only then was refused. The heading tells everyone first.
+    Arjun's card, confirmed, and only then was refused. The heading tells everyone first. A
+    card routed away from its asker says which role it waits for ("Waiting for a manager:
+    Arjun Mehta or Meera Iyer").
     """
-    return f"{PENDING_TITLE} from {who(waiting_for)}" if waiting_for else PENDING_TITLE
+    if not waiting_for:
+        return PENDING_TITLE
+    if routed and role:
+        return f"Waiting for {_a(role)}: {who(waiting_for)}"
+    return f"{PENDING_TITLE} from {who(waiting_for)}"
+
+
+def _a(role: str) -> str:
+    return f"an {role}" if role[:1] in "aeiou" else f"a {role}"
+
+
+def progress(approved: tuple[str, ...], needed: int, role: str | None) -> str | None:
+    """The line of a card that needs more than one approver; None when it needs one.
+
+    "Needs 2 approvals from different people." before any, then "Approved by Arjun Mehta, 1 of
+    2; waiting for a second manager."
+    """
+    if needed <= 1:
+        return None
+    if not approved:
+        return f"Needs {needed} approvals from different people."
+    second = f"a second {role}" if role else "a second approver"
+    return f"Approved by {who_and(approved)}, {len(approved)} of {needed}; waiting for {second}."
+
+
+def who_and(names: tuple[str, ...]) -> str:
+    """People who all did something: "Arjun Mehta and Meera Iyer"."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def proposed(value: str) -> str:
+    """A before → after value of a card that did not run, said as what stays: "40 (52 was
+    proposed)". A settled card must not show a change that never happened."""
+    before, arrow, after = value.partition(" → ")
+    return f"{before} ({after} was proposed)" if arrow else value
 
 
 def decided_verb(status: str) -> str:
-    """The verb of the who-decided line: a rejection says so, everything else was an approval."""
-    return "Rejected" if status == "rejected" else "Approved"
+    """The verb of the who-decided line: what the person did to the card."""
+    return _VERBS.get(status, "Approved")
+
+
+_VERBS: Final = {"rejected": "Not approved", "withdrawn": "Withdrawn"}
 
 
 def outcome(status: str, result: str | None, reason: str | None) -> tuple[str, str] | None:
@@ -87,6 +141,8 @@ def outcome(status: str, result: str | None, reason: str | None) -> tuple[str, s
         return "Outcome", f"failed — {said}.{tail}"
     if status == "rejected":
         return "Reason", reason if reason else "none given."
+    if status in ("withdrawn", "superseded"):
+        return ("", result.strip()) if result and result.strip() else None
     if status in ("interrupted", "outcome_unknown"):
         return "", f"{result or status}."
     return None
@@ -106,11 +162,31 @@ def card_text(summary: str, for_name: str) -> str:
     return f"{for_name}, please approve or reject: {summary}"
 
 
-def decided_text(status: str, summary: str, by: str) -> str:
-    """The notification text of a decided card: one sentence."""
+def copy_text(summary: str, asker: str) -> str:
+    """The push notification of a card's private copy: what, and for whom."""
+    return f"{asker or 'Someone'} needs your approval: {summary}"
+
+
+def decided_text(status: str, summary: str, by: str, standing: str | None = None) -> str:
+    """The notification text of a decided card (and the channel's line): one sentence.
+
+    A card that did not run says so, and how things stand: "Not approved (Arjun Mehta):
+    Approve request 2. Nothing was changed; request 2 is still pending."
+    """
     if status == "expired":
         return f"This card expired and nothing was changed: {summary}"
-    return f"{TITLES.get(status, status)} ({by}): {summary}"
+    line = f"{TITLES.get(status, status)} ({by}): {summary}"
+    if status in _NOT_RUN:
+        line = f"{line.rstrip('.')}. {unchanged(standing)}"
+    return line
+
+
+_NOT_RUN: Final = frozenset({"rejected", "withdrawn", "superseded", "expired"})
+
+
+def unchanged(standing: str | None) -> str:
+    """ "Nothing was changed; request 6 is still pending." (or without the second half)."""
+    return f"Nothing was changed; {standing.rstrip('.')}." if standing else "Nothing was changed."
 
 
 def not_your_card(owner: str) -> str:
@@ -122,16 +198,23 @@ def conversation_note(
     status: str, summary: str, by: str, reason: str | None, outcome: str | None
 ) -> str:
     """What the model is told happened to a card, so its next answer is true."""
-    if status == "done":
-        return f"{by} approved the card and it was done: {summary}. {outcome or ''}".strip()
-    if status == "failed":
-        return f"{by} approved the card but it failed, nothing was changed: {summary}. Reason: {outcome}"
     if status == "rejected":
         why = reason or "no reason given"
         return (
-            f"{by} rejected the card: {summary}. Reason: {why}. It was not done; "
+            f"{by} did not approve the card: {summary}. Reason: {why}. It was not done; "
             "do not propose it again unless asked."
         )
-    if status == "expired":
-        return f"The card expired without a decision, nothing was changed: {summary}."
-    return f"The card ended as {status}: {summary}. {outcome or ''}".strip()
+    template = _NOTES.get(status, "The card ended as {status}: {summary}. {outcome}")
+    return template.format(status=status, summary=summary, by=by, outcome=outcome or "").strip()
+
+
+_NOTES: Final = {
+    "done": "{by} approved the card and it was done: {summary}. {outcome}",
+    "failed": "{by} approved the card but it failed, nothing was changed: {summary}. "
+    "Reason: {outcome}",
+    "expired": "The card expired without a decision, nothing was changed: {summary}.",
+    "withdrawn": "{by} withdrew the card, nothing was changed: {summary}.",
+    "superseded": "The card was replaced by a newer one, nothing was changed by it: {summary}.",
+    "pending": "{by} approved the card; it still needs another approver, nothing was done yet: "
+    "{summary}.",
+}

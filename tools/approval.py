@@ -26,17 +26,19 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tools import schema
+from tools import routing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
-from tools.caller import Caller
+from tools.caller import Caller, Role
 from tools.errors import (
-    CardDecidedError,
+    AlreadyApprovedError,
+    CardBusyError,
     CardExpiredError,
     CardMismatchError,
     CountersignError,
@@ -47,14 +49,24 @@ from tools.errors import (
     RoleRequiredError,
     UnknownToolError,
 )
-from tools.proposals import CardRecord, CardStatus, claimed
+from tools.proposals import Approval, CardRecord, CardStatus, claimed
 from tools.tokens import CardClaims, args_digest
 from tools.tool import ExecuteFn, ProposeFn, Result, Scope, Tool, ToolContext
+from tools.trail import Trail, lost_claim
 
 if TYPE_CHECKING:
     from tools.registry import Registry
 
-__all__ = ["NOT_DONE_NOTE", "Decision", "approve", "propose", "reject", "write_tool"]
+__all__ = [
+    "NOT_DONE_NOTE",
+    "Decision",
+    "approve",
+    "issued_to",
+    "propose",
+    "stored_card",
+    "verify",
+    "write_tool",
+]
 
 # Told to the model with every proposal, in words it will repeat. Without it the model reports
 # the action in the past tense, and the person believes a refund went out that did not.
@@ -84,6 +96,11 @@ class Decision:
     def ok(self) -> bool:
         return self.card.status is CardStatus.DONE
 
+    @property
+    def partly(self) -> bool:
+        """An approval was recorded and the card waits for another one; nothing ran yet."""
+        return self.card.status is CardStatus.PENDING
+
 
 async def propose(
     registry: Registry,
@@ -109,9 +126,27 @@ async def propose(
     sealed = resolved.model_dump(mode="json")
     card_id, expires_at = uuid.uuid4().hex, ctx.now + registry.card_ttl
     digest = args_digest(sealed)
+    issued = await routing.routing(
+        ctx.session, ctx.caller, tool_role=tool.role, amount=proposal.amount
+    )
+    conn = await ctx.session.connection()
+    replaced = (
+        await routing.replace_live(
+            registry.cards,
+            conn,
+            tenantid=ctx.caller.tenantid,
+            target=proposal.target,
+            tool=tool.name,
+            digest=digest,
+            now=ctx.now,
+            new_card=card_id,
+            summary=proposal.summary,
+        )
+        if proposal.target
+        else []
+    )
     claims = CardClaims(card_id, tool.name, ctx.caller.userid, ctx.caller.tenantid, digest)
     token = registry.signer.mint(claims)
-    conn = await ctx.session.connection()
     await registry.cards.insert(
         conn,
         id=card_id,
@@ -127,13 +162,31 @@ async def propose(
         status=CardStatus.PENDING,
         created_at=ctx.now,
         expires_at=expires_at,
+        issued_to=[i.stored() for i in issued.issued_to],
+        approvals=[],
+        approvals_needed=issued.approvals,
+        approved_count=0,
+        needed_role=issued.role,
+        routed=issued.routed,
+        target=proposal.target,
+        standing=proposal.standing,
     )
+    for old in replaced:
+        await registry.audit.add(conn, _superseded(entry, old, card_id))
     entry.args, entry.card_id, entry.rows = sealed, card_id, 1
     entry.outcome, entry.detail = Outcome.PROPOSED, proposal.summary
     entry.took_ms = (time.perf_counter() - timer) * 1000
     await registry.audit.add(conn, entry)
     await ctx.session.commit()
-    proposal = replace(proposal, args=resolved, card=token, card_id=card_id, expires_at=expires_at)
+    proposal = replace(
+        proposal,
+        args=resolved,
+        card=token,
+        card_id=card_id,
+        expires_at=expires_at,
+        routing=issued,
+        replaced=tuple(old.card_id for old in replaced),
+    )
     return Result(
         rows=[proposal.public()],
         count=1,
@@ -143,43 +196,24 @@ async def propose(
     )
 
 
-class _Trail:
-    """The audit entry of one decision, written at each step that must leave a trace."""
-
-    def __init__(self, registry: Registry, agent: Agent, caller: Caller) -> None:
-        self.registry = registry
-        self._clock = time.perf_counter()
-        self.entry = AuditEntry(
-            at=registry.clock(),
-            agent=agent.name,
-            tool="(approval)",
-            userid=caller.userid,
-            tenantid=caller.tenantid,
-            scope=str(Scope.WRITE),
-        )
-
-    def _at(self, outcome: Outcome, detail: str, rows: int) -> AuditEntry:
-        self.entry.outcome, self.entry.detail, self.entry.rows = outcome, detail, rows
-        self.entry.took_ms = (time.perf_counter() - self._clock) * 1000
-        return self.entry
-
-    async def write(self, outcome: Outcome, detail: str, rows: int = 0) -> None:
-        """On its own transaction."""
-        await self.registry.audit.write(self._at(outcome, detail, rows))
-
-    async def add(
-        self, conn: AsyncConnection, outcome: Outcome, detail: str, rows: int = 0
-    ) -> None:
-        """In ``conn``'s transaction, committing with what it describes."""
-        await self.registry.audit.add(conn, self._at(outcome, detail, rows))
-
-    async def refuse(self, error: CountersignError) -> CountersignError:
-        await self.write(Outcome.REFUSED, str(error))
-        return error
+def _superseded(proposing: AuditEntry, old: CardRecord, new_card: str) -> AuditEntry:
+    """The audit line of a live card a new proposal on the same target replaced."""
+    return AuditEntry(
+        at=proposing.at,
+        agent=old.agent,
+        tool=old.tool,
+        userid=proposing.userid,
+        tenantid=old.tenantid,
+        scope=str(Scope.WRITE),
+        args=old.args,
+        outcome=Outcome.SUPERSEDED,
+        detail=f"replaced by card {new_card}",
+        card_id=old.card_id,
+    )
 
 
-async def _verify(
-    registry: Registry, trail: _Trail, token: str, caller: Caller
+async def verify(
+    registry: Registry, trail: Trail, token: str, caller: Caller
 ) -> tuple[CardClaims, Tool]:
     """The checks that need no database: signature and expiry, then the card's owner and tool."""
     try:
@@ -196,7 +230,8 @@ async def _verify(
     except InvalidCardError as invalid:
         raise await trail.refuse(invalid) from None
     trail.entry.tool, trail.entry.card_id = claims.tool, claims.card_id
-    if not _issued_to(claims, caller):
+    if claims.tenantid != caller.tenantid:
+        # Another merchant's card: refused before the database is asked anything about it.
         raise await trail.refuse(
             NotYourCardError(card_id=claims.card_id, owner_userid=claims.userid)
         )
@@ -208,31 +243,50 @@ async def _verify(
     return claims, tool
 
 
-def _issued_to(claims: CardClaims, caller: Caller) -> bool:
-    """Whether the card was issued to the person pressing it: the one place that decides it.
+def stored_card(claims: CardClaims, record: CardRecord | None) -> CardRecord:
+    """The stored card the token names, or a refusal: a token and its row must agree."""
+    if record is None or (record.tool, record.userid, record.tenantid) != (
+        claims.tool,
+        claims.userid,
+        claims.tenantid,
+    ):
+        raise InvalidCardError("no such card was issued")
+    return record
 
-    A card is not transferable. Without this, one person's approval could be replayed by
-    another, including by somebody in a different shop.
+
+def issued_to(record: CardRecord, caller: Caller) -> None:
+    """Whether the card is issued to the person pressing it: the one place that decides it.
+
+    A card is not transferable. Who it is issued to was decided by the server when it was
+    made (the asker, or the people the merchant's policy routed it to) and stored with it;
+    neither the token's bearer nor the model can add anyone. Without this, one person's
+    approval could be replayed by another, including by somebody in a different shop.
+
+    Raises:
+        NotYourCardError: it is not.
     """
-    return claims.userid == caller.userid and claims.tenantid == caller.tenantid
+    if not record.issued_to_person(caller.userid, caller.tenantid):
+        raise NotYourCardError(card_id=record.card_id, owner_userid=record.userid)
 
 
 def _check(
     registry: Registry,
     *,
-    trail: _Trail,
+    trail: Trail,
     presented: Agent,
     claims: CardClaims,
     tool: Tool,
     record: CardRecord | None,
     caller: Caller,
 ) -> BaseModel:
-    """The stored card against the token, the proposer's allow-list, the role, the arguments.
+    """The stored card against the token, its issuees, the proposer's allow-list, the role,
+    the arguments.
 
     The allow-list is that of the agent that *proposed* the card, stored with it: the agent of
     the surface pressing it could allow tools the proposer never could, and a card must not
     borrow that. Checked again here, not only at proposal: a card must not outlive a narrowed
-    allow-list or a demotion.
+    allow-list or a demotion. The role is the stricter of the tool's and the one the policy
+    asked for when the card was issued, against the presser's role as it is now.
 
     The stored arguments then go through the schema again. Not a trust check (the card is
     signed, so these are arguments this server sealed) but a types one. They round-trip
@@ -240,18 +294,18 @@ def _check(
     back as the float ``41.0``, which a handler took for request 0: "request 0 is not waiting
     for approval" read like a stale card, so it failed silently.
     """
-    if record is None or (record.tool, record.userid, record.tenantid) != (
-        claims.tool,
-        claims.userid,
-        claims.tenantid,
-    ):
-        raise InvalidCardError("no such card was issued")
+    record = stored_card(claims, record)
+    issued_to(record, caller)
     trail.entry.agent = record.agent
     proposer = registry.proposer(record.agent, presented)
     if proposer is None or not proposer.allows(tool.name):
         raise NotAllowedError(record.agent, tool.name)
-    if not caller.role.satisfies(tool.role):
-        raise RoleRequiredError(tool.name, str(tool.role), str(caller.role))
+    needed = Role(record.needed_role) if record.needed_role else tool.role
+    for role in (tool.role, needed):
+        if not caller.role.satisfies(role):
+            raise RoleRequiredError(tool.name, str(role), str(caller.role))
+    if record.approved_by(caller.userid):
+        raise AlreadyApprovedError(card_id=record.card_id)
     clean = schema.validate(tool.name, tool.args, record.args)
     trail.entry.args = clean.model_dump(mode="json")
     if args_digest(trail.entry.args) != claims.digest:
@@ -259,34 +313,52 @@ def _check(
     return clean
 
 
+# How often an approval re-reads a card whose approvals changed under it (another approver
+# counted first). Each retry means somebody else's approval landed, so two are plenty.
+_RACES = 3
+
+
 async def approve(registry: Registry, agent: Agent, token: str, caller: Caller) -> Decision:
     """Runs a write a person agreed to, once, after every check of the seed in its order.
 
-    Verify the card (expiry is its own error) → same person and tenant → the tool still exists
-    and still writes → the proposing agent's allow-list and the caller's role again → the
-    arguments through the schema and against the digest → claim the card and audit "approved /
-    executing" (committed together, before the write) → execute, re-validating live, move the
-    card to done and audit the outcome (one transaction).
+    Verify the card (expiry is its own error) → the tool still exists and still writes → the
+    card is issued to this person → the proposing agent's allow-list and the caller's role
+    again → the arguments through the schema and against the digest → claim the card and
+    audit "approved / executing" (committed together, before the write) → execute,
+    re-validating live, move the card to done and audit the outcome (one transaction).
+
+    A card needing two approvers stops short of the claim on its first approval: that one is
+    recorded on the card and audited, and the card stays pending for a second, different
+    person. The write runs once, on the second.
     """
-    trail = _Trail(registry, agent, caller)
-    claims, tool = await _verify(registry, trail, token, caller)
+    trail = Trail(registry, agent, caller)
+    claims, tool = await verify(registry, trail, token, caller)
     with registry.lease.executing(claims.card_id):
-        record, clean = await _claim(
-            registry, trail, presented=agent, claims=claims, tool=tool, caller=caller
-        )
-        return await _execute(registry, trail, tool=tool, record=record, clean=clean, caller=caller)
+        for _ in range(_RACES):
+            step = await _claim(
+                registry, trail, presented=agent, claims=claims, tool=tool, caller=caller
+            )
+            if isinstance(step, Decision):
+                return step
+            if step is not None:
+                record, clean = step
+                return await _execute(
+                    registry, trail, tool=tool, record=record, clean=clean, caller=caller
+                )
+        raise await trail.refuse(CardBusyError(card_id=claims.card_id))
 
 
 async def _claim(
     registry: Registry,
-    trail: _Trail,
+    trail: Trail,
     *,
     presented: Agent,
     claims: CardClaims,
     tool: Tool,
     caller: Caller,
-) -> tuple[CardRecord, BaseModel]:
-    """Checks the stored card and claims it, or audits why not; one transaction either way.
+) -> tuple[CardRecord, BaseModel] | Decision | None:
+    """Checks the stored card and claims it (or records a first of two approvals), or audits
+    why not; one transaction either way. None: another approval counted meanwhile; read again.
 
     Written before the write, deliberately. Everything up to the claim is a refusal that
     changed nothing; everything after might change something, and the trail has to say so even
@@ -306,24 +378,67 @@ async def _claim(
                 record=record,
                 caller=caller,
             )
-            if not await registry.cards.claim(
-                claims.card_id, caller, now, holder=holder, conn=conn
+            assert record is not None
+            seen = len(record.approvals)
+            approvals = (*record.approvals, Approval(caller.userid, _name(caller), now))
+            if len(approvals) < record.approvals_needed:
+                if await registry.cards.approve_once(
+                    record.card_id, seen=seen, approvals=approvals, now=now, conn=conn
+                ):
+                    progress = f"approval {len(approvals)} of {record.approvals_needed}"
+                    await trail.add(conn, Outcome.APPROVED, progress)
+                    return Decision(replace(record, approvals=approvals))
+            elif await registry.cards.claim(
+                record.card_id,
+                caller,
+                now,
+                holder=holder,
+                conn=conn,
+                seen=seen,
+                approvals=approvals if record.approvals_needed > 1 else (),
+                decided_by_name=_names(approvals) if record.approvals_needed > 1 else None,
             ):
-                raise await _lost_claim(registry, conn, claims.card_id)
+                await trail.add(conn, Outcome.APPROVED, "executing")
+                decided = claimed(record, caller, now, holder)
+                if record.approvals_needed > 1:
+                    decided = replace(
+                        decided, approvals=approvals, decided_by_name=_names(approvals)
+                    )
+                return decided, clean
+            if await _raced(registry, conn, record.card_id, seen, now):
+                return None
+            raise await lost_claim(registry, conn, record.card_id)
         except CountersignError as refusal:
             refused = refusal
             await trail.add(conn, Outcome.REFUSED, str(refusal))
-        else:
-            await trail.add(conn, Outcome.APPROVED, "executing")
-    if refused is not None:
-        raise refused
-    assert record is not None
-    return claimed(record, caller, now, holder), clean
+    assert refused is not None
+    raise refused
+
+
+async def _raced(
+    registry: Registry, conn: AsyncConnection, card_id: str, seen: int, now: datetime
+) -> bool:
+    """Whether a claim missed only because another approval was counted first."""
+    current = await registry.cards.get(card_id, conn=conn)
+    return (
+        current is not None
+        and current.status is CardStatus.PENDING
+        and current.expires_at > now
+        and len(current.approvals) != seen
+    )
+
+
+def _name(caller: Caller) -> str:
+    return caller.name or f"user {caller.userid}"
+
+
+def _names(approvals: tuple[Approval, ...]) -> str:
+    return " and ".join(a.name for a in approvals)
 
 
 async def _execute(
     registry: Registry,
-    trail: _Trail,
+    trail: Trail,
     *,
     tool: Tool,
     record: CardRecord,
@@ -364,7 +479,7 @@ async def _execute(
 
 async def _failed(
     registry: Registry,
-    trail: _Trail,
+    trail: Trail,
     record: CardRecord,
     *,
     note: str,
@@ -384,7 +499,7 @@ async def _failed(
     return Decision(stored, None, error)
 
 
-async def _interrupted(registry: Registry, trail: _Trail, card_id: str) -> Decision:
+async def _interrupted(registry: Registry, trail: Trail, card_id: str) -> Decision:
     record = await registry.cards.get(card_id)
     assert record is not None
     await trail.write(Outcome.INTERRUPTED, record.outcome or "")
@@ -395,60 +510,3 @@ def _describe(result: Result) -> str:
     if result.note:
         return result.note
     return f"{result.count} row(s) changed" if result.count != 1 else "done"
-
-
-async def _lost_claim(registry: Registry, conn: AsyncConnection, card_id: str) -> CountersignError:
-    """Why a claim matched nothing: somebody decided first, or the card ran out of time."""
-    record = await registry.cards.get(card_id, conn=conn)
-    assert record is not None
-    if record.status is CardStatus.PENDING or record.status is CardStatus.EXPIRED:
-        await registry.cards.move(card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn)
-        return CardExpiredError(card_id=card_id)
-    return CardDecidedError(
-        card_id=card_id,
-        status=_PAST[record.status],
-        by=record.decided_by_name,
-        at=record.decided_at,
-    )
-
-
-_PAST: dict[CardStatus, str] = {
-    CardStatus.EXECUTING: "approved",
-    CardStatus.DONE: "approved",
-    CardStatus.FAILED: "approved (and failed)",
-    CardStatus.REJECTED: "rejected",
-    CardStatus.INTERRUPTED: "approved (and interrupted)",
-    CardStatus.UNKNOWN: "approved",
-    CardStatus.PENDING: "left pending",
-    CardStatus.EXPIRED: "expired",
-}
-
-
-async def reject(
-    registry: Registry, agent: Agent, token: str, caller: Caller, reason: str = ""
-) -> Decision:
-    """Declines a card: the same identity checks as approval, then ``pending → rejected``."""
-    trail = _Trail(registry, agent, caller)
-    claims, _tool = await _verify(registry, trail, token, caller)
-    now, reason = registry.clock(), reason.strip()[:500]
-    refused: CountersignError | None = None
-    async with registry.db.begin(write=True) as conn:
-        if await registry.cards.move(
-            claims.card_id,
-            frm=CardStatus.PENDING,
-            to=CardStatus.REJECTED,
-            conn=conn,
-            decided_by=caller.userid,
-            decided_by_name=caller.name or f"user {caller.userid}",
-            decided_at=now,
-            reason=reason or None,
-        ):
-            await trail.add(conn, Outcome.REJECTED, reason or "no reason given")
-        else:
-            refused = await _lost_claim(registry, conn, claims.card_id)
-            await trail.add(conn, Outcome.REFUSED, str(refused))
-        record = await registry.cards.get(claims.card_id, conn=conn)
-    if refused is not None:
-        raise refused
-    assert record is not None
-    return Decision(record)

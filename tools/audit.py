@@ -31,6 +31,9 @@ class Outcome(StrEnum):
     FAILED = "failed"
     INTERRUPTED = "interrupted"
     UNKNOWN = "outcome_unknown"
+    WITHDRAWN = "withdrawn"
+    SUPERSEDED = "superseded"
+    ESCALATED = "escalated"
 
 
 @dataclass(slots=True)

@@ -64,6 +64,24 @@ class Directory:
             person = (await session.scalars(stmt)).first()
             return _caller(person) if person else None
 
+    async def addresses(self, userid: int, platform: str) -> list[tuple[str, str]]:
+        """Where a person can be reached on a platform: (installation, platform user id) of
+        each identity linked to them through an installation connected to their merchant."""
+        stmt = (
+            select(Identity.installation, Identity.platform_user_id)
+            .join(Person, Identity.person_id == Person.id)
+            .join(
+                ConnectionRow,
+                (ConnectionRow.platform == Identity.platform)
+                & (ConnectionRow.installation == Identity.installation)
+                & (ConnectionRow.tenant_id == Person.tenant_id),
+            )
+            .where(Identity.person_id == userid, Identity.platform == platform)
+            .order_by(Identity.linked_at)
+        )
+        async with self._db.session() as session:
+            return [(row[0], row[1]) for row in await session.execute(stmt)]
+
     async def person(self, userid: int) -> Caller | None:
         async with self._db.session() as session:
             person = await session.get(Person, userid)

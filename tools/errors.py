@@ -31,11 +31,14 @@ from datetime import datetime
 from typing import Any
 
 __all__ = [
+    "AlreadyApprovedError",
     "AmbiguousError",
     "CallError",
+    "CardBusyError",
     "CardDecidedError",
     "CardError",
     "CardExpiredError",
+    "CardLiveError",
     "CardMismatchError",
     "ConflictError",
     "CountersignError",
@@ -46,6 +49,7 @@ __all__ = [
     "NotAWriteError",
     "NotAllowedError",
     "NotFoundError",
+    "NotTheAskerError",
     "NotYourCardError",
     "RoleRequiredError",
     "UnknownToolError",
@@ -206,6 +210,49 @@ class NotYourCardError(CardError):
             card_id=card_id,
         )
         self.owner_userid = owner_userid
+
+
+class NotTheAskerError(CardError):
+    def __init__(self, *, card_id: str | None) -> None:
+        super().__init__(
+            "Only the person who asked for this card can withdraw it. Nothing was changed.",
+            card_id=card_id,
+        )
+
+
+class AlreadyApprovedError(CardError):
+    """The same person approving a card that needs two approvers a second time."""
+
+    def __init__(self, *, card_id: str | None) -> None:
+        super().__init__(
+            "You have already approved this card; it needs a second, different person. "
+            "Nothing more was changed.",
+            card_id=card_id,
+        )
+
+
+class CardBusyError(CardError):
+    """Approvals kept landing on a card while this one was counted; nothing was changed."""
+
+    def __init__(self, *, card_id: str | None) -> None:
+        super().__init__(
+            "Several people approved this card at the same moment; yours was not counted. "
+            "Press Approve again.",
+            card_id=card_id,
+        )
+
+
+class CardLiveError(CardError):
+    """The identical write is already waiting on a live card: no second card is made."""
+
+    def __init__(self, *, card_id: str, waiting_for: str, at: datetime) -> None:
+        who = f", waiting for {waiting_for}" if waiting_for else ""
+        super().__init__(
+            f"The same change is already waiting on a card posted at {at:%H:%M} UTC{who}. "
+            "No new card was made; approve or reject that one.",
+            card_id=card_id,
+        )
+        self.waiting_for, self.at = waiting_for, at
 
 
 class NotAWriteError(CardError):

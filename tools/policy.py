@@ -18,7 +18,7 @@ from tools.caller import Caller, Role
 from tools.db import Database, PolicyRow
 from tools.errors import ConflictError
 
-__all__ = ["Policies", "Policy", "Route", "route"]
+__all__ = ["Policies", "Policy", "Route", "policy_of", "route"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +95,13 @@ def _too_few(needed: Role, approvals: int) -> str:
     return f"Nobody else in your merchant has the {needed} role needed to approve this."
 
 
+def policy_of(row: PolicyRow | None) -> Policy:
+    """The policy a stored row says (the default without one)."""
+    if row is None:
+        return Policy()
+    return Policy(Role(row.approver_role), row.two_approvers_from, row.escalate_after)
+
+
 class Policies:
     """Reads and changes merchants' policies; a merchant without a row has the default."""
 
@@ -103,10 +110,7 @@ class Policies:
 
     async def get(self, tenantid: int) -> Policy:
         async with self._db.session() as session:
-            row = await session.get(PolicyRow, tenantid)
-        if row is None:
-            return Policy()
-        return Policy(Role(row.approver_role), row.two_approvers_from, row.escalate_after)
+            return policy_of(await session.get(PolicyRow, tenantid))
 
     async def put(self, tenantid: int, policy: Policy) -> Policy:
         """Stores the whole policy (a read-modify-write: pass ``replace(await get(..), ...)``)."""

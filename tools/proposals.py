@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from tools.caller import Caller
 from tools.db import PROPOSALS, Database, ProposalRow
 
-__all__ = ["CardRecord", "CardStatus", "CardStore", "claimed"]
+__all__ = ["Approval", "CardRecord", "CardStatus", "CardStore", "Issuee", "claimed"]
 
 _CARDS = PROPOSALS
 
@@ -37,6 +37,8 @@ class CardStatus(StrEnum):
     EXPIRED = "expired"
     INTERRUPTED = "interrupted"
     UNKNOWN = "outcome_unknown"
+    WITHDRAWN = "withdrawn"
+    SUPERSEDED = "superseded"
 
 
 # Built once: the statements of every press. A statement built per call costs more Python
@@ -45,12 +47,56 @@ class CardStatus(StrEnum):
 _BY_ID = select(_CARDS).where(_CARDS.c.id == bindparam("card"))
 _INSERT = _CARDS.insert()
 _MOVE = update(_CARDS).where(_CARDS.c.id == bindparam("card"), _CARDS.c.status == bindparam("frm"))
+# A claim and an approval of a card needing two both compare the approvals counted so far:
+# two managers approving at once cannot both count as "the first", nor both as "the second".
 _CLAIM = update(_CARDS).where(
     _CARDS.c.id == bindparam("card"),
     _CARDS.c.status == CardStatus.PENDING.value,
     _CARDS.c.expires_at > bindparam("now", type_=_CARDS.c.expires_at.type),
+    _CARDS.c.approved_count == bindparam("seen"),
+)
+_LIVE = select(_CARDS).where(
+    _CARDS.c.tenant_id == bindparam("tenant"),
+    _CARDS.c.target == bindparam("target"),
+    _CARDS.c.status == CardStatus.PENDING.value,
+    _CARDS.c.expires_at > bindparam("now", type_=_CARDS.c.expires_at.type),
 )
 _SET = update(_CARDS).where(_CARDS.c.id == bindparam("card"))
+
+
+@dataclass(frozen=True, slots=True)
+class Issuee:
+    """A person a card is issued to: one of those who may approve (or reject) it."""
+
+    userid: int
+    name: str
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Issuee:
+        return cls(int(data["userid"]), str(data.get("name") or ""))
+
+    def stored(self) -> dict[str, Any]:
+        return {"userid": self.userid, "name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """One approval a card received (a card needing two keeps the first while it waits)."""
+
+    userid: int
+    name: str
+    at: datetime
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Approval:
+        return cls(int(data["userid"]), str(data.get("name") or ""), _when(data["at"]))
+
+    def stored(self) -> dict[str, Any]:
+        return {"userid": self.userid, "name": self.name, "at": self.at.isoformat()}
+
+
+def _when(value: object) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +124,36 @@ class CardRecord:
     surface: dict[str, Any] | None
     # The process executing the card (see ``tools.lease``); None before it is claimed.
     holder: str | None = None
+    # Who may decide it (its asker alone unless the merchant's policy routed it), the
+    # approvals it has and how many it needs, and the role an approver must hold.
+    issued_to: tuple[Issuee, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+    approvals_needed: int = 1
+    needed_role: str | None = None
+    routed: bool = False
+    target: str | None = None
+    standing: str | None = None
+    escalated_at: datetime | None = None
+    replaced_by: str | None = None
+
+    def issued_to_person(self, userid: int, tenantid: int) -> bool:
+        """Whether this person may decide the card: one of those it is issued to, same tenant.
+
+        A card stored before routing is issued to its asker alone.
+        """
+        if tenantid != self.tenantid:
+            return False
+        if not self.issued_to:
+            return userid == self.userid
+        return any(issuee.userid == userid for issuee in self.issued_to)
+
+    def approved_by(self, userid: int) -> bool:
+        return any(approval.userid == userid for approval in self.approvals)
+
+    @property
+    def waiting_for(self) -> tuple[Issuee, ...]:
+        """Those it is issued to who have not approved it yet."""
+        return tuple(i for i in self.issued_to if not self.approved_by(i.userid))
 
     @classmethod
     def of(cls, row: Any) -> CardRecord:
@@ -103,6 +179,15 @@ class CardRecord:
             outcome=row.outcome,
             surface=row.surface,
             holder=row.holder,
+            issued_to=tuple(Issuee.of(i) for i in row.issued_to or ()),
+            approvals=tuple(Approval.of(a) for a in row.approvals or ()),
+            approvals_needed=row.approvals_needed or 1,
+            needed_role=row.needed_role,
+            routed=bool(row.routed),
+            target=row.target,
+            standing=row.standing,
+            escalated_at=row.escalated_at,
+            replaced_by=row.replaced_by,
         )
 
 
@@ -121,11 +206,30 @@ class CardStore:
         await conn.execute(_INSERT, values)
 
     async def pending_for(self, userid: int, tenantid: int, now: datetime) -> list[CardRecord]:
-        """The cards still waiting on this person, oldest first."""
+        """The cards still waiting on this person's decision, oldest first.
+
+        Those issued to them: their own, and those the merchant's policy routed to them.
+        """
+        return [
+            card
+            for card in await self.pending_in(tenantid, now)
+            if card.issued_to_person(userid, tenantid) and not card.approved_by(userid)
+        ]
+
+    async def asked_by(self, userid: int, tenantid: int, now: datetime) -> list[CardRecord]:
+        """The live cards this person asked for that wait on somebody else, oldest first."""
+        return [
+            card
+            for card in await self.pending_in(tenantid, now)
+            if card.userid == userid
+            and not (card.issued_to_person(userid, tenantid) and not card.approved_by(userid))
+        ]
+
+    async def pending_in(self, tenantid: int, now: datetime) -> list[CardRecord]:
+        """Every live card of a merchant, oldest first (a merchant has a handful at a time)."""
         stmt = (
             select(_CARDS)
             .where(
-                _CARDS.c.user_id == userid,
                 _CARDS.c.tenant_id == tenantid,
                 _CARDS.c.status == CardStatus.PENDING,
                 _CARDS.c.expires_at > now,
@@ -133,6 +237,74 @@ class CardStore:
             .order_by(_CARDS.c.created_at)
         )
         return await self._select(stmt)
+
+    async def live_on(
+        self, conn: AsyncConnection, tenantid: int, target: str, now: datetime
+    ) -> list[CardRecord]:
+        """The live cards of a merchant that would change ``target``."""
+        return await self._select(_LIVE, conn, {"tenant": tenantid, "target": target, "now": now})
+
+    async def approve_once(
+        self,
+        card_id: str,
+        *,
+        seen: int,
+        approvals: Sequence[Approval],
+        now: datetime,
+        conn: AsyncConnection,
+    ) -> bool:
+        """Records one approval of a card that needs more, if nobody counted one meanwhile."""
+        params = {
+            "card": card_id,
+            "now": now,
+            "seen": seen,
+            "approved_count": seen + 1,
+            "approvals": [a.stored() for a in approvals],
+        }
+        return await self._update(_CLAIM, params, conn)
+
+    async def expire_due(self, now: datetime) -> list[CardRecord]:
+        """Moves every live card whose time ran out to ``expired``; the ones *this* call moved.
+
+        One conditional UPDATE per card: whichever process's sweep matches it first is the one
+        that updates its messages; the others match nothing.
+        """
+        due = select(_CARDS.c.id).where(
+            _CARDS.c.status == CardStatus.PENDING, _CARDS.c.expires_at <= now
+        )
+        moved: list[CardRecord] = []
+        async with self._db.begin() as conn:
+            ids = list((await conn.execute(due)).scalars())
+        for card_id in ids:
+            async with self._db.begin() as conn:
+                if await self.move(
+                    card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn
+                ):
+                    record = await self.get(card_id, conn=conn)
+                    if record is not None:
+                        moved.append(record)
+        return moved
+
+    async def escalation_due(self, before: datetime) -> list[CardRecord]:
+        """Routed live cards created before ``before`` whose owners were not told yet."""
+        stmt = select(_CARDS).where(
+            _CARDS.c.status == CardStatus.PENDING,
+            _CARDS.c.routed.is_(True),
+            _CARDS.c.escalated_at.is_(None),
+            _CARDS.c.created_at <= before,
+        )
+        return await self._select(stmt)
+
+    async def escalate(self, card_id: str, issued_to: Sequence[Issuee], now: datetime) -> bool:
+        """Adds the owners to those a card is issued to, once; False if another process did."""
+        stmt = update(_CARDS).where(
+            _CARDS.c.id == card_id,
+            _CARDS.c.status == CardStatus.PENDING,
+            _CARDS.c.escalated_at.is_(None),
+        )
+        params = {"escalated_at": now, "issued_to": [i.stored() for i in issued_to]}
+        async with self._db.begin() as conn:
+            return _matched(await conn.execute(stmt, params))
 
     async def in_state(
         self, status: CardStatus, *, claimed_before: datetime | None = None
@@ -168,14 +340,24 @@ class CardStore:
         *,
         holder: str | None = None,
         conn: AsyncConnection | None = None,
+        seen: int = 0,
+        approvals: Sequence[Approval] = (),
+        decided_by_name: str | None = None,
     ) -> bool:
-        """``pending → executing`` if still pending and unexpired; False for every loser.
+        """``pending → executing`` if still pending, unexpired and with ``seen`` approvals
+        counted; False for every loser.
 
         ``holder`` names the process that will execute the card, so the reconciler can tell a
-        write still running from one whose process is gone.
+        write still running from one whose process is gone. ``approvals`` are every approval
+        the card then has (this one included), ``decided_by_name`` names them all.
         """
-        params = {"card": card_id, "now": now, **_claim(caller, now, holder)}
+        params = {"card": card_id, "now": now, "seen": seen, **_claim(caller, now, holder)}
         params["status"] = CardStatus.EXECUTING.value
+        if approvals:
+            params["approvals"] = [a.stored() for a in approvals]
+            params["approved_count"] = len(approvals)
+        if decided_by_name:
+            params["decided_by_name"] = decided_by_name
         return await self._update(_CLAIM, params, conn)
 
     async def attach_surface(self, card_id: str, surface: dict[str, Any]) -> None:

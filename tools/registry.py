@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools import approval, schema
+from tools import approval, decline, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
@@ -165,10 +165,15 @@ class Registry:
             )
 
     def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
-        """The allow-list, then the role: asked at every call and again at every approval."""
+        """The allow-list, then the role of a read: asked at every call.
+
+        A write's role is not the asker's to have: a staff member may ask, and the card goes
+        to the people whose role is enough (``tools.routing``); the presser's role is checked
+        at approval.
+        """
         if not agent.allows(tool.name):
             raise NotAllowedError(agent.name, tool.name, title=tool.title)
-        if not caller.role.satisfies(tool.role):
+        if tool.scope is Scope.READ and not caller.role.satisfies(tool.role):
             raise RoleRequiredError(tool.name, str(tool.role), str(caller.role), title=tool.title)
 
     async def context(
@@ -209,8 +214,12 @@ class Registry:
     async def reject(
         self, agent: Agent, token: str, caller: Caller, reason: str = ""
     ) -> approval.Decision:
-        """Declines a card; see ``tools.approval.reject``."""
-        return await approval.reject(self, agent, token, caller, reason)
+        """Declines a card; see ``tools.decline.reject``."""
+        return await decline.reject(self, agent, token, caller, reason)
+
+    async def withdraw(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
+        """Takes back a card its asker no longer wants; see ``tools.decline.withdraw``."""
+        return await decline.withdraw(self, agent, token, caller)
 
     async def card(self, card_id: str) -> CardRecord | None:
         return await self.cards.get(card_id)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Caller, Role
 from tools.errors import NeedsApprovalError
+from tools.proposals import Issuee
 
 __all__ = [
     "ExecuteFn",
@@ -21,6 +22,7 @@ __all__ = [
     "ProposalDetail",
     "ProposeFn",
     "Result",
+    "Routing",
     "Scope",
     "Tool",
     "ToolContext",
@@ -51,10 +53,19 @@ class Proposal:
     warning: str | None = None
     # The resolved arguments, sealed into the card by digest. Never shown to the model.
     args: BaseModel | None = field(default=None, repr=False)
-    # Filled in by the registry: the signed token, its card id and when it stops being valid.
+    # What the write changes ("request:6", one live card per target), the amount it moves in
+    # the merchant's minor units (the policy's two-approver threshold reads it), and how things
+    # stand if it is not approved ("request 6 is still pending").
+    target: str | None = None
+    amount: int | None = None
+    standing: str | None = None
+    # Filled in by the registry: the signed token, its card id and when it stops being valid,
+    # who it is issued to, and the live cards of the same target it replaced.
     card: str = field(default="", repr=False)
     card_id: str = ""
     expires_at: datetime | None = None
+    routing: Routing | None = None
+    replaced: tuple[str, ...] = ()
 
     def public(self) -> dict[str, Any]:
         """What the model may read of a proposal: the words on the card, no token, no arguments."""
@@ -66,7 +77,25 @@ class Proposal:
             shown["warning"] = self.warning
         if self.expires_at:
             shown["expires_at"] = self.expires_at.isoformat(timespec="minutes")
+        if self.routing is not None:
+            shown["waiting_for"] = [i.name for i in self.routing.issued_to]
+            shown["approvals_needed"] = self.routing.approvals
+            if self.routing.routed:
+                shown["routed"] = (
+                    f"Your role cannot approve this; it went to the {self.routing.role}s named "
+                    "in waiting_for, who were told privately."
+                )
         return shown
+
+
+@dataclass(frozen=True, slots=True)
+class Routing:
+    """Who a proposal's card is issued to, as the registry decided from the merchant's policy."""
+
+    issued_to: tuple[Issuee, ...]
+    approvals: int = 1
+    role: str | None = None
+    routed: bool = False
 
 
 class Scope(StrEnum):

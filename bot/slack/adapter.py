@@ -245,6 +245,11 @@ class SlackAdapter:
         await self.client.chat_postMessage(channel=user, text=text, **POST_OPTIONS)
         log.info("notified", slack_user=user)
 
+    async def send_copy(
+        self, record: CardRecord, user: str, *, token: str, push: str
+    ) -> Placement | None:
+        raise NotImplementedError("private copies of a card are not sent here yet")
+
     async def typing(self, *, on: bool) -> None:
         """The hourglass on the message; a missing reaction is never worth failing over."""
         if not (self.where.channel and self.where.ts):

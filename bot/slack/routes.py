@@ -8,6 +8,8 @@ adapter holding the client of the workspace it was posted in.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import aiohttp
 import structlog
 from aiohttp import web
@@ -15,6 +17,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapter import Adapter
 from bot.decisions import show_decision
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.settings import Settings, SlackMode
@@ -74,14 +77,26 @@ class SlackRoutes:
         log.info("slack_stopped")
 
     async def show_settled(self, record: CardRecord, placement: Placement) -> None:
+        await self.with_adapter(
+            placement, lambda adapter: show_decision(self.surface, adapter, record)
+        )
+
+    async def cards_changed(self, record: CardRecord) -> None:
+        """Nothing per person to refresh yet."""
+
+    async def with_adapter(
+        self, placement: Placement, work: Callable[[Adapter], Awaitable[None]]
+    ) -> bool:
+        """Runs ``work`` with an adapter bound to the copy's workspace and channel; False when
+        this process has no installation for that workspace any more."""
         assert isinstance(placement, SlackPlacement)
         client = await self._client_for(placement.team)
         if client is None:
-            log.warning("settled_no_installation", card_id=record.card_id, tenant=record.tenantid)
-            return
+            log.warning("copy_no_installation", team=placement.team)
+            return False
         where = Where(placement.team, placement.user or "", channel=placement.channel)
-        adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
-        await show_decision(self.surface, adapter, record)
+        await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
+        return True
 
     async def _events(self, request: web.Request) -> web.Response:
         inbound = await bolt_request(request)

@@ -168,6 +168,11 @@ class TeamsAdapter:
         # adds that. Until then nothing calls this for Teams.
         raise NotImplementedError("Teams cannot message a person outside this conversation yet")
 
+    async def send_copy(
+        self, record: CardRecord, user: str, *, token: str, push: str
+    ) -> Placement | None:
+        raise NotImplementedError("private copies of a card are not sent here yet")
+
     async def typing(self, *, on: bool) -> None:
         """One typing activity when work starts; Teams clears it by itself."""
         if on:

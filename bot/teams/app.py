@@ -40,6 +40,7 @@ from microsoft_agents.hosting.core.authorization import (
 from microsoft_agents.hosting.core.authorization.jwt import _authorize_request
 from microsoft_agents.hosting.core.http import HttpResponse
 
+from bot.adapter import Adapter
 from bot.decisions import show_decision
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.settings import Settings
@@ -195,9 +196,22 @@ class TeamsRoutes:
 
     async def show_settled(self, record: CardRecord, placement: Placement) -> None:
         """Updates the card in its conversation proactively (no request to answer through)."""
+        if await self.with_adapter(
+            placement, lambda adapter: show_decision(self.surface, adapter, record)
+        ):
+            log.info("teams_card_settled", card_id=record.card_id, tenant=record.tenantid)
+
+    async def cards_changed(self, record: CardRecord) -> None:
+        """Nothing per person to refresh yet."""
+
+    async def with_adapter(
+        self, placement: Placement, work: Callable[[Adapter], Awaitable[None]]
+    ) -> bool:
+        """Runs ``work`` proactively, with an adapter bound to the copy's conversation; False
+        when the copy does not say where it is."""
         assert isinstance(placement, TeamsPlacement)
         if not placement.service_url or not placement.conversation_id:
-            return
+            return False
         reference = Activity(
             type=ActivityTypes.event,
             name="ContinueConversation",
@@ -209,11 +223,11 @@ class TeamsRoutes:
             recipient=ChannelAccount(id=self.teams.app_id or "countersign"),
         )
 
-        async def show(context: TurnContext) -> None:
-            await show_decision(self.surface, TeamsAdapter(context, None), record)
+        async def run(context: TurnContext) -> None:
+            await work(TeamsAdapter(context, None))
 
-        await self.teams.proactively(reference, show)
-        log.info("teams_card_settled", card_id=record.card_id, tenant=record.tenantid)
+        await self.teams.proactively(reference, run)
+        return True
 
 
 class _Request:

@@ -197,10 +197,14 @@ async def test_allow_list_is_checked_again_at_approval(registry: Registry) -> No
         await registry.call(reader, "rename_branch", RENAME, ARJUN)
 
 
-async def test_role_is_checked_at_call_and_again_at_approval(registry: Registry) -> None:
-    """Staff are refused at proposal; a manager demoted after proposing is refused at approval."""
-    with pytest.raises(RoleRequiredError):
-        await registry.call(EVERYTHING, "rename_branch", RENAME, RAVI)
+async def test_role_is_checked_at_approval_against_the_live_role(registry: Registry) -> None:
+    """Staff may ask but not approve (their card goes to the managers); a manager demoted after
+    proposing is refused at approval."""
+    staffs = await registry.call(EVERYTHING, "rename_branch", RENAME, RAVI)
+    assert staffs.proposal is not None and staffs.proposal.routing is not None
+    assert staffs.proposal.routing.routed
+    with pytest.raises(NotYourCardError):
+        await registry.approve(EVERYTHING, staffs.proposal.card, RAVI)
     token = await _card(registry)
     with pytest.raises(RoleRequiredError):
         await registry.approve(EVERYTHING, token, replace(ARJUN, role=RAVI.role))

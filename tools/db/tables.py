@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import JSON, Float, Index, Integer, String, Table, Text
+from sqlalchemy import JSON, Boolean, Float, Index, Integer, String, Table, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tools.db.base import Base, BigId, UTCDateTime
@@ -29,8 +29,8 @@ __all__ = [
 class ProposalRow(Base):
     """One card: what it runs, for whom, and where it is in its life.
 
-    ``pending → executing → done | failed``, ``pending → rejected | expired``,
-    ``executing → interrupted | outcome_unknown`` (the process stopped mid-write).
+    ``pending → executing → done | failed``, ``pending → rejected | expired | withdrawn |
+    superseded``, ``executing → interrupted | outcome_unknown`` (the process stopped mid-write).
     """
 
     __tablename__ = "proposals"
@@ -59,9 +59,26 @@ class ProposalRow(Base):
     # Where a surface posted the card (platform, channel, message id), so any process can
     # update it later. Opaque to the engine.
     surface: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Who may approve it ([{"userid", "name"}]; NULL: its asker alone, as before routing), the
+    # approvals so far ([{"userid", "name", "at"}]) and how many it needs. ``approved_count``
+    # is what a concurrent approval's conditional UPDATE compares.
+    issued_to: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    approvals: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    approvals_needed: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    approved_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    needed_role: Mapped[str | None] = mapped_column(String(20))
+    # Issued to people other than its asker (the asker's role was not enough).
+    routed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # What the write changes ("request:6"): one live card per target and tenant.
+    target: Mapped[str | None] = mapped_column(String(200))
+    # How things stand if the card is not approved ("request 6 is still pending").
+    standing: Mapped[str | None] = mapped_column(Text)
+    escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    replaced_by: Mapped[str | None] = mapped_column(String(32))
 
     __table_args__ = (
         Index("ix_proposals_tenant_status", "tenant_id", "status"),
+        Index("ix_proposals_tenant_target", "tenant_id", "target", "status"),
         # The sweep looks for ``executing`` cards every few seconds in every process.
         Index("ix_proposals_status", "status"),
     )

@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Role
-from tools.db import ConnectionRow, Database
+from tools.db import ConnectionRow, Database, PolicyRow
 from tools.merchant.models import (
     Branch,
     BranchRequest,
@@ -206,6 +206,11 @@ _CUSTOMERS = {
 }
 
 
+# Fiesta Foods' approval policy: a manager countersigns every write (the owner, where a tool
+# needs the owner), and two people from ₹25,000 on (request 5, ₹42,000, shows it). Harbor
+# Books is one person and keeps the default: Sam approves his own.
+FIESTA_POLICY = {"approver_role": "manager", "two_approvers_from": 2_500_000}
+
 # The local sandbox's two Slack workspaces (bot.sandbox.people names the same ids): the demo
 # connects them, so `make run` reaches each merchant from its own workspace and no other.
 DEMO_WORKSPACES = (("T0FIESTA", FIESTA), ("T0HARBOR", HARBOR))
@@ -223,9 +228,10 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
     now = now or datetime.now(UTC)
     async with db.session(write=True) as session, session.begin():
         if await session.get(Tenant, FIESTA) is not None:
-            # A database loaded before connections existed gets the sandbox's workspaces now,
-            # so `make run` keeps working on it.
+            # A database loaded before connections (or policies) existed gets the sandbox's
+            # workspaces and Fiesta's policy now, so `make run` keeps working on it.
             await _connect_demo_workspaces(session, now)
+            await _demo_policy(session)
             return DemoSummary(loaded=False, tenants=2, orders=0)
         session.add_all(
             [
@@ -251,6 +257,7 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
             Product(id=i, tenant_id=t, sku=s, name=n, price=p) for i, t, s, n, p in _PRODUCTS
         )
         await _connect_demo_workspaces(session, now)
+        await _demo_policy(session)
         await session.flush()
         session.add_all(_stock())
         session.add_all(_requests(now))
@@ -267,6 +274,11 @@ async def _connect_demo_workspaces(session: AsyncSession, now: datetime) -> None
                 platform="slack", installation=team, tenant_id=tenant, connected_at=now
             )
             session.add(row)
+
+
+async def _demo_policy(session: AsyncSession) -> None:
+    if await session.get(PolicyRow, FIESTA) is None:
+        session.add(PolicyRow(tenant_id=FIESTA, **FIESTA_POLICY))
 
 
 def _stock() -> list[Stock]:

@@ -107,6 +107,8 @@ async def _propose_close(ctx: ToolContext, args: CloseBranchArgs) -> Proposal:
         ),
         warning=_close_warning(branch, orders, requests),
         args=CloseBranchArgs(branch=branch.id),
+        target=f"branch:{branch.id}",
+        standing=f"{branch.name} stays open",
     )
 
 
@@ -121,6 +123,8 @@ async def _propose_reopen(ctx: ToolContext, args: ReopenBranchArgs) -> Proposal:
             ProposalDetail("Closed since", stamp(branch.status_changed_at)),
         ),
         args=ReopenBranchArgs(branch=branch.id),
+        target=f"branch:{branch.id}",
+        standing=f"{branch.name} stays closed",
     )
 
 

@@ -136,6 +136,8 @@ async def _propose_stock(ctx: ToolContext, args: AdjustStockArgs) -> Proposal:
         args=AdjustStockArgs(
             branch=branch.id, sku=product.sku, delta=args.delta, reason=args.reason
         ),
+        target=f"stock:{branch.id}:{product.sku}",
+        standing=f"{product.name} at {branch.name} stays at {stock.quantity}",
     )
 
 
@@ -194,6 +196,8 @@ async def _propose_price(ctx: ToolContext, args: SetPriceArgs) -> Proposal:
         ),
         warning=warning,
         args=SetPriceArgs(sku=product.sku, price=money.major(new)),
+        target=f"price:{product.sku}",
+        standing=f"{product.name} still costs {old_shown}",
     )
 
 

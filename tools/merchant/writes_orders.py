@@ -136,6 +136,9 @@ async def _propose(ctx: ToolContext, args: RefundOrderArgs) -> Proposal:
         # "Everything left" is sealed as the exact amount shown: if a partial refund lands
         # meanwhile, this card must fail rather than quietly refund a different sum.
         args=RefundOrderArgs(order_id=order.id, amount=money.major(minor), reason=args.reason),
+        target=f"order:{order.id}:refund",
+        amount=minor,
+        standing=f"order {order.id} was not refunded",
     )
 
 

@@ -147,6 +147,10 @@ async def _propose_approve(ctx: ToolContext, args: ApproveRequestArgs) -> Propos
         details=tuple(details),
         warning=_warning(found, ctx),
         args=ApproveRequestArgs(request_id=request.id, note=args.note or None),
+        target=f"request:{request.id}",
+        # Approving spends the request's amount; the policy's two-approver threshold reads it.
+        amount=request.amount,
+        standing=f"request {request.id} is still pending",
     )
 
 
@@ -162,6 +166,8 @@ async def _propose_reject(ctx: ToolContext, args: RejectRequestArgs) -> Proposal
         summary=_sentence("Reject", found),
         details=tuple(details),
         args=RejectRequestArgs(request_id=request.id, reason=args.reason),
+        target=f"request:{request.id}",
+        standing=f"request {request.id} is still pending",
     )
 
 

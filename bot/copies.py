@@ -1,0 +1,86 @@
+"""Tells the people a card is issued to, privately, with a copy of it; never decides who they are.
+
+Who a card is issued to is the engine's decision (the merchant's policy, stored on the card).
+This module only reaches them: for each person other than the one who asked in the thread, a
+copy of the card goes to them where they are on this surface (a DM from the app in Slack, a
+1:1 chat in Teams), and every copy's placement is stored with the card, so whichever process
+decides it updates them all. A person with no identity on this surface is not reached here
+(the thread's card still names them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+
+from bot import wording
+from bot.adapter import Adapter
+from bot.placement import Placement, placements_of, stored
+from bot.surface import Surface
+from tools import CardRecord, CardStatus
+from tools.proposals import Issuee
+
+__all__ = ["send_copies"]
+
+log = structlog.get_logger("bot.copies")
+
+
+async def send_copies(
+    surface: Surface,
+    adapter: Adapter,
+    record: CardRecord,
+    people: Sequence[Issuee],
+    *,
+    installation: str,
+    token: str,
+) -> list[Placement]:
+    """Sends each of ``people`` (but the asker) a private copy, and stores where they went.
+
+    ``installation`` is where the card was asked: a person linked there is reached there,
+    else through another installation of the same merchant on this surface.
+    """
+    sent: list[Placement] = []
+    asker_name = next((i.name for i in record.issued_to if i.userid == record.userid), "")
+    asker = asker_name or await _name(surface, record.userid)
+    push = wording.copy_text(record.summary, asker)
+    for person in people:
+        if person.userid == record.userid:
+            continue
+        user = await _address(surface, person.userid, adapter.platform, installation)
+        if user is None:
+            log.info("copy_unreachable", card_id=record.card_id, person=person.userid)
+            continue
+        placement = await adapter.send_copy(record, user, token=token, push=push)
+        if placement is not None:
+            sent.append(placement)
+    if sent:
+        await _keep(surface, adapter, record.card_id, sent)
+    return sent
+
+
+async def _name(surface: Surface, userid: int) -> str:
+    person = await surface.directory.person(userid)
+    return person.name if person is not None else ""
+
+
+async def _address(surface: Surface, userid: int, platform: str, installation: str) -> str | None:
+    found = await surface.directory.addresses(userid, platform)
+    here = [user for where, user in found if where == installation]
+    anywhere = here or [user for _, user in found]
+    return anywhere[0] if anywhere else None
+
+
+async def _keep(
+    surface: Surface, adapter: Adapter, card_id: str, sent: Sequence[Placement]
+) -> None:
+    """Adds the copies to the card's placements; shows them decided if it was meanwhile."""
+    record = await surface.registry.card(card_id)
+    if record is None:
+        return
+    await surface.registry.cards.attach_surface(card_id, stored([*placements_of(record), *sent]))
+    if record.status is not CardStatus.PENDING:
+        # Decided while the copies were on their way: the decider's process updated the
+        # copies it knew of; these it could not.
+        for placement in sent:
+            await adapter.update(record, placement)

@@ -1,0 +1,150 @@
+"""Moves cards on without a press: expiry shown when a card's time runs out, escalation to owners.
+
+Each sweep runs in every process (``bot.server`` calls them every few seconds). Which process
+acts on a card is decided by one conditional UPDATE per card: the one whose statement matched
+updates the card's messages; the others matched nothing and do nothing. Without the expiry
+sweep a card whose time ran out kept "Approval needed" and live buttons until somebody pressed
+it, and the App Home kept counting it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Protocol
+
+import structlog
+
+from bot.adapter import Adapter
+from bot.copies import send_copies
+from bot.decisions import show_decision, update_copies
+from bot.placement import Placement, SlackPlacement, placements_of
+from bot.surface import Surface
+from tools import AuditEntry, CardRecord, Outcome
+from tools.policy import Policies
+from tools.proposals import Issuee
+from tools.routing import owners
+
+__all__ = ["Shows", "escalate", "expire"]
+
+log = structlog.get_logger("bot.sweeps")
+
+# The least a merchant's policy may set: no card is escalated sooner.
+_SOONEST = timedelta(seconds=60)
+
+
+class Shows(Protocol):
+    """What a sweep needs of a mounted surface: an adapter for a copy, and a per-person refresh."""
+
+    async def with_adapter(
+        self, placement: Placement, work: Callable[[Adapter], Awaitable[None]]
+    ) -> bool: ...
+
+    async def cards_changed(self, record: CardRecord) -> None: ...
+
+
+async def expire(surface: Surface, mounted: Mapping[str, Shows], *, now: datetime) -> int:
+    """Expires every card whose time ran out and shows it expired on every copy; how many."""
+    records = await surface.registry.cards.expire_due(now)
+    for record in records:
+        await surface.registry.audit.write(_entry(record, now, Outcome.EXPIRED, "time ran out"))
+        await _each_platform(record, mounted, _shown(surface, record))
+        log.info("card_expired", card_id=record.card_id, tenant=record.tenantid)
+    return len(records)
+
+
+async def escalate(
+    surface: Surface, mounted: Mapping[str, Shows], *, now: datetime, after: int
+) -> int:
+    """Sends routed cards undecided past the merchant's delay to its owners too, once each.
+
+    ``after`` is the service's delay in seconds for merchants whose policy sets none.
+    """
+    registry, policies = surface.registry, Policies(surface.registry.db)
+    delays: dict[int, timedelta] = {}
+    done = 0
+    for card in await registry.cards.escalation_due(now - _SOONEST):
+        if card.tenantid not in delays:
+            policy = await policies.get(card.tenantid)
+            delays[card.tenantid] = timedelta(seconds=policy.escalate_after or after)
+        if card.created_at > now - delays[card.tenantid]:
+            continue
+        async with registry.db.tenant_session(card.tenantid) as session:
+            bosses = [o for o in await owners(session) if not _issued(card, o)]
+        if not await registry.cards.escalate(card.card_id, [*card.issued_to, *bosses], now):
+            continue  # another process escalated it first
+        names = ", ".join(o.name for o in bosses) or "no owner beyond those already asked"
+        await registry.audit.write(_entry(card, now, Outcome.ESCALATED, f"sent to {names}"))
+        record = await registry.card(card.card_id)
+        if record is not None:
+            await _tell(surface, mounted, record, bosses)
+            done += 1
+    return done
+
+
+def _shown(surface: Surface, record: CardRecord) -> Callable[[Adapter], Awaitable[None]]:
+    async def work(adapter: Adapter) -> None:
+        await show_decision(surface, adapter, record)
+
+    return work
+
+
+def _issued(card: CardRecord, person: Issuee) -> bool:
+    return any(i.userid == person.userid for i in card.issued_to)
+
+
+async def _tell(
+    surface: Surface, mounted: Mapping[str, Shows], record: CardRecord, bosses: list[Issuee]
+) -> None:
+    """Shows the wider list of approvers on every copy and sends the owners their copies."""
+
+    async def work(adapter: Adapter) -> None:
+        await update_copies(surface, adapter, record)
+        thread = next((p for p in placements_of(record) if p.platform == adapter.platform), None)
+        if thread is None or not thread.token:
+            return
+        await send_copies(
+            surface,
+            adapter,
+            record,
+            bosses,
+            installation=_installation(thread),
+            token=thread.token,
+        )
+
+    await _each_platform(record, mounted, work)
+    log.info("card_escalated", card_id=record.card_id, owners=[o.userid for o in bosses])
+
+
+def _installation(placement: Placement) -> str:
+    return placement.team if isinstance(placement, SlackPlacement) else placement.tenant or ""
+
+
+async def _each_platform(
+    record: CardRecord,
+    mounted: Mapping[str, Shows],
+    work: Callable[[Adapter], Awaitable[None]],
+) -> None:
+    """Runs ``work`` once per platform the card has copies on, then refreshes per-person views."""
+    seen: set[str] = set()
+    for placement in placements_of(record):
+        shows = mounted.get(placement.platform)
+        if shows is None or placement.platform in seen:
+            continue
+        seen.add(placement.platform)
+        await shows.with_adapter(placement, work)
+        await shows.cards_changed(record)
+
+
+def _entry(record: CardRecord, now: datetime, outcome: Outcome, detail: str) -> AuditEntry:
+    return AuditEntry(
+        at=now,
+        agent=record.agent,
+        tool=record.tool,
+        userid=None,
+        tenantid=record.tenantid,
+        scope="write",
+        outcome=outcome,
+        detail=detail,
+        card_id=record.card_id,
+    )

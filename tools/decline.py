@@ -1,0 +1,97 @@
+"""Ends a card without running it: rejected by someone it is issued to, or withdrawn by its asker.
+
+Both are one transaction: the card's conditional move from ``pending`` and its audit line (or
+the refusal's line). Neither can run a write; a card ended here never runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tools.agent import Agent
+from tools.approval import Decision, issued_to, stored_card, verify
+from tools.audit import Outcome
+from tools.caller import Caller
+from tools.errors import CountersignError, NotTheAskerError
+from tools.proposals import CardRecord, CardStatus
+from tools.trail import Trail, lost_claim
+
+if TYPE_CHECKING:
+    from tools.registry import Registry
+
+__all__ = ["reject", "withdraw"]
+
+
+async def reject(
+    registry: Registry, agent: Agent, token: str, caller: Caller, reason: str = ""
+) -> Decision:
+    """Declines a card: the same identity checks as approval, then ``pending → rejected``."""
+    reason = reason.strip()[:500]
+    return await _end(
+        registry,
+        agent,
+        token,
+        caller,
+        to=CardStatus.REJECTED,
+        audited=(Outcome.REJECTED, reason or "no reason given"),
+        reason=reason or None,
+    )
+
+
+async def withdraw(registry: Registry, agent: Agent, token: str, caller: Caller) -> Decision:
+    """Takes back a card its asker no longer wants: ``pending → withdrawn``; only the asker may."""
+    return await _end(
+        registry,
+        agent,
+        token,
+        caller,
+        to=CardStatus.WITHDRAWN,
+        audited=(Outcome.WITHDRAWN, "withdrawn by the person who asked"),
+    )
+
+
+def _asker(record: CardRecord, caller: Caller) -> None:
+    if (record.userid, record.tenantid) != (caller.userid, caller.tenantid):
+        raise NotTheAskerError(card_id=record.card_id)
+
+
+async def _end(
+    registry: Registry,
+    agent: Agent,
+    token: str,
+    caller: Caller,
+    *,
+    to: CardStatus,
+    audited: tuple[Outcome, str],
+    reason: str | None = None,
+) -> Decision:
+    trail = Trail(registry, agent, caller)
+    claims, _tool = await verify(registry, trail, token, caller)
+    now = registry.clock()
+    refused: CountersignError | None = None
+    async with registry.db.begin(write=True) as conn:
+        try:
+            record = stored_card(claims, await registry.cards.get(claims.card_id, conn=conn))
+            trail.entry.agent = record.agent
+            (_asker if to is CardStatus.WITHDRAWN else issued_to)(record, caller)
+            if not await registry.cards.move(
+                claims.card_id,
+                frm=CardStatus.PENDING,
+                to=to,
+                conn=conn,
+                decided_by=caller.userid,
+                decided_by_name=caller.name or f"user {caller.userid}",
+                decided_at=now,
+                reason=reason,
+            ):
+                raise await lost_claim(registry, conn, claims.card_id)
+        except CountersignError as refusal:
+            refused = refusal
+            await trail.add(conn, Outcome.REFUSED, str(refusal))
+        else:
+            await trail.add(conn, *audited)
+        ended = await registry.cards.get(claims.card_id, conn=conn)
+    if refused is not None:
+        raise refused
+    assert ended is not None
+    return Decision(ended)

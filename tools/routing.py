@@ -1,0 +1,102 @@
+"""Issues a proposal's card to the right people, and keeps one live card per target; never approves.
+
+Called by ``propose`` inside the transaction that stores the card, so who a card is issued to
+is decided from the policy and the roles as they stand when it is made, and stored with it
+(``approve`` reads it back, and re-checks the presser's live role). The model never chooses
+who approves; neither does the presser.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from tools.caller import Caller, Role
+from tools.db import PolicyRow
+from tools.errors import CardLiveError
+from tools.people import Person
+from tools.policy import Policy, policy_of, route
+from tools.proposals import CardRecord, CardStatus, CardStore, Issuee
+from tools.tool import Routing
+
+__all__ = ["owners", "policy", "replace_live", "routing"]
+
+
+async def policy(session: AsyncSession, tenantid: int) -> Policy:
+    return policy_of(await session.get(PolicyRow, tenantid))
+
+
+async def _people(session: AsyncSession) -> list[Caller]:
+    """The people of the session's merchant (the tenant session scopes the query)."""
+    rows = await session.scalars(select(Person).order_by(Person.id))
+    return [Caller(p.id, p.tenant_id, Role(p.role), p.name) for p in rows]
+
+
+async def routing(
+    session: AsyncSession, asker: Caller, *, tool_role: Role, amount: int | None
+) -> Routing:
+    """Who the card is issued to, under the merchant's policy and its people's live roles.
+
+    Raises:
+        ConflictError: nobody (or not two people) may approve it; the message says what to do.
+    """
+    people = await _people(session)
+    decided = route(
+        asker, people, await policy(session, asker.tenantid), tool_role=tool_role, amount=amount
+    )
+    names = {p.userid: p.name for p in people} | {asker.userid: asker.name}
+    return Routing(
+        issued_to=tuple(Issuee(userid, names.get(userid, "")) for userid in decided.issued_to),
+        approvals=decided.approvals,
+        role=str(decided.needed),
+        routed=decided.routed,
+    )
+
+
+async def owners(session: AsyncSession) -> list[Issuee]:
+    """The merchant's owners: whom a routed card nobody decided is escalated to."""
+    return [Issuee(p.userid, p.name) for p in await _people(session) if p.role is Role.OWNER]
+
+
+async def replace_live(
+    cards: CardStore,
+    conn: AsyncConnection,
+    *,
+    tenantid: int,
+    target: str,
+    tool: str,
+    digest: str,
+    now: datetime,
+    new_card: str,
+    summary: str,
+) -> list[CardRecord]:
+    """One live card per target: the identical write points to its live card; another write
+    on the same target replaces it. Returns the cards replaced.
+
+    Two cards for one request used to stay live side by side ("approve request 2" asked twice;
+    "refund order 12 250" then "refund order 12"): whichever was pressed second either failed
+    its re-check or, worse, ran a second refund.
+
+    Raises:
+        CardLiveError: the identical write is already waiting; no card is made.
+    """
+    live = await cards.live_on(conn, tenantid, target, now)
+    for card in live:
+        if card.tool == tool and card.digest == digest:
+            waiting = " or ".join(i.name for i in card.waiting_for if i.name)
+            raise CardLiveError(card_id=card.card_id, waiting_for=waiting, at=card.created_at)
+    replaced = []
+    for card in live:
+        if await cards.move(
+            card.card_id,
+            frm=CardStatus.PENDING,
+            to=CardStatus.SUPERSEDED,
+            conn=conn,
+            replaced_by=new_card,
+            decided_at=now,
+            outcome=f"Replaced by a newer card: {summary}",
+        ):
+            replaced.append(card)
+    return replaced
