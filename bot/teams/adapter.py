@@ -164,7 +164,7 @@ class TeamsAdapter:
         if placement.conversation_id == self.conversation_id:
             self.shown = (record, placement)
         where = placement.conversation_id
-        if not placement.activity_id or not where or not self.out.reaches(placement.service_url):
+        if not placement.activity_id or not where or not self._reaches(placement):
             log.warning("card_copy_unreachable", card_id=record.card_id, conversation=where)
             return None
         card = decided_card(record, placement)
@@ -198,7 +198,7 @@ class TeamsAdapter:
             outcome=record.outcome,
         )
         where = placement.conversation_id or self.conversation_id
-        if where != self.conversation_id and not self.out.reaches(placement.service_url):
+        if not self._reaches(placement):
             log.warning("audit_unreachable", card_id=record.card_id, conversation=where)
             return
         try:
@@ -244,6 +244,11 @@ class TeamsAdapter:
             return None
         log.info("copy_sent", card_id=record.card_id, tenant=record.tenantid, person=user)
         return placement.model_copy(update={"conversation_id": chat, "activity_id": sent})
+
+    def _reaches(self, placement: TeamsPlacement) -> bool:
+        """A copy in this conversation, or in another one on the service URL this turn uses."""
+        here = placement.conversation_id in (None, self.conversation_id)
+        return here or self.out.reaches(placement.service_url)
 
     def _tenant(self) -> str:
         if self.sender is not None:

@@ -9,9 +9,10 @@ from structlog.testing import capture_logs
 
 from bot import sweeps
 from bot.adapter import Adapter
-from bot.placement import TeamsPlacement
+from bot.placement import TeamsPlacement, placements_of, stored
 from bot.server import RUNTIME
 from bot.teams import TeamsRoutes
+from tests.support.fake_connector import FakeConnector
 from tests.support.teams_activities import CHANNEL, TENANT
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, MEERA, RAVI, TeamsBot, card_data
@@ -79,3 +80,31 @@ async def test_an_escalated_card_is_shown_still_pending_on_every_copy(signed: Te
         copy = shown[signed.connector.chat_with(manager)].cards[0]
         assert [a["verb"] for a in actions(copy)] == ["approve", "reject"]
     assert "refresh" in shown[CHANNEL].cards[0]
+
+
+async def test_a_copy_on_a_service_url_this_request_did_not_vouch_for_is_left_alone(
+    signed: TeamsBot,
+) -> None:
+    """A stored copy naming another service URL is not updated from a press (the bot's token
+    goes only where the request's token vouched for): it is logged, and the others update."""
+    posted = await routed(signed)
+    elsewhere = FakeConnector()
+    await elsewhere.start()
+    try:
+        card_id = card_data(posted.cards[0])["card"]
+        record = await signed.registry.card(card_id)
+        assert record is not None
+        stray = TeamsPlacement(
+            tenant=TENANT, service_url=elsewhere.url, conversation_id="a:1stray", activity_id="9"
+        )
+        await signed.registry.cards.attach_surface(card_id, stored([*placements_of(record), stray]))
+        with capture_logs() as logs:
+            await signed.press(MEERA, "approve", copy_for(signed, MEERA), personal=True)
+    finally:
+        await elsewhere.stop()
+    # Neither the other URL nor, under its conversation id, the one this request came through.
+    assert elsewhere.calls == [] and signed.connector.in_conversation("a:1stray") == []
+    assert [e["conversation"] for e in logs if e["event"] == "card_copy_unreachable"] == [
+        "a:1stray"
+    ]
+    assert len(shown_everywhere(signed, posted)) == 3

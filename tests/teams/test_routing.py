@@ -6,7 +6,7 @@ import asyncio
 
 from bot.wording import who
 from tests.support.fake_connector import Call, Member
-from tests.support.teams_activities import BOT, CHANNEL, TENANT
+from tests.support.teams_activities import BOT, CHANNEL, TENANT, submit
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, MEERA, RAVI, TeamsBot, card_data
 from tests.teams.test_invoke import request_status
@@ -188,3 +188,20 @@ async def test_a_card_not_approved_says_what_still_stands(signed: TeamsBot) -> N
         assert update.body["summary"].startswith("Not approved (Arjun Mehta)")
     audit = [c for c in signed.connector.messages() if str(c.body.get("text")).startswith("🚫")]
     assert [c.conversation for c in audit] == [CHANNEL]
+
+
+async def test_an_older_clients_withdraw_submit_withdraws(signed: TeamsBot) -> None:
+    """A client without Universal Actions sends Withdraw as an Action.Submit message with the
+    same data: the card is withdrawn and shown so on every copy."""
+    posted = await routed(signed)
+    asker = await signed.refresh(RAVI, posted)
+    [withdraw] = actions(asker)
+    data = withdraw["fallback"]["data"]
+    assert data["verb"] == "withdraw"
+    activity = submit(RAVI, data, service_url=signed.connector.url, reply_to=str(posted.created))
+    assert (await signed.post(activity))[0] == 202
+    record = await signed.registry.card(data["card"])
+    assert record is not None and record.status is CardStatus.WITHDRAWN
+    shown = shown_everywhere(signed, posted)
+    assert len(shown) == 3
+    assert all(texts(u.cards[0]).startswith("Withdrawn\n") for u in shown.values())
