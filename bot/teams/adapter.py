@@ -227,23 +227,34 @@ class TeamsAdapter:
     async def send_copy(
         self, record: CardRecord, user: str, *, token: str, push: str
     ) -> Placement | None:
-        """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""
+        """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id).
+
+        Their ``29:`` id, looked up in the new chat, is the copy's refresh: a copy sent with
+        Approve still showed it to a manager who had since approved (her press then refused
+        as "already approved"); refreshed, Teams asks for her view and she sees the status.
+        """
         tenant = self._tenant()
-        # No model conversation: the decision is told where the card was asked, once.
-        placement = TeamsPlacement(
-            tenant=tenant, service_url=self.out.service_url, aad=user, token=token
-        )
         try:
             chat = await self.out.open_personal(user, tenant)
-            card = decided_card(record, placement.model_copy(update={"conversation_id": chat}))
-            sent = await self.out.send(chat, card_activity(card, push))
+            address, name = await self.out.member(chat, user) or (None, None)
+            # No model conversation: the decision is told where the card was asked, once.
+            placement = TeamsPlacement(
+                tenant=tenant,
+                service_url=self.out.service_url,
+                conversation_id=chat,
+                user=address,
+                aad=user,
+                issued_to=name or None,
+                token=token,
+            )
+            sent = await self.out.send(chat, card_activity(decided_card(record, placement), push))
         except FAILURES as failed:
             log.error(
                 "copy_failed", card_id=record.card_id, person=user, error=type(failed).__name__
             )
             return None
         log.info("copy_sent", card_id=record.card_id, tenant=record.tenantid, person=user)
-        return placement.model_copy(update={"conversation_id": chat, "activity_id": sent})
+        return placement.model_copy(update={"activity_id": sent})
 
     def _reaches(self, placement: TeamsPlacement) -> bool:
         """A copy in this conversation, or in another one on the service URL this turn uses."""

@@ -80,6 +80,21 @@ class Outbound:
         conversations = self._connector().conversations
         await conversations.update_activity(conversation_id, str(activity.id), activity)
 
+    async def member(self, conversation_id: str, aad: str) -> tuple[str, str] | None:
+        """The ``29:`` id and name of the person with AAD object id ``aad`` in a conversation.
+
+        Teams looks a member up by either id; None when it does not answer for that person.
+        """
+        conversations = self._connector().conversations
+        try:
+            found = await conversations.get_conversation_member(conversation_id, aad)
+        except FAILURES as failed:
+            log.warning("member_unknown", person=aad, error=type(failed).__name__)
+            return None
+        if found.aad_object_id != aad or not found.id:
+            return None
+        return str(found.id), str(found.name or "")
+
     async def open_personal(self, aad: str, tenant: str) -> str:
         """The 1:1 chat between the bot and the person with AAD object id ``aad``."""
         bot = self.context.activity.recipient

@@ -141,7 +141,15 @@ class FakeConnector:
     async def _member(self, request: web.Request) -> web.Response:
         address = request.match_info["member"]
         self.calls.append(Call("GET", request.match_info["conversation"], None, member=address))
-        member = self.members.get(address)
+        # Teams finds a member by their 29: id or their AAD object id.
+        member = next((m for m in self.members.values() if address in (m.address, m.aad)), None)
+        chat = request.match_info["conversation"]
+        if (
+            member is not None
+            and chat in self.chats.values()
+            and self.chats.get(member.aad) != chat
+        ):
+            member = None  # a 1:1 chat has one member besides the bot
         if member is None:
             return web.json_response(
                 {"error": {"code": "MemberNotFoundInConversation"}}, status=404

@@ -118,8 +118,8 @@ class TeamsBot:
         status, body = await self.post(activity)
         return status, body
 
-    async def refresh(self, member: Member, card: Call) -> Json:
-        status, body = await self.press(member, "refresh", card)
+    async def refresh(self, member: Member, card: Call, *, personal: bool = False) -> Json:
+        status, body = await self.press(member, "refresh", card, personal=personal)
         assert status == 200 and body["statusCode"] == 200, body
         return dict(body["value"])
 

@@ -73,8 +73,15 @@ async def test_a_staff_request_waits_for_a_manager_and_each_gets_a_private_copy(
         assert [a["verb"] for a in actions(copy.cards[0])] == ["approve", "reject"]
         assert {a["data"]["token"] for a in actions(copy.cards[0])} == {token}
         assert copy.body["summary"].startswith("Ravi Kumar needs your approval: Approve request 1")
+        assert copy.cards[0]["refresh"]["userIds"] == [manager.address]
     record = await signed.registry.card(card_data(card)["card"])
-    assert record is not None and len((record.surface or {})["copies"]) == 3
+    assert record is not None
+    copies = (record.surface or {})["copies"]
+    assert [(c["aad"], c["user"], c["issued_to"]) for c in copies[1:]] == [
+        (ARJUN.aad, ARJUN.address, "Arjun Mehta"),
+        (MEERA.aad, MEERA.address, "Meera Iyer"),
+    ]
+    assert [c["conversation"] for c in copies[1:]] == [None, None]
 
 
 async def test_the_asker_sees_withdraw_and_a_manager_sees_approve(signed: TeamsBot) -> None:

@@ -41,6 +41,12 @@ async def test_the_first_approval_is_one_of_two_and_the_second_runs_it(signed: T
     assert shown[posted.conversation].cards[0]["refresh"]["userIds"] == [RAVI.address]
     assert not [t for t in signed.connector.texts() if t.startswith("✅")]
 
+    # Opening their copies, Arjun (who approved) sees the status and Meera still her buttons.
+    arjun_now = await signed.refresh(ARJUN, copy_for(signed, ARJUN), personal=True)
+    meera_now = await signed.refresh(MEERA, copy_for(signed, MEERA), personal=True)
+    assert actions(arjun_now) == [] and FIRST in texts(arjun_now)
+    assert [a["verb"] for a in actions(meera_now)] == ["approve", "reject"]
+
     _, again = await signed.press(ARJUN, "approve", copy_for(signed, ARJUN), personal=True)
     assert "You have already approved this card" in texts(again["value"])
     assert await request_status(signed, 5) == "pending"
