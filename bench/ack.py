@@ -15,7 +15,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from bench.slackbot import Request, RunningBot, client_session, fire, running_bot
-from bench.stage import bare_bolt, serve, sqlite_database
+from bench.stage import bare_bolt, own_target, serve, sqlite_database
 from bench.stats import Figure, percentile
 from bot.slack import SlackAdapter, Where
 from bot.slack.blocks import APPROVE_ACTION
@@ -41,9 +41,17 @@ async def _cards(bot: RunningBot, count: int) -> list[Request]:
         proposal = result.proposal
         assert proposal is not None
         assert proposal.card is not None
+        await own_target(bot.registry.db, proposal.card_id)
         adapter = SlackAdapter(bot.client, Where("T0FIESTA", "UARJUN", channel=CHANNEL))
         conversation = f"T0FIESTA:{CHANNEL}:{proposal.card_id}"
-        await post_card(bot.surface, adapter, proposal, caller=ARJUN, conversation=conversation)
+        await post_card(
+            bot.surface,
+            adapter,
+            proposal,
+            caller=ARJUN,
+            conversation=conversation,
+            installation="T0FIESTA",
+        )
         posted = bot.slack.messages[-1]
         payload = block_action(
             "UARJUN",

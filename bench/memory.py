@@ -85,7 +85,7 @@ async def _conversations(url: str, count: int) -> list[Any]:
 
 
 async def _cards(url: str, count: int) -> list[Any]:
-    from bench.stage import CARD_SECRET
+    from bench.stage import CARD_SECRET, own_target
     from tools import Caller, CardSigner, Role
     from tools.db import Database
     from tools.merchant import DEFAULT_AGENT, build_registry
@@ -95,7 +95,9 @@ async def _cards(url: str, count: int) -> list[Any]:
     arjun = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
     args = {"branch": 1, "sku": "FF-PANEER-WRAP", "delta": 1, "reason": "delivery counted"}
     for _ in range(count + 1):  # one more: the warm-up the empty baseline also does
-        await registry.call(DEFAULT_AGENT, "adjust_stock", args, arjun)
+        proposed = await registry.call(DEFAULT_AGENT, "adjust_stock", args, arjun)
+        assert proposed.proposal is not None
+        await own_target(db, proposed.proposal.card_id)
     await db.dispose()
     return []
 

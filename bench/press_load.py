@@ -32,7 +32,7 @@ from pydantic_ai import models
 from tqdm import tqdm
 
 from bench.slackbot import Request, RunningBot, client_session, running_bot
-from bench.stage import SIGNING_SECRET, sqlite_database
+from bench.stage import SIGNING_SECRET, own_target, sqlite_database
 from bench.stats import Figure, percentile
 from bot.slack import SlackAdapter, Where
 from bot.slack.blocks import APPROVE_ACTION
@@ -142,9 +142,17 @@ async def _cards(bot: RunningBot, count: int) -> list[tuple[str, Request]]:
         proposal = (await bot.registry.call(DEFAULT_AGENT, "adjust_stock", ADJUST, ARJUN)).proposal
         assert proposal is not None
         assert proposal.card is not None
+        await own_target(bot.registry.db, proposal.card_id)
         adapter = SlackAdapter(bot.client, Where("T0FIESTA", "UARJUN", channel=CHANNEL))
         conversation = f"T0FIESTA:{CHANNEL}:{proposal.card_id}"
-        await post_card(bot.surface, adapter, proposal, caller=ARJUN, conversation=conversation)
+        await post_card(
+            bot.surface,
+            adapter,
+            proposal,
+            caller=ARJUN,
+            conversation=conversation,
+            installation="T0FIESTA",
+        )
         posted = bot.slack.messages[-1]
         payload = block_action(
             "UARJUN",

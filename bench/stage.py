@@ -22,12 +22,13 @@ from pydantic import SecretStr
 from pydantic_ai import models
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from sqlalchemy import update
 
 from bot.sandbox import BOT_TOKEN, WebApi
 from bot.settings import Settings
 from tests.support.postgres import PostgresCluster
 from tests.support.slack_requests import TEAM
-from tools.db import Database
+from tools.db import PROPOSALS, Database
 from tools.db.migrate import upgrade_async
 from tools.merchant.demo import load_demo
 
@@ -36,6 +37,7 @@ __all__ = [
     "SIGNING_SECRET",
     "bare_bolt",
     "fake_slack",
+    "own_target",
     "postgres_database",
     "quiet_logs",
     "serve",
@@ -53,6 +55,19 @@ PEOPLE = {
 
 # No benchmark ever talks to a real model provider.
 models.ALLOW_MODEL_REQUESTS = False
+
+
+async def own_target(db: Database, card_id: str) -> None:
+    """Gives a benchmark's card a target of its own.
+
+    The press benchmarks put hundreds of cards for one stock line on the table at once; with
+    one live card per target each would replace the one before. The press path they measure
+    is the same for a card on any target.
+    """
+    async with db.begin() as conn:
+        await conn.execute(
+            update(PROPOSALS).where(PROPOSALS.c.id == card_id).values(target=f"bench:{card_id}")
+        )
 
 
 def quiet_logs() -> None:
