@@ -337,7 +337,8 @@ def pending_text(count: int, others: int = 0) -> str:
     if not others:
         return mine
     theirs = f"{others} card{'s' if others != 1 else ''} you asked for"
-    return f"{mine} {theirs} {'are' if others != 1 else 'is'} waiting for others."
+    theirs = f"{theirs} {'are' if others != 1 else 'is'} waiting for others."
+    return f"{mine} {theirs}" if count else theirs
 
 
 def audit_set(channel: str) -> str:
