@@ -1,84 +1,40 @@
-"""Every word a Slack user reads, escaped for mrkdwn; never posts anything.
+"""What Slack says around cards: help, refusals, failures, lists of cards, the audit channel.
 
-Tone lives here so it is the same everywhere; the escaping is ``bot.slack.mrkdwn``'s, and every
-string that came from the merchant's data, a person or the model goes through it before it is
-placed in mrkdwn.
+Escaped for mrkdwn like everything a person reads (``bot.slack.mrkdwn``); never posts anything.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from bot import wording
-from bot.cardspec import clip
-from bot.slack.mrkdwn import esc, esc_data, mention, when
+from bot.slack.mrkdwn import esc, esc_data, mention
 
 __all__ = [
-    "APPROVE",
     "COMMAND",
-    "CONFIRM_DENY",
     "HELP",
     "HOME_INTRO",
     "HOURGLASS",
-    "REASON_HINT",
-    "REASON_LABEL",
-    "REJECT",
-    "REJECT_MODAL_TITLE",
-    "WITHDRAW",
     "audit_not_a_channel",
     "audit_not_allowed",
     "audit_set",
-    "audit_text",
-    "card_for",
-    "card_text",
-    "clip",
-    "confirm_ok",
-    "confirm_text",
-    "confirm_title",
     "database_unreachable",
-    "decided_line",
-    "decided_text",
-    "esc",
-    "esc_data",
     "home_empty",
-    "labelled",
     "model_failed",
     "not_connected",
     "not_linked",
     "not_your_card",
-    "note",
-    "notification",
     "others_more",
     "others_title",
-    "outcome_line",
     "pending_more",
     "pending_none",
     "pending_text",
     "pending_title",
     "press_failed",
-    "progress",
     "refused",
-    "rejecting",
     "reply",
-    "waiting_for",
-    "when",
-    "withdraw_ok",
-    "withdraw_text",
-    "withdraw_title",
 ]
 
 HOURGLASS = "hourglass_flowing_sand"
 COMMAND = "/countersign"
-
-APPROVE = wording.APPROVE
-REJECT = wording.REJECT
-WITHDRAW = wording.WITHDRAW
-CONFIRM_DENY = "Not yet"
-
-REJECT_MODAL_TITLE = "Reject this change"
-REASON_LABEL = wording.REASON_LABEL
-REASON_HINT = wording.REASON_HINT
-
 HELP = (
     "*Countersign* reads your shop's data and proposes changes; nothing changes until the "
     "person a card is for presses *Approve*.\n"
@@ -94,141 +50,6 @@ HOME_INTRO = (
     "*Countersign* answers questions about your shop and prepares changes for you to approve. "
     "Nothing changes until you press *Approve* on a card."
 )
-
-
-# -- cards -------------------------------------------------------------------------------
-
-
-def card_text(summary: str, for_name: str) -> str:
-    """The notification: a complete sentence, readable on a lock screen.
-
-    ``text`` is mrkdwn like the blocks, so it is escaped like them: without this, a branch
-    renamed ``<!channel>`` pinged the whole channel through every card's notification text.
-    """
-    return clip(esc(wording.card_text(summary, for_name)), 3000)
-
-
-def notification(text: str) -> str:
-    """A notification the core worded (a card's, a private copy's push), escaped like the card."""
-    return clip(esc(text), 3000)
-
-
-def card_for(slack_user: str | None, expires_at: datetime | None) -> str:
-    """The line under a waiting card: its expiry, and whom it is for when the heading cannot say."""
-    if slack_user is None:
-        return f"Expires {when(expires_at)}" if expires_at else ""
-    who = f"For {mention(slack_user)}"
-    return f"{who} · expires {when(expires_at)}" if expires_at else who
-
-
-def progress(text: str) -> str:
-    """The approvals line of a card that needs two ("Approved by Arjun Mehta, 1 of 2; …")."""
-    return f":ballot_box_with_check: {esc(text)}"
-
-
-def waiting_for(names: tuple[str, ...]) -> str:
-    """Whom a card someone asked for is waiting for, in their own list of requests."""
-    return f"Waiting for {esc(wording.who(names))}" if names else "Waiting for an approver"
-
-
-def rejecting(summary: str) -> str:
-    """What the reject modal says it is about, above its (optional) reason."""
-    return f"You are rejecting this change:\n*{esc_data(summary)}*\nNothing will be changed."
-
-
-def confirm_title() -> str:
-    return "Approve this change?"
-
-
-def confirm_text(summary: str) -> str:
-    return clip(f"{summary} This runs as soon as you confirm.", 300)
-
-
-def confirm_ok() -> str:
-    return "Yes, approve"
-
-
-def withdraw_title() -> str:
-    return "Withdraw this request?"
-
-
-def withdraw_text(summary: str) -> str:
-    return clip(f"{summary} Nobody will be able to approve it, and nothing will be changed.", 300)
-
-
-def withdraw_ok() -> str:
-    return "Yes, withdraw"
-
-
-# -- decisions ---------------------------------------------------------------------------
-
-
-def decided_line(by: str, slack_user: str | None, at: datetime | None, *, verb: str) -> str:
-    """Who decided and when, naming them once: their mention when known, else their name."""
-    who = mention(slack_user) if slack_user else esc(by or "someone")
-    return f"{verb} by {who}" + (f" · {when(at)}" if at else "")
-
-
-def outcome_line(label: str, text: str, at: datetime | None = None) -> str:
-    """The outcome (with the decision's time when it also says who decided), escaped."""
-    said = f"*{esc(label)}:* {esc_data(text)}" if label else esc_data(text)
-    return f"{said.rstrip('. ')} · {when(at)}" if at else said
-
-
-def note(text: str) -> str:
-    """What a card that did not run left as it was ("Nothing was changed; request 6 is still
-    pending."), escaped."""
-    return esc_data(text)
-
-
-def labelled(label: str, text: str) -> str:
-    """A bold label and an escaped value: ``*Outcome:* done.``"""
-    return f"*{esc(label)}:* {esc(text)}"
-
-
-def decided_text(status: str, summary: str, by: str, standing: str | None = None) -> str:
-    """The notification text of a decided card: one sentence, escaped like ``card_text``.
-
-    A card that did not run says so, and how things stand ("Not approved (Arjun Mehta): …
-    Nothing was changed; request 2 is still pending.").
-    """
-    return clip(esc(wording.decided_text(status, summary, by, standing)), 3000)
-
-
-_MARKS = {
-    "done": ":white_check_mark:",
-    "failed": ":x:",
-    "rejected": ":no_entry_sign:",
-    "withdrawn": ":leftwards_arrow_with_hook:",
-    "interrupted": ":warning:",
-    "outcome_unknown": ":warning:",
-}
-
-
-def audit_text(
-    status: str,
-    *,
-    summary: str,
-    by: str,
-    standing: str | None,
-    reason: str | None,
-    outcome: str | None,
-) -> str:
-    """The channel-visible record of a decision, in mrkdwn (every value escaped).
-
-    The sentence is the decided card's own (``wording.decided_text``), so the channel reads
-    what the card says: who decided, by name (both, for a card that needed two), and for a
-    card that did not run, that nothing was changed and how things stand. It used to mention
-    the person a card was posted for as the decider, which was wrong once a card could be
-    decided by someone it was routed to.
-    """
-    line = esc_data(wording.decided_text(status, summary, by or "someone", standing))
-    said = f"{_MARKS[status]} {line}" if status in _MARKS else line
-    if status == "rejected" and reason:
-        said = f"{said.rstrip()} Reason: {esc(reason)}"
-    elif status in ("failed", "interrupted", "outcome_unknown") and outcome:
-        said = f"{said.rstrip('. ')}. {esc_data(outcome)}"
-    return clip(said, 3000)
 
 
 # -- refusals and status messages -------------------------------------------------------
