@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
+from bot import sweeps
 from bot.sandbox import Message
+from bot.sandbox.payloads import TEAM
 from tests.slack.conftest import (
     CHANNEL,
     Bot,
@@ -15,6 +18,7 @@ from tests.slack.conftest import (
     validate,
 )
 from tools import CardStatus
+from tools.people import Person
 
 # The Fiesta Foods policy: a manager approves; Priya, the owner, holds a role above it.
 APPROVERS = {"UPRIYA": "Priya Raman", "UARJUN": "Arjun Mehta", "UMEERA": "Meera Iyer"}
@@ -151,3 +155,33 @@ async def test_pending_lists_both_sections_privately(bot: Bot) -> None:
     assert meera["text"] == "1 approval card is waiting for you."
     assert buttons(meera["blocks"]) == ["card_approve", "card_reject"]
     validate(meera["blocks"])
+
+
+async def test_an_escalation_keeps_every_copy_live_and_reaches_the_new_owner(bot: Bot) -> None:
+    """A routed card left undecided past the merchant's delay is escalated to an owner it was
+    not issued to (Dana, made owner after the card): every copy is redrawn still pending,
+    naming her, with its buttons; she gets her own copy, and her App Home lists it."""
+    card, copies = await routed(bot)
+    async with bot.registry.db.tenant_session(1, write=True) as session:
+        session.add(Person(id=90, name="Dana Rao", email="dana@fiesta.example", role="owner"))
+        await session.commit()
+    bot.slack.add_user("UDANA", "Dana Rao", "dana@fiesta.example")
+    await bot.surface.directory.link("slack", TEAM, "UDANA", "dana@fiesta.example")
+    bot.clock.step(timedelta(minutes=16))
+    updates = len(bot.slack.called("chat.update"))
+
+    assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 1
+
+    wider = "Waiting for a manager: Priya Raman, Arjun Mehta, Meera Iyer or Dana Rao"
+    assert len(bot.slack.called("chat.update")) == updates + 4
+    for copy in (card, *copies.values()):
+        shown = bot.shown(copy)
+        validate(shown.blocks)
+        assert shown.blocks[0]["text"]["text"] == wider
+        assert buttons(shown.blocks) == ["card_approve", "card_reject"] + (
+            ["card_withdraw"] if copy is card else []
+        )
+    [dana] = bot.cards(bot.dm("UDANA"))
+    assert dana.text.startswith("Ravi Kumar needs your approval: Approve request 1")
+    assert buttons(bot.home("UDANA")["blocks"]) == ["card_approve", "card_reject"]
+    assert await request_status(bot, 1) == "pending"
