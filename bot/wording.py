@@ -175,7 +175,8 @@ def decided_text(status: str, summary: str, by: str, standing: str | None = None
     """
     if status == "expired":
         return f"This card expired and nothing was changed: {summary}"
-    line = f"{TITLES.get(status, status)} ({by}): {summary}"
+    title = TITLES.get(status, status)
+    line = f"{title} ({by}): {summary}" if by else f"{title}: {summary}"
     if status in _NOT_RUN:
         line = f"{line.rstrip('.')}. {unchanged(standing)}"
     return line

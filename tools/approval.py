@@ -27,9 +27,10 @@ import time
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tools import routing, schema
@@ -41,6 +42,7 @@ from tools.errors import (
     CardBusyError,
     CardExpiredError,
     CardMismatchError,
+    ConflictError,
     CountersignError,
     InvalidCardError,
     NotAllowedError,
@@ -147,7 +149,8 @@ async def propose(
     )
     claims = CardClaims(card_id, tool.name, ctx.caller.userid, ctx.caller.tenantid, digest)
     token = registry.signer.mint(claims)
-    await registry.cards.insert(
+    await _insert(
+        registry,
         conn,
         id=card_id,
         tool=tool.name,
@@ -172,7 +175,8 @@ async def propose(
         standing=proposal.standing,
     )
     for old in replaced:
-        await registry.audit.add(conn, _superseded(entry, old, card_id))
+        if old.expires_at > ctx.now:
+            await registry.audit.add(conn, _superseded(entry, old, card_id))
     entry.args, entry.card_id, entry.rows = sealed, card_id, 1
     entry.outcome, entry.detail = Outcome.PROPOSED, proposal.summary
     entry.took_ms = (time.perf_counter() - timer) * 1000
@@ -194,6 +198,17 @@ async def propose(
         note=NOT_DONE_NOTE,
         proposal=proposal,
     )
+
+
+async def _insert(registry: Registry, conn: AsyncConnection, **values: Any) -> None:
+    """Stores the card; a live card on the same target stored meanwhile is a plain refusal."""
+    try:
+        await registry.cards.insert(conn, **values)
+    except IntegrityError:  # the whole proposal rolls back with its session
+        raise ConflictError(
+            "Someone asked for a change to the same thing at this very moment, so no card "
+            "was made. Ask again to see the card that is waiting."
+        ) from None
 
 
 def _superseded(proposing: AuditEntry, old: CardRecord, new_card: str) -> AuditEntry:

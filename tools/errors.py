@@ -250,10 +250,10 @@ class CardLiveError(CardError):
     """The identical write is already waiting on a live card: no second card is made."""
 
     def __init__(self, *, card_id: str, waiting_for: str, at: datetime) -> None:
-        who = f", waiting for {waiting_for}" if waiting_for else ""
+        who = f" (waiting for {waiting_for})" if waiting_for else ""
         super().__init__(
-            f"The same change is already waiting on a card posted at {at:%H:%M} UTC{who}. "
-            "No new card was made; approve or reject that one.",
+            f"The same change is already waiting on a card{who}. No new card was made; "
+            "approve or reject that one.",
             card_id=card_id,
         )
         self.waiting_for, self.at = waiting_for, at

@@ -55,11 +55,11 @@ _CLAIM = update(_CARDS).where(
     _CARDS.c.expires_at > bindparam("now", type_=_CARDS.c.expires_at.type),
     _CARDS.c.approved_count == bindparam("seen"),
 )
-_LIVE = select(_CARDS).where(
+# Pending cards on a target, expired or not: one not yet swept still holds the target.
+_ON_TARGET = select(_CARDS).where(
     _CARDS.c.tenant_id == bindparam("tenant"),
     _CARDS.c.target == bindparam("target"),
     _CARDS.c.status == CardStatus.PENDING.value,
-    _CARDS.c.expires_at > bindparam("now", type_=_CARDS.c.expires_at.type),
 )
 _SET = update(_CARDS).where(_CARDS.c.id == bindparam("card"))
 
@@ -238,11 +238,11 @@ class CardStore:
         )
         return await self._select(stmt)
 
-    async def live_on(
-        self, conn: AsyncConnection, tenantid: int, target: str, now: datetime
+    async def pending_on(
+        self, conn: AsyncConnection, tenantid: int, target: str
     ) -> list[CardRecord]:
-        """The live cards of a merchant that would change ``target``."""
-        return await self._select(_LIVE, conn, {"tenant": tenantid, "target": target, "now": now})
+        """The pending cards of a merchant that would change ``target`` (expired ones too)."""
+        return await self._select(_ON_TARGET, conn, {"tenant": tenantid, "target": target})
 
     async def approve_once(
         self,

@@ -73,30 +73,41 @@ async def replace_live(
     summary: str,
 ) -> list[CardRecord]:
     """One live card per target: the identical write points to its live card; another write
-    on the same target replaces it. Returns the cards replaced.
+    on the same target replaces it. Returns the cards it ended (replaced, or found expired and
+    not yet swept), for the surface to show.
 
     Two cards for one request used to stay live side by side ("approve request 2" asked twice;
     "refund order 12 250" then "refund order 12"): whichever was pressed second either failed
-    its re-check or, worse, ran a second refund.
+    its re-check or, worse, ran a second refund. A unique index on the live target backs this
+    up when two proposals race (``propose`` turns that into a plain refusal).
 
     Raises:
         CardLiveError: the identical write is already waiting; no card is made.
     """
-    live = await cards.live_on(conn, tenantid, target, now)
+    pending = await cards.pending_on(conn, tenantid, target)
+    live = [card for card in pending if card.expires_at > now]
     for card in live:
         if card.tool == tool and card.digest == digest:
             waiting = " or ".join(i.name for i in card.waiting_for if i.name)
             raise CardLiveError(card_id=card.card_id, waiting_for=waiting, at=card.created_at)
-    replaced = []
-    for card in live:
-        if await cards.move(
+    ended = []
+    for card in pending:
+        expired = card.expires_at <= now
+        moved = await cards.move(
             card.card_id,
             frm=CardStatus.PENDING,
-            to=CardStatus.SUPERSEDED,
+            to=CardStatus.EXPIRED if expired else CardStatus.SUPERSEDED,
             conn=conn,
-            replaced_by=new_card,
-            decided_at=now,
-            outcome=f"Replaced by a newer card: {summary}",
-        ):
-            replaced.append(card)
-    return replaced
+            **({} if expired else _replaced(new_card, now, summary)),
+        )
+        if moved:
+            ended.append(card)
+    return ended
+
+
+def _replaced(new_card: str, now: datetime, summary: str) -> dict[str, object]:
+    return {
+        "replaced_by": new_card,
+        "decided_at": now,
+        "outcome": f"Replaced by a newer card: {summary}",
+    }

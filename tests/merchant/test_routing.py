@@ -21,7 +21,7 @@ from tests.merchant.writes_support import (
     snapshot,
 )
 from tools.audit import Outcome
-from tools.db import AuditRow, Database
+from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import (
     AlreadyApprovedError,
     CardDecidedError,
@@ -184,3 +184,37 @@ async def test_expiry_is_decided_once_across_sweeps(db: Database) -> None:
     assert [r.card_id for r in [*first, *second]] == [card.card_id]
     expired = await registry.card(card.card_id)
     assert expired is not None and expired.status is CardStatus.EXPIRED
+
+
+async def test_two_proposals_for_one_target_at_once_leave_one_live_card(db: Database) -> None:
+    """Arjun and Meera ask for different refunds on one order at the same moment: however the
+    race goes, exactly one of their cards is live afterwards and the other was refused or
+    replaced (on PostgreSQL the database's unique index decides; on SQLite writes queue)."""
+    registry = make_registry(db)
+    asked = await asyncio.gather(
+        propose(registry, "refund_order", {"order_id": 5, "amount": "100"}, ARJUN),
+        propose(registry, "refund_order", {"order_id": 5, "amount": "150"}, MEERA),
+        return_exceptions=True,
+    )
+    assert all(not isinstance(a, BaseException) or "same thing" in str(a) for a in asked), asked
+    async with db.session() as session:
+        live = (
+            await session.scalars(
+                select(ProposalRow).where(
+                    ProposalRow.target == "order:5:refund", ProposalRow.status == "pending"
+                )
+            )
+        ).all()
+    assert len(live) == 1
+
+
+async def test_an_expired_card_on_the_target_is_ended_by_the_next_one(db: Database) -> None:
+    """A card whose time ran out but which no sweep has moved yet does not block a new card on
+    its target: the new proposal ends it as expired (and the surface shows it so)."""
+    registry = make_registry(db)
+    old = await _refund(registry, "100")
+    registry.clock = lambda: old.expires_at + timedelta(seconds=1)  # type: ignore[method-assign,operator]
+    new = await _refund(registry, "100")
+    assert new.replaced == (old.card_id,)
+    ended = await registry.card(old.card_id)
+    assert ended is not None and ended.status is CardStatus.EXPIRED

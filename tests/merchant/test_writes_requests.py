@@ -52,7 +52,9 @@ async def test_approve_card_shows_the_note(db: Database) -> None:
 async def test_approving_your_own_request_warns(db: Database) -> None:
     """Request 4 was asked for by Arjun himself, so his approval card says so."""
     proposal = await propose(make_registry(db), "approve_request", {"request_id": 4}, ARJUN)
-    assert proposal.warning == "You asked for request 4 yourself."
+    assert proposal.warning == "Arjun Mehta asked for request 4 themselves."
+    ravis = await propose(make_registry(db), "approve_request", {"request_id": 1}, RAVI)
+    assert ravis.warning is None  # his own request, decided by a manager: nothing unusual
 
 
 async def test_reject_card_shows_the_reason(db: Database) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import JSON, Boolean, Float, Index, Integer, String, Table, Text, false
+from sqlalchemy import JSON, Boolean, Float, Index, Integer, String, Table, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tools.db.base import Base, BigId, UTCDateTime
@@ -24,6 +24,9 @@ __all__ = [
     "ProposalRow",
     "ReceiptRow",
 ]
+
+
+_LIVE = "status = 'pending' AND target IS NOT NULL"
 
 
 class ProposalRow(Base):
@@ -78,7 +81,15 @@ class ProposalRow(Base):
 
     __table_args__ = (
         Index("ix_proposals_tenant_status", "tenant_id", "status"),
-        Index("ix_proposals_tenant_target", "tenant_id", "target", "status"),
+        # One live card per target (see ``tools.routing.replace_live``).
+        Index(
+            "ux_proposals_live_target",
+            "tenant_id",
+            "target",
+            unique=True,
+            postgresql_where=text(_LIVE),
+            sqlite_where=text(_LIVE),
+        ),
         # The sweep looks for ``executing`` cards every few seconds in every process.
         Index("ix_proposals_status", "status"),
     )

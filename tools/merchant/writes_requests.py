@@ -119,10 +119,16 @@ def _details(found: _Resolved, status_after: RequestStatus) -> list[ProposalDeta
 
 
 def _warning(found: _Resolved, ctx: ToolContext) -> str | None:
-    """Only what is unusual: deciding one's own request, or spending on a closed branch."""
+    """Only what is unusual: deciding one's own request, or spending on a closed branch.
+
+    Said of the person by name: the card is read by everyone in the thread and, when it is
+    routed, by managers who did not ask ("You asked…" read as if it were about them). A staff
+    member asking for their own request is not unusual: someone else decides it.
+    """
     notes = []
-    if found.requester.id == ctx.caller.userid:
-        notes.append(f"You asked for request {found.request.id} yourself.")
+    requester, asker = found.requester, ctx.caller
+    if requester.id == asker.userid and asker.role.satisfies(Role.MANAGER):
+        notes.append(f"{requester.name} asked for request {found.request.id} themselves.")
     if found.branch.status == BranchStatus.CLOSED:
         notes.append(f"{found.branch.name} (branch {found.branch.id}) is closed.")
     return " ".join(notes) or None

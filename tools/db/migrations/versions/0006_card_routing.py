@@ -16,6 +16,8 @@ down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+_LIVE = "status = 'pending' AND target IS NOT NULL"
+
 
 def upgrade() -> None:
     with op.batch_alter_table("proposals", schema=None) as batch_op:
@@ -37,14 +39,21 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("standing", sa.Text(), nullable=True))
         batch_op.add_column(sa.Column("escalated_at", sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column("replaced_by", sa.String(length=32), nullable=True))
-        batch_op.create_index(
-            "ix_proposals_tenant_target", ["tenant_id", "target", "status"], unique=False
-        )
+    # One live card per target, kept by the database itself: two proposals for the same
+    # request racing on PostgreSQL would otherwise both find no live card and both insert.
+    op.create_index(
+        "ux_proposals_live_target",
+        "proposals",
+        ["tenant_id", "target"],
+        unique=True,
+        postgresql_where=sa.text(_LIVE),
+        sqlite_where=sa.text(_LIVE),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ux_proposals_live_target", table_name="proposals")
     with op.batch_alter_table("proposals", schema=None) as batch_op:
-        batch_op.drop_index("ix_proposals_tenant_target")
         for column in (
             "replaced_by",
             "escalated_at",
