@@ -2,7 +2,8 @@
 
 The bot is pointed here through ``SLACK_API_URL``. Every call is recorded in ``calls`` with its
 parameters, and the methods the bot uses (``auth.test``, ``chat.*``, ``reactions.*``,
-``users.info``, ``views.*``, ``conversations.info``) answer the way Slack does. Posts to a
+``users.info``, ``views.*``, ``conversations.info`` and ``conversations.open``, which gives the
+app's DM with a person) answer the way Slack does. Posts to a
 ``response_url`` (slash commands) are kept in ``responses`` and shown as ephemeral messages.
 The tests drive it on its own (``start``); the sandbox mounts its routes beside the page.
 """
@@ -222,13 +223,16 @@ class WebApi:
                 reply_broadcast=_truthy(params.get("reply_broadcast")),
             )
         )
-        shown = {
+        shown: Json = {
             "type": "message",
             "text": message.text,
+            "blocks": message.blocks,
             "ts": message.ts,
             "user": BOT_USER,
             "bot_id": BOT_ID,
         }
+        if message.thread_ts:
+            shown["thread_ts"] = message.thread_ts
         return {"ok": True, "channel": message.channel, "ts": message.ts, "message": shown}
 
     async def _chat_update(self, params: Json) -> Json:
@@ -242,6 +246,11 @@ class WebApi:
         return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
 
     async def _chat_postEphemeral(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
+        known = self.workspace.channels.get(self.workspace.channel_for(str(params["channel"])))
+        if known is not None and params["user"] not in known.members:
+            # Slack refuses it; kept, it would be a message nobody can ever see (a DM's
+            # ephemeral addressed to someone else).
+            return {"ok": False, "error": "user_not_in_channel"}
         message = self.workspace.post(
             Message(
                 channel=self.workspace.channel_for(str(params["channel"])),
@@ -317,20 +326,69 @@ class WebApi:
         channel = self.workspace.channels.get(params["channel"])
         is_im = params["channel"].startswith("D")
         name = channel.name if channel else params["channel"]
-        return {
-            "ok": True,
-            "channel": {
-                "id": params["channel"],
-                "name": name,
-                "is_im": is_im,
-                "is_channel": not is_im,
-            },
+        shown: Json = {
+            "id": params["channel"],
+            "name": name,
+            "is_im": is_im,
+            "is_channel": not is_im,
         }
+        if is_im and channel is not None:
+            shown["user"] = _other_member(channel.members)
+        return {"ok": True, "channel": shown}
+
+    async def _conversations_open(self, params: Json) -> Json:
+        """The app's DM with one person (``users=U…``), or an open DM named by ``channel=D…``.
+
+        Slack answers the same DM every time for one workspace and person; ``team_id`` names
+        the workspace (org-wide apps pass it), else it is the person's own.
+        """
+        if params.get("channel"):
+            dm = self.workspace.channels.get(str(params["channel"]))
+            if dm is None or dm.kind != "im":
+                return {"ok": False, "error": "channel_not_found"}
+            return _opened(dm.id, _other_member(dm.members), already=True)
+        users = [u.strip() for u in str(params.get("users") or "").split(",") if u.strip()]
+        team = str(params.get("team_id") or "") or None
+        refused = self._cannot_open(users, team)
+        if refused is not None:
+            return {"ok": False, "error": refused}
+        existed = set(self.workspace.channels)
+        dm = self.workspace.open_dm(users[0], team=team)
+        return _opened(dm.id, users[0], already=dm.id in existed)
+
+    def _cannot_open(self, users: list[str], team: str | None) -> str | None:
+        """Slack's error for a DM that cannot be opened, or None."""
+        if not users:
+            return "users_list_not_supplied"
+        if len(users) > 1:
+            # A group DM (mpim): the bot never opens one, and the page has nowhere to show it.
+            return "not_supported_by_sandbox"
+        person = self.workspace.users.get(users[0])
+        if person is None:
+            return "user_not_found"
+        if person.is_bot:
+            return "cannot_dm_bot"
+        return "team_not_found" if team is not None and team not in self.workspace.teams else None
 
     @property
     def views(self) -> list[Json]:
         """Every view opened or published, as the tests of the fake once read them."""
         return [c.params for c in self.calls if c.method in ("views.open", "views.publish")]
+
+
+def _other_member(members: set[str]) -> str:
+    """The person in a DM with the app."""
+    return next((m for m in sorted(members) if m != BOT_USER), "")
+
+
+def _opened(channel: str, user: str, *, already: bool) -> Json:
+    """conversations.open's answer, ``return_im`` or not (the extra fields do no harm)."""
+    return {
+        "ok": True,
+        "no_op": already,
+        "already_open": already,
+        "channel": {"id": channel, "is_im": True, "user": user, "is_open": True},
+    }
 
 
 def _refused(status: int, error: str) -> web.Response:
