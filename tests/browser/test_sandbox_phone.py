@@ -1,11 +1,13 @@
-"""The sandbox on a 390 px phone: the question and the card's Approve on one screen, no scrolling."""
+"""The sandbox on a 390 px phone: the question and the card's Approve on one screen, no scrolling;
+a manager's DM copy found from the menu's unread count."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.async_api import BrowserContext, Locator, expect
 
-from tests.browser.conftest import SHOTS, Running, open_as
+from tests.browser.conftest import SHOTS, Alone, Running, open_as
+from tests.browser.test_sandbox_dms import send_copy
 
 pytestmark = pytest.mark.browser
 
@@ -51,3 +53,33 @@ async def test_on_a_phone_the_approve_button_is_on_the_first_screen(
     assert pressed["y"] + pressed["height"] <= bottom, (pressed, shown)
     assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
     await page.screenshot(path=SHOTS / "10-phone-first-screen.png")
+
+
+async def test_on_a_phone_the_menu_counts_the_dm_copy_and_approve_fits(
+    alone: Alone, browser: BrowserContext
+) -> None:
+    """At 390 × 844 the folded sidebar's unread count sits on the menu button; the DM it leads
+    to shows the card with a full-size Approve on the first screen, and no sideways scroll."""
+    await send_copy(alone, "UMEERA", "Approval needed")
+    page = await open_as(browser, alone.url, "UMEERA")
+    await page.set_viewport_size(PHONE)
+    menu = page.locator("#menu")
+    await expect(menu).to_have_attribute("data-unread", "1")
+    await expect(menu).to_have_attribute("aria-label", "Channels and direct messages, 1 unread")
+    await _on_screen(menu)
+    await expect(page.locator(".sidebar")).not_to_be_in_viewport()  # folded away at this width
+    await page.screenshot(path=SHOTS / "12-phone-dm-unread.png")
+    await menu.click()
+    dm = page.locator("#dm-list .side-item")
+    await expect(dm.locator(".unread")).to_have_text("1")
+    await expect(dm).to_be_in_viewport(ratio=1)  # once the sidebar has slid in
+    await _on_screen(dm)
+    await dm.click()
+    await expect(page.locator(".sidebar")).not_to_be_in_viewport()
+    await expect(menu).not_to_have_attribute("data-unread", "1")
+    approve = page.locator("#messages .bk-button.primary", has_text="Approve")
+    await expect(approve).to_be_in_viewport()
+    box = await _on_screen(approve)
+    assert box["height"] >= 44, box
+    assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+    await page.screenshot(path=SHOTS / "13-phone-dm-card.png")
