@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
+from bot.sandbox import HARBOR_TEAM
 from tests.browser.conftest import SHOTS, Alone, open_as
 from tests.browser.test_sandbox_flows import switch
 
@@ -136,3 +137,18 @@ async def test_a_copy_arriving_while_elsewhere_is_counted_live(
     await send_copy(alone, "UMEERA", "Third")  # read as it arrives: the DM is open
     await expect(page.locator("#messages .bk-header")).to_have_count(3)
     await expect(page.locator("#dm-list .unread")).to_have_count(0)
+
+
+async def test_a_dm_from_another_workspace_appears_live_and_says_which(
+    alone: Alone, browser: BrowserContext
+) -> None:
+    """A DM Harbor Books' installation opens for Meera shows up without a reload, named for Harbor."""
+    page = await open_as(browser, alone.url, "UMEERA")
+    await expect(page.locator("#dm-list .side-item")).to_have_count(1)
+    opened = await alone.client.conversations_open(users="UMEERA", team_id=HARBOR_TEAM)
+    await alone.client.chat_postMessage(channel=opened["channel"]["id"], text="From Harbor")
+    harbor = page.locator("#dm-list .side-item", has_text="countersign · Harbor Books")
+    await expect(harbor.locator(".unread")).to_have_text("1")
+    await harbor.click()
+    await expect(page.locator("#pane-title")).to_contain_text("countersign · Harbor Books")
+    await expect(page.locator("#messages .message-text")).to_have_text(["From Harbor"])
