@@ -18,11 +18,12 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import cardspec
 from bot.adapter import Form, Words
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import texts
-from bot.slack.blocks import CardView, decided_blocks, pending_blocks, reject_modal
-from tools import Caller, CardRecord, Proposal
+from bot.slack.blocks import DECIDING, EVERY, Block, reject_modal, render_decided, render_pending
+from tools import Caller, CardRecord, CardStatus, Proposal
 
 __all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
 
@@ -100,21 +101,24 @@ class SlackAdapter:
         self, proposal: Proposal, *, caller: Caller, conversation: str
     ) -> Placement:
         channel = self.where.channel or self.where.user
+        spec = cardspec.of_proposal(proposal, issued_to=caller.name or None)
         response = await self.client.chat_postMessage(
             channel=channel,
             thread_ts=self.where.thread_ts,
-            text=texts.card_text(proposal.summary, caller.name or "You"),
-            blocks=pending_blocks(
-                CardView.of_proposal(proposal, waiting_for=(caller.name,) if caller.name else ()),
-                for_user=self.where.user,
-            ),
+            text=texts.notification(spec.notification),
+            blocks=render_pending(spec, for_user=self.where.user),
             **POST_OPTIONS,
         )
+        routing = proposal.routing
+        alone = routing is None or [i.userid for i in routing.issued_to] == [caller.userid]
         return SlackPlacement(
             team=self.where.installation,
             channel=channel,
             thread_ts=self.where.thread_ts,
-            user=self.where.user,
+            # The one person a refused presser is told the card belongs to: only when it is
+            # issued to its asker alone. A routed card's asker is the one person who may not
+            # approve it, and "belongs to @Ravi" sent the managers to the wrong person.
+            user=self.where.user if alone else None,
             conversation=conversation,
             ts=str(response["ts"]),
             token=proposal.card,
@@ -122,8 +126,7 @@ class SlackAdapter:
 
     async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, SlackPlacement)
-        text = texts.decided_text(str(record.status), record.summary, record.decided_by_name or "")
-        blocks = decided_blocks(record, decided_by_slack=placement.user)
+        text, blocks = _shown(record, placement)
         try:
             await self.client.chat_update(
                 channel=placement.channel, ts=placement.ts, text=text, parse="none", blocks=blocks
@@ -151,7 +154,7 @@ class SlackAdapter:
         record: CardRecord,
         placement: SlackPlacement,
         text: str,
-        blocks: list[dict[str, Any]],
+        blocks: list[Block],
         error: str,
     ) -> Placement | None:
         """Posts the card as it stands at the channel's top level; returns its new place.
@@ -194,7 +197,7 @@ class SlackAdapter:
             str(record.status),
             summary=record.summary,
             by=record.decided_by_name or "",
-            slack_user=placement.user,
+            standing=record.standing,
             reason=record.reason,
             outcome=record.outcome,
         )
@@ -248,7 +251,34 @@ class SlackAdapter:
     async def send_copy(
         self, record: CardRecord, user: str, *, token: str, push: str
     ) -> Placement | None:
-        raise NotImplementedError("private copies of a card are not sent here yet")
+        """Posts the card, with Approve and Reject, in the person's DM with the app.
+
+        ``text`` is the push their phone shows (what, and who asked), so it must say it alone.
+        """
+        spec = cardspec.of_record(record, token=token)
+        try:
+            opened = await self.client.conversations_open(users=user)
+            channel = str(opened["channel"]["id"])
+            response = await self.client.chat_postMessage(
+                channel=channel,
+                text=texts.notification(push),
+                blocks=render_pending(spec, for_user=user, verbs=DECIDING),
+                **POST_OPTIONS,
+            )
+        except SlackApiError as failed:
+            log.error(
+                "copy_failed", card_id=record.card_id, slack_user=user, error=slack_error(failed)
+            )
+            return None
+        log.info("copy_sent", tenant=record.tenantid, card_id=record.card_id, slack_user=user)
+        return SlackPlacement(
+            team=self.where.installation,
+            channel=channel,
+            ts=str(response["ts"]),
+            user=user,
+            conversation=None,
+            token=token,
+        )
 
     async def typing(self, *, on: bool) -> None:
         """The hourglass on the message; a missing reaction is never worth failing over."""
@@ -267,9 +297,30 @@ class SlackAdapter:
             channel=self.where.channel,
             thread_ts=self.where.thread_ts,
             summary=form.summary,
+            card_id=form.card_id,
         )
         await self.client.views_open(trigger_id=self.where.trigger_id, view=modal)
 
     def here(self, placements: Sequence[Placement]) -> Placement | None:
         """The card's Slack copy: a press from the channel, the App Home or /countersign."""
         return next((p for p in placements if isinstance(p, SlackPlacement)), None)
+
+
+def _shown(record: CardRecord, placement: SlackPlacement) -> tuple[str, list[Block]]:
+    """The notification text and blocks of a copy as the card stands now.
+
+    A card still pending after a first of two approvals, or after an escalation widened whom
+    it waits for, keeps its buttons (the copy's own signed card). A private copy
+    (``conversation`` None: it belongs to no conversation with the model) is only ever seen by
+    someone it is issued to, so it shows Approve and Reject alone.
+    """
+    if record.status is CardStatus.PENDING:
+        spec = cardspec.of_record(record, token=placement.token)
+        verbs = DECIDING if placement.conversation is None else EVERY
+        return texts.notification(spec.notification), render_pending(
+            spec, for_user=placement.user, verbs=verbs
+        )
+    text = texts.decided_text(
+        str(record.status), record.summary, record.decided_by_name or "", record.standing
+    )
+    return text, render_decided(cardspec.of_record(record), decided_by_slack=None)

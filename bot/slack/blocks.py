@@ -1,11 +1,12 @@
-"""Renders cards, the reject modal and the App Home as Block Kit; never calls Slack.
+"""Renders a card and the reject modal as Block Kit; never calls Slack.
 
 A card is rendered from its neutral description (``bot.cardspec.CardSpec``), so its words, values
 and cuts are the ones every surface shows; Slack's mrkdwn escaping and markup are added here.
 Everything here is a pure function from a card to a payload within Slack's limits (header 150,
 section 3,000, field 2,000, ten fields a section, 50 blocks, button value 2,000). Every block
 gets a fresh ``block_id``: Slack keeps a client's stale state keyed by block id, and reusing one
-across an update can leave the old buttons showing on a phone.
+across an update can leave the old buttons showing on a phone. Lists of cards (the App Home,
+``/countersign pending``) are ``bot.slack.lists``.
 """
 
 from __future__ import annotations
@@ -13,85 +14,56 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
-from bot.cardspec import CardSpec
-from bot.cardspec import decided as decided_spec
-from bot.cardspec import pending as pending_spec
+from bot.cardspec import CardAction, CardSpec, Verb
 from bot.slack import texts
 from bot.slack.texts import clip, esc, esc_data
-from tools import CardRecord, Proposal
 
 __all__ = [
     "APPROVE_ACTION",
+    "DECIDING",
+    "EVERY",
     "REJECT_ACTION",
     "REJECT_VIEW",
-    "CardView",
+    "WITHDRAWING",
+    "WITHDRAW_ACTION",
+    "Block",
+    "body",
+    "buttons",
     "card_id_of_block",
-    "decided_blocks",
-    "home_view",
-    "pending_blocks",
+    "context",
+    "divider",
     "reject_modal",
     "render_decided",
     "render_pending",
+    "section",
 ]
 
 Block = dict[str, Any]
 
 APPROVE_ACTION: Final = "card_approve"
 REJECT_ACTION: Final = "card_reject"
+WITHDRAW_ACTION: Final = "card_withdraw"
 REJECT_VIEW: Final = "card_reject_modal"
 REASON_BLOCK: Final = "reason"
 REASON_INPUT: Final = "reason_input"
 
+# Which of a card's actions a copy shows. The thread's card is seen by its asker and by those
+# it is issued to, so it carries all three; a private copy goes only to someone it is issued
+# to (never the asker), and a list shows each person only what they may press.
+EVERY: Final = frozenset[Verb]({"approve", "reject", "withdraw"})
+DECIDING: Final = frozenset[Verb]({"approve", "reject"})
+WITHDRAWING: Final = frozenset[Verb]({"withdraw"})
+
+_ACTION_IDS: Final[dict[Verb, str]] = {
+    "approve": APPROVE_ACTION,
+    "reject": REJECT_ACTION,
+    "withdraw": WITHDRAW_ACTION,
+}
+_STYLES: Final[dict[Verb, str]] = {"approve": "primary", "reject": "danger"}
+
 _MAX_BLOCKS, _MAX_FIELDS, _FIELD, _SECTION, _HEADER, _VALUE = 50, 10, 2000, 3000, 150, 2000
-_MAX_HOME = 100  # a Home tab view holds up to 100 blocks; a message, 50
-
-
-@dataclass(frozen=True, slots=True)
-class CardView:
-    """What a card shows, whether fresh from a proposal or read back from the store."""
-
-    card_id: str
-    summary: str
-    details: tuple[tuple[str, str], ...]
-    warning: str | None
-    expires_at: datetime | None
-    token: str = ""
-    waiting_for: tuple[str, ...] = ()
-
-    @classmethod
-    def of_proposal(cls, proposal: Proposal, *, waiting_for: tuple[str, ...] = ()) -> CardView:
-        details = tuple((d.label, d.value) for d in proposal.details)
-        return cls(
-            proposal.card_id,
-            proposal.summary,
-            details,
-            proposal.warning,
-            proposal.expires_at,
-            proposal.card,
-            waiting_for,
-        )
-
-    @classmethod
-    def of_record(cls, record: CardRecord, token: str = "") -> CardView:
-        return cls(
-            record.card_id, record.summary, record.details, record.warning, record.expires_at, token
-        )
-
-    def spec(self) -> CardSpec:
-        """The neutral description this view renders (wording and limits shared with Teams)."""
-        return pending_spec(
-            card_id=self.card_id,
-            summary=self.summary,
-            details=self.details,
-            warning=self.warning,
-            expires_at=self.expires_at,
-            token=self.token,
-            waiting_for=self.waiting_for,
-        )
 
 
 def _id(kind: str, card_id: str = "") -> str:
@@ -115,12 +87,16 @@ def _mrkdwn(text: str, limit: int = _SECTION) -> dict[str, Any]:
     return {"type": "mrkdwn", "text": clip(text, limit), "verbatim": True}
 
 
-def _section(text: str) -> Block:
+def section(text: str) -> Block:
     return {"type": "section", "block_id": _id("text"), "text": _mrkdwn(text)}
 
 
-def _context(text: str) -> Block:
+def context(text: str) -> Block:
     return {"type": "context", "block_id": _id("ctx"), "elements": [_mrkdwn(text)]}
+
+
+def divider() -> Block:
+    return {"type": "divider", "block_id": _id("div")}
 
 
 def _fields(details: Sequence[tuple[str, str]]) -> list[Block]:
@@ -132,104 +108,118 @@ def _fields(details: Sequence[tuple[str, str]]) -> list[Block]:
     ]
 
 
-def _body(spec: CardSpec) -> list[Block]:
-    blocks = [_section(f"*{esc_data(spec.summary)}*"), *_fields(spec.details)]
+def body(spec: CardSpec) -> list[Block]:
+    """What the card is about: its summary, its details, its warning."""
+    blocks = [section(f"*{esc_data(spec.summary)}*"), *_fields(spec.details)]
     if spec.warning:
-        blocks.append(_section(f":warning: {esc_data(spec.warning)}"))
+        blocks.append(section(f":warning: {esc_data(spec.warning)}"))
     return blocks
 
 
-def _buttons(spec: CardSpec) -> Block:
-    if len(spec.token) > _VALUE:
-        raise ValueError(f"card {spec.card_id}: token longer than a button value may be")
-    confirm = {
-        "title": _plain(texts.confirm_title(), 100),
-        "text": _plain(texts.confirm_text(spec.summary), 300),
-        "confirm": _plain(texts.confirm_ok(), 30),
+def _confirm(spec: CardSpec, verb: Verb) -> dict[str, Any] | None:
+    """The dialog before a press that cannot be undone: Approve runs the write, Withdraw ends
+    the card for everyone. Reject asks for its reason in a modal instead."""
+    if verb == "approve":
+        words = (texts.confirm_title(), texts.confirm_text(spec.summary), texts.confirm_ok())
+    elif verb == "withdraw":
+        words = (texts.withdraw_title(), texts.withdraw_text(spec.summary), texts.withdraw_ok())
+    else:
+        return None
+    title, text, ok = words
+    return {
+        "title": _plain(title, 100),
+        "text": _plain(text, 300),
+        "confirm": _plain(ok, 30),
         "deny": _plain(texts.CONFIRM_DENY, 30),
     }
-    approve, reject = spec.actions
-    return {
-        "type": "actions",
-        "block_id": _id("card", spec.card_id),
-        "elements": [
-            {
-                "type": "button",
-                "action_id": APPROVE_ACTION,
-                "style": "primary",
-                "text": _plain(approve.label, 75),
-                "value": approve.token,
-                "confirm": confirm,
-            },
-            {
-                "type": "button",
-                "action_id": REJECT_ACTION,
-                "style": "danger",
-                "text": _plain(reject.label, 75),
-                "value": reject.token,
-            },
-        ],
+
+
+def _button(spec: CardSpec, action: CardAction) -> dict[str, Any]:
+    button: dict[str, Any] = {
+        "type": "button",
+        "action_id": _ACTION_IDS[action.verb],
+        "text": _plain(action.label, 75),
+        "value": action.token,
     }
+    if action.verb in _STYLES:
+        button["style"] = _STYLES[action.verb]
+    confirm = _confirm(spec, action.verb)
+    if confirm is not None:
+        button["confirm"] = confirm
+    return button
 
 
-def _cap(blocks: list[Block]) -> list[Block]:
-    # The buttons and the who-and-when line come last; an overlong card loses detail rows
-    # from the middle, never its buttons.
-    if len(blocks) <= _MAX_BLOCKS:
-        return blocks
-    return [*blocks[: _MAX_BLOCKS - 2], *blocks[-2:]]
+def buttons(spec: CardSpec, verbs: frozenset[Verb] = EVERY) -> list[Block]:
+    """The card's actions among ``verbs``, in one actions block (none when nothing is left)."""
+    if len(spec.token) > _VALUE:
+        raise ValueError(f"card {spec.card_id}: token longer than a button value may be")
+    shown = [_button(spec, action) for action in spec.actions if action.verb in verbs]
+    if not shown:
+        return []
+    return [{"type": "actions", "block_id": _id("card", spec.card_id), "elements": shown}]
 
 
-def render_pending(spec: CardSpec, *, for_user: str | None) -> list[Block]:
+def _capped(top: list[Block], tail: list[Block]) -> list[Block]:
+    # The buttons and the lines under the details come last; an overlong card loses detail
+    # rows from the middle, never its buttons.
+    return [*top[: _MAX_BLOCKS - len(tail)], *tail]
+
+
+def _head(spec: CardSpec) -> Block:
+    return {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
+
+
+def render_pending(
+    spec: CardSpec, *, for_user: str | None, verbs: frozenset[Verb] = EVERY
+) -> list[Block]:
     """A card waiting for a decision: whom it waits for (the header), summary, details,
-    warning, when it expires, buttons. ``for_user`` is named only when the header cannot."""
-    head = {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
+    warning, its approvals so far, when it expires, the buttons among ``verbs``.
+
+    ``for_user`` is named only when the header cannot say whom the card waits for.
+    """
     mention = None if spec.waiting_for else for_user
-    tail = [_context(texts.card_for(mention, spec.expires_at))]
-    if spec.actions:
-        tail.append(_buttons(spec))
-    return _cap([head, *_body(spec), *tail])
+    tail = [context(texts.progress(spec.progress))] if spec.progress else []
+    tail.append(context(texts.card_for(mention, spec.expires_at)))
+    return _capped([_head(spec), *body(spec)], [*tail, *buttons(spec, verbs)])
 
 
 def _decided_lines(spec: CardSpec, decided_by_slack: str | None) -> list[str]:
-    """Who decided, when, and what came of it, each said once."""
+    """Who decided and when, what came of it, and what was left as it was, each said once."""
     decided, outcome = spec.decided, spec.outcome
-    if spec.note is not None:
-        return [esc(spec.note), *([texts.outcome_line(*outcome)] if outcome else [])]
-    if decided is not None and decided.in_outcome and outcome:
-        return [texts.outcome_line(*outcome, at=decided.at)]
     lines = []
-    if decided is not None:
+    if decided is not None and decided.in_outcome and outcome:
+        lines.append(texts.outcome_line(*outcome, at=decided.at))
+        outcome = None
+    elif decided is not None:
         lines.append(
             texts.decided_line(decided.by, decided_by_slack, decided.at, verb=decided.verb)
         )
     if outcome:
         lines.append(texts.outcome_line(*outcome))
+    if spec.note is not None:
+        lines.append(texts.note(spec.note))
     return lines
 
 
 def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Block]:
-    """A decided card: what it was, who decided and when, the outcome; no buttons."""
-    head = {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
+    """A decided card: what it was, who decided and when, the outcome, what stays; no buttons.
+
+    A note ("Nothing was changed; request 6 is still pending.") used to replace the
+    who-and-when line: a rejected card no longer said who rejected it.
+    """
     lines = _decided_lines(spec, decided_by_slack)
-    return _cap([head, *_body(spec), _context("\n".join(lines))])
-
-
-def pending_blocks(card: CardView, *, for_user: str | None) -> list[Block]:
-    """A card waiting for a decision, as Block Kit (see ``render_pending``)."""
-    return render_pending(card.spec(), for_user=for_user)
-
-
-def decided_blocks(record: CardRecord, *, decided_by_slack: str | None) -> list[Block]:
-    """A decided card as Block Kit (see ``render_decided``)."""
-    return render_decided(decided_spec(record), decided_by_slack=decided_by_slack)
+    tail = [context("\n".join(lines))] if lines else []
+    return _capped([_head(spec), *body(spec)], tail)
 
 
 def reject_modal(
-    *, token: str, channel: str | None, thread_ts: str | None, summary: str
+    *, token: str, channel: str | None, thread_ts: str | None, summary: str, card_id: str = ""
 ) -> dict[str, Any]:
-    """The modal asking why a card is rejected; the token rides in ``private_metadata``."""
-    meta = json.dumps({"token": token, "channel": channel, "thread_ts": thread_ts})
+    """The modal asking why a card is rejected; the token and the card ride in
+    ``private_metadata`` (the card id only to show the card afterwards, never to decide)."""
+    meta = json.dumps(
+        {"token": token, "card_id": card_id, "channel": channel, "thread_ts": thread_ts}
+    )
     return {
         "type": "modal",
         "callback_id": REJECT_VIEW,
@@ -238,7 +228,7 @@ def reject_modal(
         "submit": _plain(texts.REJECT, 24),
         "close": _plain(texts.CONFIRM_DENY, 24),
         "blocks": [
-            _section(texts.rejecting(summary)),
+            section(texts.rejecting(summary)),
             {
                 "type": "input",
                 "block_id": REASON_BLOCK,
@@ -254,58 +244,3 @@ def reject_modal(
             },
         ],
     }
-
-
-def _entry(card: CardView, for_user: str | None) -> list[Block]:
-    """One waiting card in a list: the whole card, never part of one."""
-    spec = card.spec()
-    blocks = [{"type": "divider", "block_id": _id("div")}, *_body(spec)]
-    blocks.append(_context(texts.card_for(None, spec.expires_at)))
-    if spec.actions:
-        blocks.append(_buttons(spec))
-    return blocks
-
-
-def pending_list(
-    cards: Sequence[CardView],
-    *,
-    for_user: str | None,
-    start: int = 0,
-    limit: int = _MAX_BLOCKS,
-) -> list[Block]:
-    """The person's waiting cards from the ``start``-th (0-based), whole cards only, within
-    ``limit`` blocks, then how many more wait and how to see them (slash command, App Home).
-
-    With nine cards waiting the list used to be cut at Slack's 50th block: the ninth card showed
-    without its buttons or its expiry, and nothing said more were waiting.
-    """
-    if not cards:
-        return [_section(texts.pending_none())]
-    rest = list(cards[start:])
-    blocks: list[Block] = []
-    for i, card in enumerate(rest):
-        entry = _entry(card, for_user)
-        more = 1 if i < len(rest) - 1 else 0  # room for the "N more" note
-        if 1 + len(blocks) + len(entry) + more > limit and blocks:
-            break
-        blocks += entry
-    shown = sum(1 for b in blocks if b["type"] == "divider")
-    title = _section(texts.pending_title(len(cards), first=start + 1, shown=shown))
-    hidden = len(rest) - shown
-    if hidden > 0:
-        blocks.append(_section(texts.pending_more(hidden, next_from=start + shown + 1)))
-    return [title, *blocks]
-
-
-def home_view(
-    cards: Sequence[CardView], *, for_user: str | None, linked: bool = True
-) -> dict[str, Any]:
-    """The App Home tab: a short introduction, then the person's waiting cards (whole ones)."""
-    intro = [_section(texts.HOME_INTRO), {"type": "divider", "block_id": _id("div")}]
-    if not linked:
-        listed = [_section(texts.not_linked())]
-    elif cards:
-        listed = pending_list(cards, for_user=for_user, limit=_MAX_HOME - len(intro))
-    else:
-        listed = [_section(texts.home_empty())]
-    return {"type": "home", "blocks": [*intro, *listed]}

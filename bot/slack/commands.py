@@ -1,10 +1,12 @@
 """Answers ``/countersign``: ``help``, the person's waiting cards, ``audit here``; never decides a card.
 
 The answer goes to the command's ``response_url`` as an ephemeral message, so nobody else in
-the channel sees another person's queue. ``pending 9`` lists the waiting cards from the ninth
-on (a list holds whole cards only, within Slack's 50 blocks). ``audit here`` makes the channel
-it is typed in the workspace's audit channel, where every decision is recorded, those made in
-a DM included; only an owner or a manager may choose it.
+the channel sees another person's queue. ``pending`` lists the cards waiting for the person,
+then those they asked for that wait on others (``bot.slack.lists``); ``pending 9`` lists the
+cards waiting for them from the ninth on (a list holds whole cards only, within Slack's 50
+blocks). ``audit here`` makes the channel it is typed in the workspace's audit channel, where
+every decision is recorded, those made in a DM included; only an owner or a manager may
+choose it.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import identity
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.blocks import pending_list
-from bot.slack.home import pending_cards
+from bot.slack.home import asked_cards, pending_cards
 from bot.slack.inbound import installation_of
+from bot.slack.lists import pending_list
 from bot.surface import Surface
 from tools import Caller, Role
 from tools.connections import Connections, Platform
@@ -88,13 +90,19 @@ async def answer(
         said = await audit_here(surface, caller, installation=installation, channel=channel)
         await respond(text=said, response_type="ephemeral")
         return
-    cards = await pending_cards(surface, caller)
+    cards, asked = await pending_cards(surface, caller), await asked_cards(surface, caller)
     await respond(
-        text=texts.pending_text(len(cards)) if cards else texts.pending_none(),
-        blocks=pending_list(cards, for_user=user, start=min(start, max(len(cards) - 1, 0))),
+        text=texts.pending_text(len(cards), len(asked)) if cards or asked else texts.pending_none(),
+        blocks=pending_list(cards, asked, start=min(start, max(len(cards) - 1, 0))),
         response_type="ephemeral",
     )
-    log.info("pending_listed", tenant=caller.tenantid, user=caller.userid, cards=len(cards))
+    log.info(
+        "pending_listed",
+        tenant=caller.tenantid,
+        user=caller.userid,
+        cards=len(cards),
+        asked=len(asked),
+    )
 
 
 def _start(parts: list[str]) -> int | None:

@@ -1,7 +1,11 @@
-"""Publishes the App Home tab: a short introduction and the person's waiting cards; never decides.
+"""Publishes the App Home tab: the cards waiting for the person and those they asked for; never decides.
 
-The cards carry the same buttons as in the channel, so a manager can clear their queue from
-one place; a press there is handled like any other and the channel's card is updated too.
+Two sections: "Waiting for you" (cards issued to them, routed ones included, with Approve and
+Reject) and "Waiting for others" (cards they asked for that wait on somebody else, with
+Withdraw). A press there is handled like any other and every copy of the card is updated too.
+A tab is published when its person opens it, and again for everyone a card concerns whenever
+the card moves (a press, an expiry, an escalation), so an open tab never offers a card that
+was decided meanwhile.
 """
 
 from __future__ import annotations
@@ -11,17 +15,19 @@ from typing import Any
 import structlog
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import identity
+from bot import cardspec, identity
+from bot.cardspec import CardSpec
 from bot.placement import first
-from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.blocks import CardView, home_view
+from bot.slack.adapter import SlackAdapter, Where, slack_error
 from bot.slack.inbound import installation_of
+from bot.slack.lists import home_view
 from bot.surface import Surface
 from tools import Caller, CardRecord
 
-__all__ = ["pending_cards", "publish_home", "register"]
+__all__ = ["asked_cards", "pending_cards", "publish_home", "refresh_homes", "register"]
 
 log = structlog.get_logger("bot.slack.home")
 
@@ -45,28 +51,65 @@ def register(app: AsyncApp, surface: Surface) -> None:
     app.event("app_home_opened")(on_home_opened)
 
 
-async def pending_cards(surface: Surface, caller: Caller) -> list[CardView]:
-    """The cards waiting on this person, with the buttons they were posted with."""
+def _spec(record: CardRecord) -> CardSpec:
+    """The card as it stands, with the buttons it was posted with."""
+    placement = first(record, "slack")
+    return cardspec.of_record(record, token=placement.token if placement is not None else "")
+
+
+async def pending_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
+    """The cards waiting on this person's decision, routed ones included."""
     now = surface.registry.clock()
     records = await surface.registry.cards.pending_for(caller.userid, caller.tenantid, now)
-    return [CardView.of_record(r, token=_token(r)) for r in records]
+    return [_spec(r) for r in records]
 
 
-def _token(record: CardRecord) -> str:
-    placement = first(record, "slack")
-    return placement.token if placement is not None else ""
+async def asked_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
+    """The cards this person asked for that wait on somebody else."""
+    now = surface.registry.clock()
+    records = await surface.registry.cards.asked_by(caller.userid, caller.tenantid, now)
+    return [_spec(r) for r in records]
 
 
 async def publish_home(
     surface: Surface, client: AsyncWebClient, *, caller: Caller | None, slack_user: str
 ) -> None:
-    cards = await pending_cards(surface, caller) if caller is not None else []
-    view = home_view(cards, for_user=slack_user, linked=caller is not None)
+    mine = await pending_cards(surface, caller) if caller is not None else []
+    theirs = await asked_cards(surface, caller) if caller is not None else []
+    view = home_view(mine, theirs, linked=caller is not None)
     await client.views_publish(user_id=slack_user, view=view)
     log.info(
         "home_published",
         tenant=caller.tenantid if caller else None,
         user=caller.userid if caller else None,
         slack_user=slack_user,
-        cards=len(cards),
+        cards=len(mine),
+        asked=len(theirs),
     )
+
+
+async def refresh_homes(
+    surface: Surface, client: AsyncWebClient, record: CardRecord, installation: str
+) -> int:
+    """Republishes the App Home of everyone ``record`` concerns (those it is issued to and its
+    asker) who has a Slack identity in ``installation``; returns how many.
+
+    A person whose tab cannot be published (they left, the app lost a scope) is logged and
+    skipped: the others still see the card as it stands.
+    """
+    people = dict.fromkeys([*(i.userid for i in record.issued_to), record.userid])
+    done = 0
+    for userid in people:
+        caller = await surface.directory.person(userid)
+        if caller is None or caller.tenantid != record.tenantid:
+            continue
+        for where, slack_user in await surface.directory.addresses(userid, "slack"):
+            if where != installation:
+                continue
+            try:
+                await publish_home(surface, client, caller=caller, slack_user=slack_user)
+            except SlackApiError as failed:
+                log.warning("home_publish_failed", slack_user=slack_user, error=slack_error(failed))
+                continue
+            done += 1
+    return done

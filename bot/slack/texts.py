@@ -1,17 +1,17 @@
-"""Every word a Slack user reads, and the escaping of what goes around them; never posts anything.
+"""Every word a Slack user reads, escaped for mrkdwn; never posts anything.
 
-Tone and escaping live here so they are the same everywhere. Any string that came from the
-merchant's data, a person or the model goes through ``esc`` before it is placed in mrkdwn: a
-branch named ``<!channel>`` must ping nobody, and ``&`` must not start an entity.
+Tone lives here so it is the same everywhere; the escaping is ``bot.slack.mrkdwn``'s, and every
+string that came from the merchant's data, a person or the model goes through it before it is
+placed in mrkdwn.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
+from datetime import datetime
 
 from bot import wording
 from bot.cardspec import clip
+from bot.slack.mrkdwn import esc, esc_data, mention, when
 
 __all__ = [
     "APPROVE",
@@ -24,21 +24,47 @@ __all__ = [
     "REASON_LABEL",
     "REJECT",
     "REJECT_MODAL_TITLE",
+    "WITHDRAW",
+    "audit_not_a_channel",
+    "audit_not_allowed",
+    "audit_set",
     "audit_text",
+    "card_for",
     "card_text",
     "clip",
+    "confirm_ok",
+    "confirm_text",
+    "confirm_title",
     "database_unreachable",
+    "decided_line",
     "decided_text",
     "esc",
     "esc_data",
+    "home_empty",
+    "labelled",
     "model_failed",
     "not_connected",
     "not_linked",
     "not_your_card",
+    "note",
+    "notification",
+    "others_more",
+    "others_title",
+    "outcome_line",
+    "pending_more",
+    "pending_none",
+    "pending_text",
+    "pending_title",
     "press_failed",
+    "progress",
     "refused",
+    "rejecting",
     "reply",
+    "waiting_for",
     "when",
+    "withdraw_ok",
+    "withdraw_text",
+    "withdraw_title",
 ]
 
 HOURGLASS = "hourglass_flowing_sand"
@@ -46,6 +72,7 @@ COMMAND = "/countersign"
 
 APPROVE = wording.APPROVE
 REJECT = wording.REJECT
+WITHDRAW = wording.WITHDRAW
 CONFIRM_DENY = "Not yet"
 
 REJECT_MODAL_TITLE = "Reject this change"
@@ -69,75 +96,6 @@ HOME_INTRO = (
 )
 
 
-# &, < and > are Slack's own escapes. mrkdwn has no escape for its styling characters, so
-# they become look-alikes that Slack does not read as markup: a note typed as "*URGENT*
-# ~approved~" restyled the whole card before.
-_INERT = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        "*": "\u2217",  # ∗ asterisk operator
-        "_": "\u02cd",  # ˍ modifier letter low macron
-        "~": "\u223c",  # ∼ tilde operator
-        "`": "\u02cb",  # ˋ modifier letter grave accent
-    }
-)
-
-
-def esc(text: str) -> str:
-    """Makes data inert in mrkdwn: ``&``, ``<``, ``>`` escaped, styling characters defused.
-
-    A branch named ``<!channel>`` pings nobody, ``<https://x|Approve here>`` is no link and
-    ``*bold*`` is not bold. Bare URLs are kept from linking by ``verbatim`` on the block's text.
-    """
-    return text.translate(_INERT)
-
-
-def when(at: datetime) -> str:
-    """A time every reader sees in their own time zone, with a UTC fallback for old clients."""
-    fallback = f"{at:%Y-%m-%d %H:%M} UTC"
-    return f"<!date^{int(at.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
-
-
-# The times the engine and the offline model write into text: "2026-11-30 02:08 UTC",
-# "2026-11-30T02:08+00:00", "30 Nov 2026, 02:08 UTC". Only ones that name UTC are read: a time
-# without a zone could be anyone's.
-_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
-_STAMP = re.compile(
-    r"(?P<iso>\d{4}-\d{2}-\d{2})[ T](?P<hm>\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?: UTC|Z|\+00:00)"
-    rf"|(?P<day>\d{{1,2}}) (?P<mon>{_MONTHS}) (?P<year>\d{{4}}), (?P<hm2>\d{{2}}:\d{{2}}) UTC"
-)
-
-
-def _as_when(found: re.Match[str]) -> str:
-    if found["iso"]:
-        text = f"{found['iso']} {found['hm']}"
-        at = datetime.strptime(text, "%Y-%m-%d %H:%M")
-    else:
-        text = f"{found['day']} {found['mon']} {found['year']} {found['hm2']}"
-        at = datetime.strptime(text, "%d %b %Y %H:%M")
-    return when(at.replace(tzinfo=UTC))
-
-
-def timed(text: str) -> str:
-    """Escaped text with every UTC time in it shown in each reader's own time zone.
-
-    A card once said "Created at: 2026-11-30T02:08+00:00" beside an expiry Slack showed in the
-    reader's zone: two renderings of time on one card, one of them a machine's.
-    """
-    return _STAMP.sub(_as_when, text)
-
-
-def esc_data(text: str) -> str:
-    """Data made inert (``esc``), with its UTC times as Slack date tokens."""
-    return timed(esc(text))
-
-
-def mention(slack_user: str) -> str:
-    return f"<@{slack_user}>"
-
-
 # -- cards -------------------------------------------------------------------------------
 
 
@@ -150,12 +108,27 @@ def card_text(summary: str, for_name: str) -> str:
     return clip(esc(wording.card_text(summary, for_name)), 3000)
 
 
+def notification(text: str) -> str:
+    """A notification the core worded (a card's, a private copy's push), escaped like the card."""
+    return clip(esc(text), 3000)
+
+
 def card_for(slack_user: str | None, expires_at: datetime | None) -> str:
     """The line under a waiting card: its expiry, and whom it is for when the heading cannot say."""
     if slack_user is None:
         return f"Expires {when(expires_at)}" if expires_at else ""
     who = f"For {mention(slack_user)}"
     return f"{who} · expires {when(expires_at)}" if expires_at else who
+
+
+def progress(text: str) -> str:
+    """The approvals line of a card that needs two ("Approved by Arjun Mehta, 1 of 2; …")."""
+    return f":ballot_box_with_check: {esc(text)}"
+
+
+def waiting_for(names: tuple[str, ...]) -> str:
+    """Whom a card someone asked for is waiting for, in their own list of requests."""
+    return f"Waiting for {esc(wording.who(names))}" if names else "Waiting for an approver"
 
 
 def rejecting(summary: str) -> str:
@@ -175,6 +148,18 @@ def confirm_ok() -> str:
     return "Yes, approve"
 
 
+def withdraw_title() -> str:
+    return "Withdraw this request?"
+
+
+def withdraw_text(summary: str) -> str:
+    return clip(f"{summary} Nobody will be able to approve it, and nothing will be changed.", 300)
+
+
+def withdraw_ok() -> str:
+    return "Yes, withdraw"
+
+
 # -- decisions ---------------------------------------------------------------------------
 
 
@@ -190,14 +175,34 @@ def outcome_line(label: str, text: str, at: datetime | None = None) -> str:
     return f"{said.rstrip('. ')} · {when(at)}" if at else said
 
 
+def note(text: str) -> str:
+    """What a card that did not run left as it was ("Nothing was changed; request 6 is still
+    pending."), escaped."""
+    return esc_data(text)
+
+
 def labelled(label: str, text: str) -> str:
     """A bold label and an escaped value: ``*Outcome:* done.``"""
     return f"*{esc(label)}:* {esc(text)}"
 
 
-def decided_text(status: str, summary: str, by: str) -> str:
-    """The notification text of a decided card: one sentence, escaped like ``card_text``."""
-    return clip(esc(wording.decided_text(status, summary, by)), 3000)
+def decided_text(status: str, summary: str, by: str, standing: str | None = None) -> str:
+    """The notification text of a decided card: one sentence, escaped like ``card_text``.
+
+    A card that did not run says so, and how things stand ("Not approved (Arjun Mehta): …
+    Nothing was changed; request 2 is still pending.").
+    """
+    return clip(esc(wording.decided_text(status, summary, by, standing)), 3000)
+
+
+_MARKS = {
+    "done": ":white_check_mark:",
+    "failed": ":x:",
+    "rejected": ":no_entry_sign:",
+    "withdrawn": ":leftwards_arrow_with_hook:",
+    "interrupted": ":warning:",
+    "outcome_unknown": ":warning:",
+}
 
 
 def audit_text(
@@ -205,33 +210,44 @@ def audit_text(
     *,
     summary: str,
     by: str,
-    slack_user: str | None,
+    standing: str | None,
     reason: str | None,
     outcome: str | None,
 ) -> str:
-    """The channel-visible record of a decision, in mrkdwn (every value escaped)."""
-    who = mention(slack_user) if slack_user else esc(by)
-    # Summaries are sentences; the full stop is put back once, so no line reads "Kumar.. Reason".
-    body = esc_data(summary).rstrip(". ")
-    said = esc_data(outcome or status).rstrip(". ")
-    if status == "done":
-        return f":white_check_mark: {who} approved: {body}."
-    if status == "failed":
-        return f":x: {who} approved, but it failed: {body}. {said}. Nothing was changed."
-    if status == "rejected":
-        why = f" Reason: {esc(reason)}" if reason else ""
-        return f":no_entry_sign: {who} rejected: {body}.{why}"
-    if status in ("interrupted", "outcome_unknown"):
-        return f":warning: {body}: {said}."
-    return f"{who}: {body} ({esc(status)})"
+    """The channel-visible record of a decision, in mrkdwn (every value escaped).
+
+    The sentence is the decided card's own (``wording.decided_text``), so the channel reads
+    what the card says: who decided, by name (both, for a card that needed two), and for a
+    card that did not run, that nothing was changed and how things stand. It used to mention
+    the person a card was posted for as the decider, which was wrong once a card could be
+    decided by someone it was routed to.
+    """
+    line = esc_data(wording.decided_text(status, summary, by or "someone", standing))
+    said = f"{_MARKS[status]} {line}" if status in _MARKS else line
+    if status == "rejected" and reason:
+        said = f"{said.rstrip()} Reason: {esc(reason)}"
+    elif status in ("failed", "interrupted", "outcome_unknown") and outcome:
+        said = f"{said.rstrip('. ')}. {esc_data(outcome)}"
+    return clip(said, 3000)
 
 
 # -- refusals and status messages -------------------------------------------------------
 
 
 def not_your_card(owner_slack_user: str | None) -> str:
-    owner = mention(owner_slack_user) if owner_slack_user else "the person who asked for it"
-    return wording.not_your_card(owner)
+    """The refusal of a press by someone a card is not issued to.
+
+    A card issued to one person names them; one routed to several (or needing two approvers)
+    names nobody here, since its heading already says whom it waits for. It used to say the
+    card "belongs to the person who asked for it", which for a routed card is the one person
+    who may not approve it.
+    """
+    if owner_slack_user:
+        return wording.not_your_card(mention(owner_slack_user))
+    return (
+        "This card is not waiting for your approval; its heading says whom it is waiting for. "
+        "Nothing was changed."
+    )
 
 
 def refused(message: str) -> str:
@@ -284,9 +300,14 @@ def pending_none() -> str:
     return "No cards are waiting for you."
 
 
+def _cards(count: int) -> str:
+    return f"{count} card{'s' if count != 1 else ''}"
+
+
 def pending_title(count: int, *, first: int = 1, shown: int | None = None) -> str:
-    """The list's heading; says which ones are shown when not all of them fit."""
-    title = f"*{count} card{'s' if count != 1 else ''} waiting for you*"
+    """The heading of the cards waiting for the reader's decision; says which ones are shown
+    when not all of them fit."""
+    title = f"*Waiting for you* · {_cards(count)}"
     if shown is None or (first == 1 and shown >= count):
         return title
     last = first + shown - 1
@@ -299,8 +320,24 @@ def pending_more(hidden: int, *, next_from: int) -> str:
     return f"{more} `{COMMAND} pending {next_from}` lists them from card {next_from} on."
 
 
-def pending_text(count: int) -> str:
-    return f"{count} approval card{'s are' if count != 1 else ' is'} waiting for you."
+def others_title(count: int, *, shown: int | None = None) -> str:
+    """The heading of the cards the reader asked for that wait on somebody else."""
+    title = f"*Waiting for others* · {_cards(count)} you asked for"
+    return title if shown is None or shown >= count else f"{title} · {shown} shown"
+
+
+def others_more(hidden: int) -> str:
+    """The note under the reader's own requests when not all of them fit."""
+    return f"*{hidden} more* of your requests {'are' if hidden != 1 else 'is'} waiting for others."
+
+
+def pending_text(count: int, others: int = 0) -> str:
+    """The notification of ``/countersign pending``: how many wait for you, and for others."""
+    mine = f"{count} approval card{'s are' if count != 1 else ' is'} waiting for you."
+    if not others:
+        return mine
+    theirs = f"{others} card{'s' if others != 1 else ''} you asked for"
+    return f"{mine} {theirs} {'are' if others != 1 else 'is'} waiting for others."
 
 
 def audit_set(channel: str) -> str:

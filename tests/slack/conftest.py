@@ -41,6 +41,16 @@ PEOPLE = {
 LINKED = ("UPRIYA", "UARJUN", "UMEERA", "URAVI")
 
 
+class SlackWebApi(WebApi):
+    """The sandbox's Web API, answering ``conversations.open`` with the person's DM with the app."""
+
+    async def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        dm = self.workspace.dm_of(str(params.get("users") or ""))
+        if dm is None:
+            return {"ok": False, "error": "user_not_found"}
+        return {"ok": True, "channel": {"id": dm.id}}
+
+
 class RecordingAssistant:
     """The real assistant, with every note it is told kept for the test to read."""
 
@@ -155,7 +165,7 @@ def _actions(blocks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @pytest.fixture
 async def slack() -> AsyncIterator[WebApi]:
-    fake = WebApi(team_id=TEAM)
+    fake = SlackWebApi(team_id=TEAM)
     for user, (name, email) in PEOPLE.items():
         fake.add_user(user, name, email)
     await fake.start()

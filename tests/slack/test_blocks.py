@@ -72,9 +72,8 @@ def test_notification_and_audit_texts_escape_the_same_way() -> None:
     """The push text and the channel's audit line are mrkdwn too: the same data stays inert."""
     for text in (
         card_text(NASTY, NASTY),
-        decided_text("rejected", NASTY, NASTY),
-        audit_text(
-            "rejected", summary=NASTY, by=NASTY, slack_user=None, reason=NASTY, outcome=None
-        ),
+        decided_text("rejected", NASTY, NASTY, NASTY),
+        audit_text("rejected", summary=NASTY, by=NASTY, standing=NASTY, reason=NASTY, outcome=None),
+        audit_text("failed", summary=NASTY, by=NASTY, standing=None, reason=None, outcome=NASTY),
     ):
         _inert(text)

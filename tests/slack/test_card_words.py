@@ -11,17 +11,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot.cardspec import Decided, pending
+from bot.cardspec import CardSpec, Decided, pending
 from bot.placement import SlackPlacement
 from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.blocks import (
-    CardView,
-    home_view,
-    pending_list,
-    reject_modal,
-    render_decided,
-    render_pending,
-)
+from bot.slack.blocks import reject_modal, render_decided, render_pending
+from bot.slack.lists import home_view, pending_list
 from bot.slack.texts import esc_data, reply
 from tests.support.cards import card_record
 from tools import CardStatus
@@ -47,8 +41,8 @@ def _texts(blocks: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def _card(n: int, *, details: int = 4) -> CardView:
-    return CardView(
+def _card(n: int, *, details: int = 4) -> CardSpec:
+    return pending(
         card_id=f"card{n}",
         summary=f"Approve request {n} — a discount for Whitefield.",
         details=tuple((f"Label {i}", f"value {i}") for i in range(details)),
@@ -132,7 +126,7 @@ def test_a_long_list_shows_whole_cards_then_how_many_more() -> None:
     """With eleven cards waiting, the list stops before Slack's 50 blocks at a card's end: every
     card shown has its buttons and expiry, and a note says how many more and how to see them."""
     cards = [_card(n) for n in range(1, 12)]
-    blocks = pending_list(cards, for_user="UARJUN")
+    blocks = pending_list(cards)
     assert len(blocks) <= 50
     for raw in blocks:
         assert Block.parse(raw) is not None
@@ -145,14 +139,14 @@ def test_a_long_list_shows_whole_cards_then_how_many_more() -> None:
     assert note.startswith(f"*{11 - shown} more* are waiting for you.")
     assert f"`/countersign pending {shown + 1}`" in note
     assert f"1–{shown} shown" in blocks[0]["text"]["text"]
-    rest = pending_list(cards, for_user="UARJUN", start=shown)
+    rest = pending_list(cards, start=shown)
     assert sum(1 for b in rest if b["type"] == "actions") == 11 - shown
     assert "more*" not in _texts(rest)
 
 
 def test_the_app_home_holds_whole_cards_within_its_limit() -> None:
     """The Home tab (100 blocks) lists whole cards and says how many more wait."""
-    view = home_view([_card(n, details=12) for n in range(1, 30)], for_user="UARJUN")
+    view = home_view([_card(n, details=12) for n in range(1, 30)])
     blocks = view["blocks"]
     assert len(blocks) <= 100
     dividers = sum(1 for b in blocks if b["type"] == "divider") - 1  # the intro's divider

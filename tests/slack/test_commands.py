@@ -107,7 +107,9 @@ async def test_audit_here_records_decisions_made_in_a_dm(bot: Bot) -> None:
     assert await bot.press("UARJUN", card) == 200
     recorded = [m for m in bot.slack.messages if m.channel == CHANNEL]
     assert len(recorded) == 1
-    assert recorded[0].text.startswith(":white_check_mark: <@UARJUN> approved: Approve request 3")
+    assert recorded[0].text.startswith(
+        ":white_check_mark: Approved and done (Arjun Mehta): Approve request 3"
+    )
 
 
 async def test_only_an_owner_or_manager_sets_the_audit_channel(bot: Bot) -> None:

@@ -28,10 +28,13 @@ async def test_reject_with_a_reason_through_the_modal(bot: Bot) -> None:
         == 200
     )
     updated = bot.slack.message(CHANNEL, card.ts)
-    assert updated.blocks[0]["text"]["text"] == "Rejected"
+    assert updated.blocks[0]["text"]["text"] == "Not approved"
     assert "Budget is frozen &lt;!here&gt;" in updated.blocks[-1]["elements"][0]["text"]
     audit = [m for m in bot.slack.thread(CHANNEL, thread) if m.reply_broadcast]
-    assert len(audit) == 1 and "rejected" in audit[0].text
+    assert len(audit) == 1
+    assert audit[0].text.startswith(":no_entry_sign: Not approved (Arjun Mehta): Approve request 3")
+    assert "Nothing was changed; request 3 is still pending." in audit[0].text
+    assert audit[0].text.endswith("Reason: Budget is frozen &lt;!here&gt;")
     assert "<!here>" not in audit[0].text
     note = bot.assistant.notes[-1][1]
     assert "Budget is frozen <!here>" in note and "It was not done" in note
@@ -47,7 +50,7 @@ async def test_reject_without_a_reason(bot: Bot) -> None:
     await bot.press("UARJUN", card, action="card_reject")
     view = bot.slack.called("views.open")[0]["view"]
     await bot.interact(view_submission("UARJUN", view, reason=None))
-    assert bot.slack.message(CHANNEL, card.ts).blocks[0]["text"]["text"] == "Rejected"
+    assert bot.slack.message(CHANNEL, card.ts).blocks[0]["text"]["text"] == "Not approved"
     assert "none given" in bot.slack.message(CHANNEL, card.ts).blocks[-1]["elements"][0]["text"]
 
 

@@ -1,0 +1,121 @@
+"""Renders a person's cards as Block Kit lists (the App Home, ``/countersign pending``); never calls Slack.
+
+Two sections: the cards waiting for the person's decision, with Approve and Reject, and the
+cards they asked for that wait on somebody else, saying whom, with Withdraw only. Each shows
+whole cards within the payload's block limit, then how many more there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from bot.cardspec import CardSpec
+from bot.slack import texts
+from bot.slack.blocks import DECIDING, WITHDRAWING, Block, body, buttons, context, divider, section
+
+__all__ = ["HOME_BLOCKS", "home_view", "pending_list"]
+
+_MAX_BLOCKS: Final = 50
+HOME_BLOCKS: Final = 100  # a Home tab view holds up to 100 blocks; a message, 50
+
+
+def _lines(spec: CardSpec, first: str) -> Block:
+    """The small print of a listed card: whom it waits for or when it expires, its approvals."""
+    said = [first] if first else []
+    if spec.progress:
+        said.append(texts.progress(spec.progress))
+    return context("\n".join(said))
+
+
+def _expiry(spec: CardSpec) -> str:
+    return texts.card_for(None, spec.expires_at)
+
+
+def _mine(spec: CardSpec) -> list[Block]:
+    """A card waiting for the reader: the whole card, with Approve and Reject."""
+    return [divider(), *body(spec), _lines(spec, _expiry(spec)), *buttons(spec, DECIDING)]
+
+
+def _theirs(spec: CardSpec) -> list[Block]:
+    """A card the reader asked for: whom it waits for, with Withdraw."""
+    waiting = texts.waiting_for(spec.waiting_for)
+    first = f"{waiting} · {_expiry(spec).lower()}" if spec.expires_at else waiting
+    return [divider(), *body(spec), _lines(spec, first), *buttons(spec, WITHDRAWING)]
+
+
+def _whole(
+    cards: Sequence[CardSpec], entry: Callable[[CardSpec], list[Block]], limit: int
+) -> tuple[list[Block], int]:
+    """As many whole cards as fit in ``limit`` blocks besides a heading and a "more" note
+    (at least one), and how many that is."""
+    blocks: list[Block] = []
+    shown = 0
+    for i, card in enumerate(cards):
+        blocks_of = entry(card)
+        more = 1 if i < len(cards) - 1 else 0
+        if 1 + len(blocks) + len(blocks_of) + more > limit and blocks:
+            break
+        blocks += blocks_of
+        shown += 1
+    return blocks, shown
+
+
+def _waiting_for_me(cards: Sequence[CardSpec], *, start: int, limit: int) -> list[Block]:
+    """The cards waiting for the reader from the ``start``-th (0-based), then how many more.
+
+    With nine cards waiting the list used to be cut at Slack's 50th block: the ninth card showed
+    without its buttons or its expiry, and nothing said more were waiting.
+    """
+    if not cards:
+        return [section(texts.pending_none())]
+    rest = list(cards[start:])
+    blocks, shown = _whole(rest, _mine, limit)
+    title = section(texts.pending_title(len(cards), first=start + 1, shown=shown))
+    hidden = len(rest) - shown
+    if hidden > 0:
+        blocks.append(section(texts.pending_more(hidden, next_from=start + shown + 1)))
+    return [title, *blocks]
+
+
+def _waiting_for_others(cards: Sequence[CardSpec], *, limit: int) -> list[Block]:
+    if not cards:
+        return []
+    blocks, shown = _whole(cards, _theirs, limit)
+    title = section(texts.others_title(len(cards), shown=shown))
+    if len(cards) > shown:
+        blocks.append(section(texts.others_more(len(cards) - shown)))
+    return [title, *blocks]
+
+
+def pending_list(
+    mine: Sequence[CardSpec],
+    others: Sequence[CardSpec] = (),
+    *,
+    start: int = 0,
+    limit: int = _MAX_BLOCKS,
+) -> list[Block]:
+    """The reader's cards within ``limit`` blocks: those waiting for them from the
+    ``start``-th (0-based) on, then (on the first page) those they asked for that wait on
+    others. Each section holds whole cards; the second gets at most half when both have some.
+    """
+    if not mine and not others:
+        return [section(texts.pending_none())]
+    theirs: list[Block] = []
+    if start == 0:
+        theirs = _waiting_for_others(others, limit=limit // 2 if mine else limit - 1)
+    return [*_waiting_for_me(mine, start=start, limit=limit - len(theirs)), *theirs]
+
+
+def home_view(
+    mine: Sequence[CardSpec], others: Sequence[CardSpec] = (), *, linked: bool = True
+) -> dict[str, Any]:
+    """The App Home tab: a short introduction, then the reader's cards (whole ones)."""
+    intro = [section(texts.HOME_INTRO), divider()]
+    if not linked:
+        listed = [section(texts.not_linked())]
+    elif mine or others:
+        listed = pending_list(mine, others, limit=HOME_BLOCKS - len(intro))
+    else:
+        listed = [section(texts.home_empty())]
+    return {"type": "home", "blocks": [*intro, *listed]}
