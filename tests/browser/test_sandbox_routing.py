@@ -117,6 +117,7 @@ async def test_two_managers_approve_request_5_and_the_first_shows_1_of_2_everywh
     mine = await dm_copy(page, 5)
     await approve(page, mine)
     await expect(mine).to_contain_text("1 of 2")
+    await expect(mine).not_to_contain_text(":ballot_box_with_check:")  # drawn, not spelled out
     assert sandbox.request_status(5) == "pending"
 
     await switch(page, "URAVI")
