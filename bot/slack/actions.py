@@ -1,13 +1,16 @@
-"""Takes Approve and Reject presses from Slack; never runs a write except through the core's ``bot.presses``.
+"""Takes Approve, Reject and Withdraw presses from Slack; never runs a write except through the core's ``bot.presses``.
 
 Every press is acked at once and decided after the ack, in the task set. Nothing here reads the
-card token: the engine verifies it, and ``bot.presses`` shows every outcome the same way on
-every surface. Reject first opens a modal asking why; its submission is the press.
+card token: the engine verifies it (Withdraw by anyone but the card's asker is refused there),
+and ``bot.presses`` shows every outcome the same way on every surface. Reject first opens a
+modal asking why; its submission is the press. A press that moved a card refreshes the App
+Home of everyone the card concerns.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -25,11 +28,13 @@ from bot.slack.blocks import (
     REASON_INPUT,
     REJECT_ACTION,
     REJECT_VIEW,
+    WITHDRAW_ACTION,
     card_id_of_block,
 )
-from bot.slack.home import publish_home
+from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of
 from bot.surface import Surface
+from tools import CardRecord, CardStatus
 
 __all__ = ["decide", "open_reject", "register"]
 
@@ -53,27 +58,29 @@ def _user_team(body: dict[str, Any]) -> str | None:
 
 
 def register(app: AsyncApp, surface: Surface) -> None:
-    async def on_approve(
-        ack: AsyncAck,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        context: AsyncBoltContext,
-        client: AsyncWebClient,
-    ) -> None:
-        await ack()
-        adapter = SlackAdapter(client, _where(body, context), audit_channel=surface.audit_channel)
-        press = presses.Press(
-            installation=adapter.where.installation,
-            user=adapter.where.user,
-            token=str(action.get("value", "")),
-            verb="approve",
-            card_id=card_id_of_block(str(action.get("block_id", ""))),
-            user_team=_user_team(body),
-        )
-        home = (body.get("container") or {}).get("type") == "view"
-        surface.tasks.press(
-            decide(surface, adapter, press, home=home), name=f"approve by {press.user}"
-        )
+    def pressed(verb: presses.Verb) -> Callable[..., Awaitable[None]]:
+        async def on_press(
+            ack: AsyncAck,
+            body: dict[str, Any],
+            action: dict[str, Any],
+            context: AsyncBoltContext,
+            client: AsyncWebClient,
+        ) -> None:
+            await ack()
+            adapter = SlackAdapter(
+                client, _where(body, context), audit_channel=surface.audit_channel
+            )
+            press = presses.Press(
+                installation=adapter.where.installation,
+                user=adapter.where.user,
+                token=str(action.get("value", "")),
+                verb=verb,
+                card_id=card_id_of_block(str(action.get("block_id", ""))),
+                user_team=_user_team(body),
+            )
+            surface.tasks.press(decide(surface, adapter, press), name=f"{verb} by {press.user}")
+
+        return on_press
 
     async def on_reject(
         ack: AsyncAck,
@@ -109,23 +116,34 @@ def register(app: AsyncApp, surface: Surface) -> None:
             user=where.user,
             token=str(meta.get("token", "")),
             verb="reject",
+            card_id=str(meta.get("card_id") or "") or None,
             reason=str(value.get("value") or ""),
             user_team=_user_team(body),
         )
         surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
 
-    app.action(APPROVE_ACTION)(on_approve)
+    app.action(APPROVE_ACTION)(pressed("approve"))
+    app.action(WITHDRAW_ACTION)(pressed("withdraw"))
     app.action(REJECT_ACTION)(on_reject)
     app.view(REJECT_VIEW)(on_reject_submit)
 
 
-async def decide(
-    surface: Surface, adapter: SlackAdapter, press: presses.Press, *, home: bool = False
-) -> None:
-    """Decides the press; a press from the App Home also refreshes the presser's home tab."""
+async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) -> None:
+    """Decides the press, then refreshes the App Home of everyone the card concerns.
+
+    Only the presser's own home tab used to be refreshed, and only for a press made there:
+    the asker's "Waiting for others" and the other approvers' "Waiting for you" kept a card
+    somebody had already decided, with live buttons.
+    """
     ended = await presses.decide(surface, adapter, press)
-    if home and ended.outcome == "decided":
-        await publish_home(surface, adapter.client, caller=ended.caller, slack_user=press.user)
+    if ended.outcome not in ("decided", "failed", "refused") or press.card_id is None:
+        return
+    record = await surface.registry.card(press.card_id)
+    if record is None:
+        return
+    if ended.outcome == "refused" and record.status is not CardStatus.EXPIRED:
+        return  # nothing moved: the card is as every home already shows it
+    await refresh_homes(surface, adapter.client, record, adapter.where.installation)
 
 
 async def open_reject(
@@ -139,8 +157,20 @@ async def open_reject(
     record = await surface.registry.card(card_id) if card_id else None
     placement = first(record, "slack")
     owner = placement.owner if placement is not None else None
-    if owner is not None and owner != adapter.where.user:
+    if (owner is not None and owner != adapter.where.user) or not await _may_decide(
+        surface, adapter, record
+    ):
         await adapter.post_privately(adapter.words.not_your_card(owner))
         return
     summary = record.summary if record else ""
     await adapter.open_form(Form("reject", card_id or "", token, summary))
+
+
+async def _may_decide(surface: Surface, adapter: SlackAdapter, record: CardRecord | None) -> bool:
+    """False only for a presser known here whom the card is not issued to (a routed card
+    names no single owner; without this its asker got a reason modal for nothing)."""
+    if record is None:
+        return True
+    where = adapter.where
+    caller = await surface.directory.resolve("slack", where.installation, where.user)
+    return caller is None or record.issued_to_person(caller.userid, caller.tenantid)

@@ -22,8 +22,8 @@ from bot import cardspec
 from bot.adapter import Form, Words
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import texts
-from bot.slack.blocks import DECIDING, EVERY, Block, reject_modal, render_decided, render_pending
-from tools import Caller, CardRecord, CardStatus, Proposal
+from bot.slack.blocks import DECIDING, Block, card_message, reject_modal, render_pending
+from tools import Caller, CardRecord, Proposal
 
 __all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
 
@@ -126,7 +126,14 @@ class SlackAdapter:
 
     async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, SlackPlacement)
-        text, blocks = _shown(record, placement)
+        # A private copy (``conversation`` None: it belongs to no conversation with the model)
+        # is only ever seen by someone the card is issued to.
+        text, blocks = card_message(
+            record,
+            token=placement.token,
+            for_user=placement.user,
+            private=placement.conversation is None,
+        )
         try:
             await self.client.chat_update(
                 channel=placement.channel, ts=placement.ts, text=text, parse="none", blocks=blocks
@@ -304,23 +311,3 @@ class SlackAdapter:
     def here(self, placements: Sequence[Placement]) -> Placement | None:
         """The card's Slack copy: a press from the channel, the App Home or /countersign."""
         return next((p for p in placements if isinstance(p, SlackPlacement)), None)
-
-
-def _shown(record: CardRecord, placement: SlackPlacement) -> tuple[str, list[Block]]:
-    """The notification text and blocks of a copy as the card stands now.
-
-    A card still pending after a first of two approvals, or after an escalation widened whom
-    it waits for, keeps its buttons (the copy's own signed card). A private copy
-    (``conversation`` None: it belongs to no conversation with the model) is only ever seen by
-    someone it is issued to, so it shows Approve and Reject alone.
-    """
-    if record.status is CardStatus.PENDING:
-        spec = cardspec.of_record(record, token=placement.token)
-        verbs = DECIDING if placement.conversation is None else EVERY
-        return texts.notification(spec.notification), render_pending(
-            spec, for_user=placement.user, verbs=verbs
-        )
-    text = texts.decided_text(
-        str(record.status), record.summary, record.decided_by_name or "", record.standing
-    )
-    return text, render_decided(cardspec.of_record(record), decided_by_slack=None)

@@ -31,12 +31,14 @@ from bot.surface import Surface
 
 __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
 
-# Exactly what the listeners use; manifest.yml lists the same scopes.
+# Exactly what the listeners use; manifest.yml lists the same scopes. ``im:write`` opens the
+# DM a private copy of a card goes to (``conversations.open``).
 BOT_SCOPES = (
     "app_mentions:read",
     "channels:history",
     "groups:history",
     "im:history",
+    "im:write",
     "chat:write",
     "commands",
     "reactions:write",

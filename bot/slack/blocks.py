@@ -16,9 +16,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
+from bot import cardspec
 from bot.cardspec import CardAction, CardSpec, Verb
 from bot.slack import texts
 from bot.slack.texts import clip, esc, esc_data
+from tools import CardRecord, CardStatus
 
 __all__ = [
     "APPROVE_ACTION",
@@ -32,6 +34,7 @@ __all__ = [
     "body",
     "buttons",
     "card_id_of_block",
+    "card_message",
     "context",
     "divider",
     "reject_modal",
@@ -210,6 +213,28 @@ def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Bloc
     lines = _decided_lines(spec, decided_by_slack)
     tail = [context("\n".join(lines))] if lines else []
     return _capped([_head(spec), *body(spec)], tail)
+
+
+def card_message(
+    record: CardRecord, *, token: str, for_user: str | None, private: bool
+) -> tuple[str, list[Block]]:
+    """The notification text and blocks of a card's copy as the card stands now.
+
+    A card still pending after a first of two approvals, or after an escalation widened whom
+    it waits for, keeps its buttons (``token``, the copy's own signed card); it used to be drawn
+    as decided. A ``private`` copy is only ever seen by someone the card is issued to, so it
+    shows Approve and Reject alone. A settled card names who decided by name: the Slack user a
+    copy was posted for is not necessarily who decided it.
+    """
+    if record.status is CardStatus.PENDING:
+        spec = cardspec.of_record(record, token=token)
+        verbs = DECIDING if private else EVERY
+        blocks = render_pending(spec, for_user=for_user, verbs=verbs)
+        return texts.notification(spec.notification), blocks
+    text = texts.decided_text(
+        str(record.status), record.summary, record.decided_by_name or "", record.standing
+    )
+    return text, render_decided(cardspec.of_record(record), decided_by_slack=None)
 
 
 def reject_modal(

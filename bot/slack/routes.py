@@ -19,10 +19,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapter import Adapter
 from bot.decisions import show_decision
-from bot.placement import Placement, Platform, SlackPlacement
+from bot.placement import Placement, Platform, SlackPlacement, first
 from bot.settings import Settings, SlackMode
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.app import Bolt, build_bolt
+from bot.slack.home import refresh_homes
 from bot.slack.inbound import bolt_request
 from bot.slack.install import keep_invite
 from bot.surface import Surface
@@ -82,7 +83,19 @@ class SlackRoutes:
         )
 
     async def cards_changed(self, record: CardRecord) -> None:
-        """Nothing per person to refresh yet."""
+        """Republishes the App Home of everyone the card concerns in its workspace.
+
+        Its issuees and its asker, those with a Slack identity where the card was posted:
+        without this an expired or escalated card stayed in open Home tabs as it was.
+        """
+        placement = first(record, "slack")
+        if not isinstance(placement, SlackPlacement):
+            return
+        client = await self._client_for(placement.team)
+        if client is None:
+            log.warning("homes_no_installation", team=placement.team, card_id=record.card_id)
+            return
+        await refresh_homes(self.surface, client, record, placement.team)
 
     async def with_adapter(
         self, placement: Placement, work: Callable[[Adapter], Awaitable[None]]

@@ -12,18 +12,22 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
+from slack_sdk.models.blocks import Block
+from sqlalchemy import select
 
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Message, WebApi
 from bot.sandbox.payloads import TEAM, block_action, event, form, message, signed
-from bot.server import application
+from bot.server import RUNTIME, application
 from bot.settings import Settings
+from bot.slack.blocks import card_id_of_block
 from bot.surface import ModelReply, Surface
 from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
 from tools.merchant import build_registry
+from tools.merchant.models import BranchRequest
 
 SIGNING_SECRET = "slack-signing-secret-for-tests"
 CARD_SECRET = "card-secret-for-slack-tests-0123456789"
@@ -158,9 +162,68 @@ class Bot:
     def ephemerals(self, user: str) -> list[str]:
         return [m.text for m in self.slack.messages if m.ephemeral_to == user]
 
+    def dm(self, user: str) -> str:
+        """The channel of the app's DM with ``user`` (where private copies of cards go)."""
+        found = self.slack.workspace.dm_of(user)
+        assert found is not None, user
+        return found.id
+
+    def shown(self, card: Message) -> Message:
+        """The card's message as it stands now (after any updates)."""
+        return self.slack.message(card.channel, card.ts)
+
+    def home(self, user: str) -> dict[str, Any]:
+        """The App Home view last published for ``user``."""
+        views = [c["view"] for c in self.slack.called("views.publish") if c["user_id"] == user]
+        assert views, f"no App Home was published for {user}"
+        return dict(views[-1])
+
+    @property
+    def mounted(self) -> dict[str, Any]:
+        """The surfaces the running app mounted, as the sweeps take them."""
+        return dict(self.server.app[RUNTIME].mounted)
+
 
 def _actions(blocks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [b for b in blocks if b.get("type") == "actions"]
+
+
+def buttons(blocks: Sequence[dict[str, Any]]) -> list[str]:
+    """The action ids of every button on a card (none once it is settled)."""
+    return [e["action_id"] for b in _actions(blocks) for e in b["elements"]]
+
+
+def card_id(card: Message) -> str:
+    """The id of the card a message shows, read from its buttons' block id."""
+    found = card_id_of_block(_actions(card.blocks)[0]["block_id"])
+    assert found is not None
+    return found
+
+
+def said(blocks: Sequence[dict[str, Any]]) -> str:
+    """Every text a card shows, in order, one per line."""
+    out: list[str] = []
+    for block in blocks:
+        texts = [block.get("text"), *(block.get("fields") or block.get("elements") or [])]
+        out += [t["text"] for t in texts if isinstance(t, dict) and isinstance(t.get("text"), str)]
+    return "\n".join(out)
+
+
+def validate(blocks: list[dict[str, Any]]) -> None:
+    """Every block parses with slack_sdk's models and round-trips unchanged (limits included)."""
+    for raw in blocks:
+        parsed = Block.parse(raw)
+        assert parsed is not None
+        assert parsed.to_dict() == raw
+
+
+async def request_status(bot: Bot, request_id: int) -> str:
+    """A branch request's status as the shop's database holds it."""
+    async with bot.registry.db.session() as session:
+        found = await session.scalar(
+            select(BranchRequest.status).where(BranchRequest.id == request_id)
+        )
+    return str(found)
 
 
 @pytest.fixture

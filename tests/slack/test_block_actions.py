@@ -6,22 +6,12 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from slack_sdk.models.blocks import Block
-from sqlalchemy import select
-
 from bot.sandbox import Message
 from bot.sandbox.payloads import TEAM
-from tests.slack.conftest import CHANNEL, Bot
+from tests.slack.conftest import CHANNEL, Bot, request_status, validate
 from tools import CardStatus
 from tools.connections import Platform
 from tools.merchant.models import BranchRequest
-
-
-async def request_status(bot: Bot, request_id: int) -> str:
-    async with bot.registry.db.session() as session:
-        return str(
-            await session.scalar(select(BranchRequest.status).where(BranchRequest.id == request_id))
-        )
 
 
 async def card_for(bot: Bot, user: str, text: str = "approve request 3") -> tuple[str, Message]:
@@ -48,14 +38,6 @@ def shape(blocks: list[dict[str, Any]]) -> list[Any]:
             kept["text"] = block["text"]["text"]
         out.append(kept)
     return out
-
-
-def validate(blocks: list[dict[str, Any]]) -> None:
-    """Every block parses with slack_sdk's models and round-trips unchanged (limits included)."""
-    for raw in blocks:
-        parsed = Block.parse(raw)
-        assert parsed is not None
-        assert parsed.to_dict() == raw
 
 
 async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:

@@ -1,0 +1,180 @@
+"""The words of a Slack card and of what became of it, escaped for mrkdwn; never posts anything.
+
+Its heading, buttons and dialogs, the lines under it, the notification and the channel's
+audit line. The sentences are ``bot.wording``'s, shared with Teams; the escaping is
+``bot.slack.mrkdwn``'s.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot import wording
+from bot.cardspec import clip
+from bot.slack.mrkdwn import esc, esc_data, mention, when
+
+__all__ = [
+    "APPROVE",
+    "CONFIRM_DENY",
+    "REASON_HINT",
+    "REASON_LABEL",
+    "REJECT",
+    "REJECT_MODAL_TITLE",
+    "WITHDRAW",
+    "audit_text",
+    "card_for",
+    "card_text",
+    "confirm_ok",
+    "confirm_text",
+    "confirm_title",
+    "decided_line",
+    "decided_text",
+    "note",
+    "notification",
+    "outcome_line",
+    "progress",
+    "rejecting",
+    "waiting_for",
+    "withdraw_ok",
+    "withdraw_text",
+    "withdraw_title",
+]
+
+APPROVE = wording.APPROVE
+REJECT = wording.REJECT
+WITHDRAW = wording.WITHDRAW
+CONFIRM_DENY = "Not yet"
+
+REJECT_MODAL_TITLE = "Reject this change"
+REASON_LABEL = wording.REASON_LABEL
+REASON_HINT = wording.REASON_HINT
+
+
+# -- cards -------------------------------------------------------------------------------
+
+
+def card_text(summary: str, for_name: str) -> str:
+    """The notification: a complete sentence, readable on a lock screen.
+
+    ``text`` is mrkdwn like the blocks, so it is escaped like them: without this, a branch
+    renamed ``<!channel>`` pinged the whole channel through every card's notification text.
+    """
+    return clip(esc(wording.card_text(summary, for_name)), 3000)
+
+
+def notification(text: str) -> str:
+    """A notification the core worded (a card's, a private copy's push), escaped like the card."""
+    return clip(esc(text), 3000)
+
+
+def card_for(slack_user: str | None, expires_at: datetime | None) -> str:
+    """The line under a waiting card: its expiry, and whom it is for when the heading cannot say."""
+    if slack_user is None:
+        return f"Expires {when(expires_at)}" if expires_at else ""
+    who = f"For {mention(slack_user)}"
+    return f"{who} · expires {when(expires_at)}" if expires_at else who
+
+
+def progress(text: str) -> str:
+    """The approvals line of a card that needs two ("Approved by Arjun Mehta, 1 of 2; …")."""
+    return f":ballot_box_with_check: {esc(text)}"
+
+
+def waiting_for(names: tuple[str, ...]) -> str:
+    """Whom a card someone asked for is waiting for, in their own list of requests."""
+    return f"Waiting for {esc(wording.who(names))}" if names else "Waiting for an approver"
+
+
+def rejecting(summary: str) -> str:
+    """What the reject modal says it is about, above its (optional) reason."""
+    return f"You are rejecting this change:\n*{esc_data(summary)}*\nNothing will be changed."
+
+
+def confirm_title() -> str:
+    return "Approve this change?"
+
+
+def confirm_text(summary: str) -> str:
+    return clip(f"{summary} This runs as soon as you confirm.", 300)
+
+
+def confirm_ok() -> str:
+    return "Yes, approve"
+
+
+def withdraw_title() -> str:
+    return "Withdraw this request?"
+
+
+def withdraw_text(summary: str) -> str:
+    return clip(f"{summary} Nobody will be able to approve it, and nothing will be changed.", 300)
+
+
+def withdraw_ok() -> str:
+    return "Yes, withdraw"
+
+
+# -- decisions ---------------------------------------------------------------------------
+
+
+def decided_line(by: str, slack_user: str | None, at: datetime | None, *, verb: str) -> str:
+    """Who decided and when, naming them once: their mention when known, else their name."""
+    who = mention(slack_user) if slack_user else esc(by or "someone")
+    return f"{verb} by {who}" + (f" · {when(at)}" if at else "")
+
+
+def outcome_line(label: str, text: str, at: datetime | None = None) -> str:
+    """The outcome (with the decision's time when it also says who decided), escaped."""
+    said = f"*{esc(label)}:* {esc_data(text)}" if label else esc_data(text)
+    return f"{said.rstrip('. ')} · {when(at)}" if at else said
+
+
+def note(text: str) -> str:
+    """What a card that did not run left as it was ("Nothing was changed; request 6 is still
+    pending."), escaped."""
+    return esc_data(text)
+
+
+def decided_text(status: str, summary: str, by: str, standing: str | None = None) -> str:
+    """The notification text of a decided card: one sentence, escaped like ``card_text``.
+
+    A card that did not run says so, and how things stand ("Not approved (Arjun Mehta): …
+    Nothing was changed; request 2 is still pending.").
+    """
+    return clip(esc(wording.decided_text(status, summary, by, standing)), 3000)
+
+
+_MARKS = {
+    "done": ":white_check_mark:",
+    "failed": ":x:",
+    "rejected": ":no_entry_sign:",
+    "withdrawn": ":leftwards_arrow_with_hook:",
+    "interrupted": ":warning:",
+    "outcome_unknown": ":warning:",
+}
+
+
+def audit_text(
+    status: str,
+    *,
+    summary: str,
+    by: str,
+    standing: str | None,
+    reason: str | None,
+    outcome: str | None,
+) -> str:
+    """The channel-visible record of a decision, in mrkdwn (every value escaped).
+
+    The sentence is the decided card's own (``wording.decided_text``), so the channel reads
+    what the card says: who decided, by name (both, for a card that needed two), and for a
+    card that did not run, that nothing was changed and how things stand. It used to mention
+    the person a card was posted for as the decider, which was wrong once a card could be
+    decided by someone it was routed to.
+    """
+    line = esc_data(wording.decided_text(status, summary, by or "someone", standing))
+    said = f"{_MARKS[status]} {line}" if status in _MARKS else line
+    if status == "rejected" and reason:
+        said = f"{said.rstrip()} Reason: {esc(reason)}"
+    elif status in ("failed", "interrupted", "outcome_unknown") and outcome:
+        said = f"{said.rstrip('. ')}. {esc_data(outcome)}"
+    return clip(said, 3000)

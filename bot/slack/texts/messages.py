@@ -1,0 +1,185 @@
+"""What Slack says around cards: help, refusals, failures, lists of cards, the audit channel.
+
+Escaped for mrkdwn like everything a person reads (``bot.slack.mrkdwn``); never posts anything.
+"""
+
+from __future__ import annotations
+
+from bot import wording
+from bot.slack.mrkdwn import esc, esc_data, mention
+
+__all__ = [
+    "COMMAND",
+    "HELP",
+    "HOME_INTRO",
+    "HOURGLASS",
+    "audit_not_a_channel",
+    "audit_not_allowed",
+    "audit_set",
+    "database_unreachable",
+    "home_empty",
+    "model_failed",
+    "not_connected",
+    "not_linked",
+    "not_your_card",
+    "others_more",
+    "others_title",
+    "pending_more",
+    "pending_none",
+    "pending_text",
+    "pending_title",
+    "press_failed",
+    "refused",
+    "reply",
+]
+
+HOURGLASS = "hourglass_flowing_sand"
+COMMAND = "/countersign"
+HELP = (
+    "*Countersign* reads your shop's data and proposes changes; nothing changes until the "
+    "person a card is for presses *Approve*.\n"
+    "• Mention me in a channel, or message me directly: _pending requests_, "
+    "_show request 3_, _approve request 3_, _branches_, _sales this week_.\n"
+    "• `/countersign pending` lists the cards waiting for you.\n"
+    "• `/countersign audit here`, in a channel, records every decision there (owners and "
+    "managers).\n"
+    "• `/countersign help` shows this message."
+)
+
+HOME_INTRO = (
+    "*Countersign* answers questions about your shop and prepares changes for you to approve. "
+    "Nothing changes until you press *Approve* on a card."
+)
+
+
+# -- refusals and status messages -------------------------------------------------------
+
+
+def not_your_card(owner_slack_user: str | None) -> str:
+    """The refusal of a press by someone a card is not issued to.
+
+    A card issued to one person names them; one routed to several (or needing two approvers)
+    names nobody here, since its heading already says whom it waits for. It used to say the
+    card "belongs to the person who asked for it", which for a routed card is the one person
+    who may not approve it.
+    """
+    if owner_slack_user:
+        return wording.not_your_card(mention(owner_slack_user))
+    return (
+        "This card is not waiting for your approval; its heading says whom it is waiting for. "
+        "Nothing was changed."
+    )
+
+
+def refused(message: str) -> str:
+    return f":no_entry: {esc(message)}"
+
+
+def not_connected() -> str:
+    return (
+        "This workspace is not connected to a merchant, so I can't show or change anything "
+        "here. Ask your merchant's owner to connect it "
+        '(`countersign connect slack <team-id> "<merchant>"`).'
+    )
+
+
+def not_linked() -> str:
+    return (
+        "I don't know who you are in Countersign yet, so I can't show or change anything. "
+        "Ask your shop's owner to add your work email, or to link you with "
+        "`countersign link slack`."
+    )
+
+
+def database_unreachable() -> str:
+    return (
+        "I couldn't reach my database just now, so I couldn't handle that press. If the card "
+        "still shows its buttons, nothing was changed: please press again in a minute."
+    )
+
+
+def model_failed() -> str:
+    return (
+        "Sorry, I couldn't answer that just now. Nothing was changed; please try again in a moment."
+    )
+
+
+def press_failed() -> str:
+    return (
+        "Something went wrong while handling that button, so it did not go through. "
+        "The card shows where it stands; nothing else was changed."
+    )
+
+
+def reply(text: str) -> str:
+    """The assistant's answer, escaped (the model's words must not ping or link anyone), with
+    its UTC times shown in each reader's own time zone."""
+    return esc_data(text)
+
+
+def pending_none() -> str:
+    return "No cards are waiting for you."
+
+
+def _cards(count: int) -> str:
+    return f"{count} card{'s' if count != 1 else ''}"
+
+
+def pending_title(count: int, *, first: int = 1, shown: int | None = None) -> str:
+    """The heading of the cards waiting for the reader's decision; says which ones are shown
+    when not all of them fit."""
+    title = f"*Waiting for you* · {_cards(count)}"
+    if shown is None or (first == 1 and shown >= count):
+        return title
+    last = first + shown - 1
+    return f"{title} · {first}–{last} shown" if shown > 1 else f"{title} · card {first} shown"
+
+
+def pending_more(hidden: int, *, next_from: int) -> str:
+    """The note under a list that could not hold every card, and how to see the rest."""
+    more = f"*{hidden} more* {'are' if hidden != 1 else 'is'} waiting for you."
+    return f"{more} `{COMMAND} pending {next_from}` lists them from card {next_from} on."
+
+
+def others_title(count: int, *, shown: int | None = None) -> str:
+    """The heading of the cards the reader asked for that wait on somebody else."""
+    title = f"*Waiting for others* · {_cards(count)} you asked for"
+    return title if shown is None or shown >= count else f"{title} · {shown} shown"
+
+
+def others_more(hidden: int) -> str:
+    """The note under the reader's own requests when not all of them fit."""
+    return f"*{hidden} more* of your requests {'are' if hidden != 1 else 'is'} waiting for others."
+
+
+def pending_text(count: int, others: int = 0) -> str:
+    """The notification of ``/countersign pending``: how many wait for you, and for others."""
+    mine = f"{count} approval card{'s are' if count != 1 else ' is'} waiting for you."
+    if not others:
+        return mine
+    theirs = f"{others} card{'s' if others != 1 else ''} you asked for"
+    theirs = f"{theirs} {'are' if others != 1 else 'is'} waiting for others."
+    return f"{mine} {theirs}" if count else theirs
+
+
+def audit_set(channel: str) -> str:
+    return (
+        f"Done: every decision in this workspace is now also recorded here, in <#{channel}>, "
+        "including approvals and rejections made in a direct message. If I'm not a member of "
+        "this channel yet, please invite me."
+    )
+
+
+def audit_not_a_channel() -> str:
+    return (
+        "A direct message can't be the audit channel. Type `/countersign audit here` in the "
+        "channel that should keep the record of decisions. Nothing was changed."
+    )
+
+
+def audit_not_allowed() -> str:
+    return "Only an owner or a manager can choose the audit channel. Nothing was changed."
+
+
+def home_empty() -> str:
+    return "Nothing is waiting for your approval."

@@ -1,0 +1,153 @@
+"""A staff member's card routed to the managers: the thread's card, their DM copies, who may press."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.sandbox import Message
+from tests.slack.conftest import (
+    CHANNEL,
+    Bot,
+    buttons,
+    card_id,
+    request_status,
+    said,
+    validate,
+)
+from tools import CardStatus
+
+# The Fiesta Foods policy: a manager approves; Priya, the owner, holds a role above it.
+APPROVERS = {"UPRIYA": "Priya Raman", "UARJUN": "Arjun Mehta", "UMEERA": "Meera Iyer"}
+TITLE = "Waiting for a manager: Priya Raman, Arjun Mehta or Meera Iyer"
+
+
+async def routed(bot: Bot, text: str = "approve request 1") -> tuple[Message, dict[str, Message]]:
+    """Ravi (staff) asks in the channel; returns the thread's card and each approver's copy."""
+    await bot.mention("URAVI", text)
+    [card] = bot.cards()
+    copies = {user: bot.cards(bot.dm(user)) for user in APPROVERS}
+    assert all(len(found) == 1 for found in copies.values()), copies
+    return card, {user: found[0] for user, found in copies.items()}
+
+
+async def test_a_staff_request_is_issued_to_the_managers_each_told_in_a_dm(bot: Bot) -> None:
+    """Ravi's 'approve request 1' is not refused: the thread's card says it waits for a
+    manager and names them, and each of them gets a copy in their DM whose push says what
+    and who asked, with Approve and Reject only."""
+    card, copies = await routed(bot)
+    validate(card.blocks)
+    assert card.blocks[0]["text"]["text"] == TITLE
+    assert buttons(card.blocks) == ["card_approve", "card_reject", "card_withdraw"]
+    opened = [c["users"] for c in bot.slack.called("conversations.open")]
+    assert sorted(opened) == sorted(APPROVERS)
+    for user, copy in copies.items():
+        validate(copy.blocks)
+        assert copy.text.startswith("Ravi Kumar needs your approval: Approve request 1 — ")
+        assert copy.blocks[0]["text"]["text"] == TITLE
+        assert buttons(copy.blocks) == ["card_approve", "card_reject"]
+        assert card_id(copy) == card_id(card), user
+    dms = {copy.channel for copy in copies.values()}
+    posted = [c for c in bot.slack.called("chat.postMessage") if c["channel"] in dms]
+    assert len(posted) == 3
+    assert {(c["parse"], c["unfurl_links"]) for c in posted} == {("none", False)}
+    assert await request_status(bot, 1) == "pending"
+
+
+async def test_the_asker_pressing_approve_on_a_routed_card_is_refused_privately(bot: Bot) -> None:
+    """Ravi cannot approve his own routed card: he alone is told, and nothing changes."""
+    card, _ = await routed(bot)
+    assert await bot.press("URAVI", card) == 200
+    assert bot.ephemerals("URAVI") == [
+        "This card is not waiting for your approval; its heading says whom it is waiting for. "
+        "Nothing was changed."
+    ]
+    assert bot.slack.called("chat.update") == []
+    assert await request_status(bot, 1) == "pending"
+
+
+async def test_a_manager_approves_from_her_dm_and_every_copy_shows_it(bot: Bot) -> None:
+    """Meera's Approve in her DM runs the write once; the thread's card and all three DM copies
+    show it settled with no buttons, one audit line goes to the channel, and every App Home
+    the card concerns is republished without it."""
+    card, copies = await routed(bot)
+    cid = card_id(card)
+    assert await bot.press("UMEERA", copies["UMEERA"]) == 200
+    assert await request_status(bot, 1) == "approved"
+    for shown in (bot.shown(card), *(bot.shown(c) for c in copies.values())):
+        validate(shown.blocks)
+        assert shown.blocks[0]["text"]["text"] == "Approved and done"
+        assert buttons(shown.blocks) == []
+        assert "approved by Meera Iyer" in said(shown.blocks)
+    assert len(bot.slack.called("chat.update")) == 4
+    audit = [m for m in bot.slack.messages if m.channel == CHANNEL and m.reply_broadcast]
+    assert len(audit) == 1
+    assert audit[0].text.startswith(":white_check_mark: Approved and done (Meera Iyer): Approve")
+    record = await bot.registry.card(cid)
+    assert record is not None and record.status is CardStatus.DONE
+    for user in (*APPROVERS, "URAVI"):
+        assert buttons(bot.home(user)["blocks"]) == [], user
+
+
+async def test_two_managers_pressing_at_once_execute_it_once(bot: Bot) -> None:
+    """Arjun and Meera press Approve on their copies at the same moment: the write runs once,
+    one audit line is posted, and the one who lost is told privately who decided."""
+    card, copies = await routed(bot)
+    cid = card_id(card)
+    await asyncio.gather(
+        bot.press("UARJUN", copies["UARJUN"]), bot.press("UMEERA", copies["UMEERA"])
+    )
+    assert await request_status(bot, 1) == "approved"
+    record = await bot.registry.card(cid)
+    assert record is not None and record.status is CardStatus.DONE
+    winner = record.decided_by_name
+    loser = "UMEERA" if winner == "Arjun Mehta" else "UARJUN"
+    assert winner in ("Arjun Mehta", "Meera Iyer")
+    told = bot.ephemerals(loser)
+    assert len(told) == 1 and f"already approved by {winner}" in told[0], told
+    audit = [m for m in bot.slack.messages if m.channel == CHANNEL and m.reply_broadcast]
+    assert len(audit) == 1 and f"({winner})" in audit[0].text
+    assert buttons(bot.shown(card).blocks) == []
+
+
+async def test_reject_on_a_routed_card_opens_no_modal_for_its_asker(bot: Bot) -> None:
+    """The asker pressing Reject on his routed card is told at once it is not his to decide;
+    no reason modal opens for a rejection the engine would refuse."""
+    card, _ = await routed(bot)
+    await bot.press("URAVI", card, action="card_reject")
+    assert bot.slack.called("views.open") == []
+    assert bot.ephemerals("URAVI")[0].startswith("This card is not waiting for your approval")
+
+
+async def test_the_app_home_shows_what_waits_for_you_and_what_waits_for_others(bot: Bot) -> None:
+    """Arjun's Home lists Ravi's routed card under "Waiting for you" with Approve and Reject;
+    Ravi's lists it under "Waiting for others", saying whom it waits for, with Withdraw only."""
+    await routed(bot)
+    for user in ("UARJUN", "URAVI"):
+        await bot.send({"type": "app_home_opened", "user": user, "tab": "home"})
+    arjun, ravi = bot.home("UARJUN")["blocks"], bot.home("URAVI")["blocks"]
+    validate(arjun)
+    validate(ravi)
+    assert "*Waiting for you* · 1 card" in said(arjun)
+    assert "Waiting for others" not in said(arjun)
+    assert buttons(arjun) == ["card_approve", "card_reject"]
+    assert "No cards are waiting for you." in said(ravi)
+    assert "*Waiting for others* · 1 card you asked for" in said(ravi)
+    assert "Waiting for Priya Raman, Arjun Mehta or Meera Iyer · expires <!date^" in said(ravi)
+    assert buttons(ravi) == ["card_withdraw"]
+
+
+async def test_pending_lists_both_sections_privately(bot: Bot) -> None:
+    """`/countersign pending` gives Ravi his routed card under "Waiting for others" with
+    Withdraw, and Meera the same card under "Waiting for you" with Approve and Reject."""
+    from tests.slack.test_commands import slash
+
+    await routed(bot)
+    await slash(bot, "URAVI", "pending")
+    ravi = bot.slack.responses[-1]
+    assert ravi["text"] == "1 card you asked for is waiting for others."
+    assert buttons(ravi["blocks"]) == ["card_withdraw"]
+    await slash(bot, "UMEERA", "pending")
+    meera = bot.slack.responses[-1]
+    assert meera["text"] == "1 approval card is waiting for you."
+    assert buttons(meera["blocks"]) == ["card_approve", "card_reject"]
+    validate(meera["blocks"])
