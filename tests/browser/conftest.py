@@ -197,6 +197,11 @@ async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
             await context.close()
 
 
+async def settled(page: Page) -> None:
+    """Waits until no animation runs (an updated message's highlight fades), for a picture."""
+    await page.wait_for_function("document.getAnimations().length === 0")
+
+
 async def open_as(context: BrowserContext, url: str, person: str) -> Page:
     """The sandbox page, acting as ``person``, once its live feed is connected."""
     page = await context.new_page()

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
-from tests.browser.conftest import SHOTS, Running, open_as
+from tests.browser.conftest import SHOTS, Running, open_as, settled
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +46,7 @@ async def test_arjun_approves_and_the_channel_sees_it(
     )
     await expect(audit).to_be_visible()
     await expect(audit.locator(".broadcast-note")).to_contain_text("replied to a thread")
-    await page.wait_for_timeout(2500)  # let the update's highlight fade for the picture
+    await settled(page)  # the update's highlight faded, for the picture
     await page.screenshot(path=SHOTS / "03-approved.png")
     assert sandbox.request_status(1) == "approved"
 
@@ -129,7 +129,7 @@ async def test_on_a_phone_the_card_is_legible_and_the_buttons_tappable(
     await approve.click()
     await page.click("#confirm-ok")
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
-    await page.wait_for_timeout(2500)
+    await settled(page)
     await page.screenshot(path=SHOTS / "08-phone-approved.png")
     assert sandbox.request_status(4) == "approved"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import BrowserContext, Locator, expect
 
-from tests.browser.conftest import SHOTS, Alone, Running, open_as
+from tests.browser.conftest import SHOTS, Alone, Running, open_as, settled
 from tests.browser.test_sandbox_dms import send_copy
 
 pytestmark = pytest.mark.browser
@@ -40,7 +40,7 @@ async def test_on_a_phone_the_approve_button_is_on_the_first_screen(
     reply = page.locator("#thread .message", has_text="Not done yet")
     await expect(reply).to_have_count(1)
     assert "\n" not in (await reply.locator(".message-text").inner_text()).strip()
-    await page.wait_for_timeout(1500)  # let the new card's highlight fade for the picture
+    await settled(page)  # the new card's highlight faded, for the picture
     # The first screen: the thread from its top (the question), as a person opening it sees it.
     pane = page.locator("#thread-messages")
     await pane.evaluate("pane => { pane.scrollTop = 0; }")
