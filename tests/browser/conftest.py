@@ -198,8 +198,9 @@ async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
 
 
 async def settled(page: Page) -> None:
-    """Waits until no animation runs (an updated message's highlight fades), for a picture."""
-    await page.wait_for_function("document.getAnimations().length === 0")
+    """Waits until the running animations end (an updated message's highlight fades), for a picture."""
+    # Not wait_for_function: its polled predicate is an eval, which the page's CSP refuses.
+    await page.evaluate("Promise.allSettled(document.getAnimations().map((a) => a.finished))")
 
 
 async def open_as(context: BrowserContext, url: str, person: str) -> Page:

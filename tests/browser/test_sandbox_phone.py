@@ -8,6 +8,8 @@ from playwright.async_api import BrowserContext, Locator, expect
 
 from tests.browser.conftest import SHOTS, Alone, Running, open_as, settled
 from tests.browser.test_sandbox_dms import send_copy
+from tests.browser.test_sandbox_flows import switch
+from tests.browser.test_sandbox_routing import approve, dm_copy, introduce, ravi_asks
 
 pytestmark = pytest.mark.browser
 
@@ -83,3 +85,31 @@ async def test_on_a_phone_the_menu_counts_the_dm_copy_and_approve_fits(
     assert box["height"] >= 44, box
     assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
     await page.screenshot(path=SHOTS / "13-phone-dm-card.png")
+
+
+async def test_on_a_phone_a_manager_approves_the_copy_of_ravis_card_from_her_dm(
+    sandbox: Running, browser: BrowserContext
+) -> None:
+    """At 390 × 844 Meera reaches Ravi's routed card from the menu's count, its Approve is full
+    size within the screen, and approving there shows it done, all without sideways scrolling."""
+    page = await open_as(browser, sandbox.url, "URAVI")
+    await page.set_viewport_size(PHONE)
+    await introduce(page, "UMEERA", "UARJUN")
+    await switch(page, "URAVI")
+    await ravi_asks(page, "@countersign approve request 2")
+    await switch(page, "UMEERA")
+    menu = page.locator("#menu")
+    await expect(menu).to_have_attribute("data-unread", "1")
+    copy = await dm_copy(page, 2)
+    approve_button = copy.locator(".bk-button.primary", has_text="Approve")
+    await approve_button.scroll_into_view_if_needed()
+    await expect(approve_button).to_be_in_viewport(ratio=1)
+    box = await _on_screen(approve_button)
+    assert box["height"] >= 44 and box["width"] >= 88, box
+    assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+    await settled(page)
+    await page.screenshot(path=SHOTS / "18-phone-routed-copy.png")
+    await approve(page, copy)
+    await expect(copy.locator(".bk-header", has_text="Approved and done")).to_be_visible()
+    await expect(copy.locator(".bk-button")).to_have_count(0)
+    assert sandbox.request_status(2) == "approved"

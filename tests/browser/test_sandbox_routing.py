@@ -17,12 +17,19 @@ pytestmark = pytest.mark.browser
 WAITING = re.compile(r"Waiting for a manager: (.+, )?Arjun Mehta or Meera Iyer")
 
 
+async def side(page: Page, item: str) -> None:
+    """Clicks a sidebar entry, unfolding the sidebar first on a phone."""
+    if await page.locator("#menu").is_visible():
+        await page.locator("#menu").click()
+    await page.locator(item).first.click()
+
+
 async def introduce(page: Page, *people: str) -> None:
     """Each of ``people`` writes to the app once in their DM: the bot links a Slack account by
     its verified email on its first message, and only a linked person can be sent a copy."""
     for person in people:
         await switch(page, person)
-        await page.locator("#dm-list .side-item").first.click()
+        await side(page, "#dm-list .side-item")
         await page.fill("#composer-text", "help")
         await page.press("#composer-text", "Enter")
         answer = page.locator("#messages .message", has=page.locator(".app-badge"))
@@ -40,7 +47,7 @@ async def ravi_asks(page: Page, words: str) -> Locator:
 
 async def dm_copy(page: Page, request: int) -> Locator:
     """The copy of the card for ``request`` in the acting person's DM, after opening that DM."""
-    await page.locator("#dm-list .side-item").first.click()
+    await side(page, "#dm-list .side-item")
     await expect(page.locator("#pane-title")).to_contain_text("countersign")
     copy = page.locator(
         "#messages .message",
@@ -53,7 +60,7 @@ async def dm_copy(page: Page, request: int) -> Locator:
 
 async def thread_card(page: Page, words: str) -> Locator:
     """The card in the thread of the channel message ``words``."""
-    await page.locator("#channel-list .side-item").first.click()
+    await side(page, "#channel-list .side-item")
     said = page.locator(".message-text", has_text=re.compile(f"^@countersign {words}$"))
     await page.locator("#messages .message", has=said).locator(".reply-bar").click()
     return page.locator("#thread .message", has=page.locator(".bk-header"))
