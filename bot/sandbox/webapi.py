@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.sandbox import conversations
 from bot.sandbox.workspace import BOT_ID, BOT_USER, Message, SlackUser, Workspace
 
 __all__ = ["BOT_TOKEN", "Call", "WebApi"]
@@ -323,72 +324,15 @@ class WebApi:
         return {"ok": True, "view": view}
 
     async def _conversations_info(self, params: Json) -> Json:
-        channel = self.workspace.channels.get(params["channel"])
-        is_im = params["channel"].startswith("D")
-        name = channel.name if channel else params["channel"]
-        shown: Json = {
-            "id": params["channel"],
-            "name": name,
-            "is_im": is_im,
-            "is_channel": not is_im,
-        }
-        if is_im and channel is not None:
-            shown["user"] = _other_member(channel.members)
-        return {"ok": True, "channel": shown}
+        return conversations.info(self.workspace, params)
 
     async def _conversations_open(self, params: Json) -> Json:
-        """The app's DM with one person (``users=U…``), or an open DM named by ``channel=D…``.
-
-        Slack answers the same DM every time for one workspace and person; ``team_id`` names
-        the workspace (org-wide apps pass it), else it is the person's own.
-        """
-        if params.get("channel"):
-            dm = self.workspace.channels.get(str(params["channel"]))
-            if dm is None or dm.kind != "im":
-                return {"ok": False, "error": "channel_not_found"}
-            return _opened(dm.id, _other_member(dm.members), already=True)
-        users = [u.strip() for u in str(params.get("users") or "").split(",") if u.strip()]
-        team = str(params.get("team_id") or "") or None
-        refused = self._cannot_open(users, team)
-        if refused is not None:
-            return {"ok": False, "error": refused}
-        existed = set(self.workspace.channels)
-        dm = self.workspace.open_dm(users[0], team=team)
-        return _opened(dm.id, users[0], already=dm.id in existed)
-
-    def _cannot_open(self, users: list[str], team: str | None) -> str | None:
-        """Slack's error for a DM that cannot be opened, or None."""
-        if not users:
-            return "users_list_not_supplied"
-        if len(users) > 1:
-            # A group DM (mpim): the bot never opens one, and the page has nowhere to show it.
-            return "not_supported_by_sandbox"
-        person = self.workspace.users.get(users[0])
-        if person is None:
-            return "user_not_found"
-        if person.is_bot:
-            return "cannot_dm_bot"
-        return "team_not_found" if team is not None and team not in self.workspace.teams else None
+        return conversations.open_dm(self.workspace, params)
 
     @property
     def views(self) -> list[Json]:
         """Every view opened or published, as the tests of the fake once read them."""
         return [c.params for c in self.calls if c.method in ("views.open", "views.publish")]
-
-
-def _other_member(members: set[str]) -> str:
-    """The person in a DM with the app."""
-    return next((m for m in sorted(members) if m != BOT_USER), "")
-
-
-def _opened(channel: str, user: str, *, already: bool) -> Json:
-    """conversations.open's answer, ``return_im`` or not (the extra fields do no harm)."""
-    return {
-        "ok": True,
-        "no_op": already,
-        "already_open": already,
-        "channel": {"id": channel, "is_im": True, "user": user, "is_open": True},
-    }
 
 
 def _refused(status: int, error: str) -> web.Response:
