@@ -4,8 +4,8 @@ Who a card is issued to is the engine's decision (the merchant's policy, stored 
 This module only reaches them: for each person other than the one who asked in the thread, a
 copy of the card goes to them where they are on this surface (a DM from the app in Slack, a
 1:1 chat in Teams), and every copy's placement is stored with the card, so whichever process
-decides it updates them all. A person with no identity on this surface is not reached here
-(the thread's card still names them).
+decides it updates them all. A person with no identity in the installation the card was asked in is not reached here
+(the thread's card still names them, and they can approve it there).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ async def send_copies(
 ) -> list[Placement]:
     """Sends each of ``people`` (but the asker) a private copy, and stores where they went.
 
-    ``installation`` is where the card was asked: a person linked there is reached there,
-    else through another installation of the same merchant on this surface.
+    ``installation`` is where the card was asked: a person is reached through their
+    identity there (the adapter speaks for that installation only; another workspace of the
+    same merchant would need its own token).
     """
     sent: list[Placement] = []
     asker_name = next((i.name for i in record.issued_to if i.userid == record.userid), "")
@@ -66,9 +67,7 @@ async def _name(surface: Surface, userid: int) -> str:
 
 async def _address(surface: Surface, userid: int, platform: str, installation: str) -> str | None:
     found = await surface.directory.addresses(userid, platform)
-    here = [user for where, user in found if where == installation]
-    anywhere = here or [user for _, user in found]
-    return anywhere[0] if anywhere else None
+    return next((user for where, user in found if where == installation), None)
 
 
 async def _keep(

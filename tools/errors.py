@@ -8,16 +8,20 @@ with the ids and names involved, and what to do next.
     ├── CallError                    the tool call itself cannot go ahead
     │   ├── UnknownToolError         no tool of that name
     │   ├── NotAllowedError          the agent's allow-list does not include the tool
-    │   ├── RoleRequiredError        the caller's role is below what the tool needs
+    │   ├── RoleRequiredError        the caller's role is below what the tool (or card) needs
     │   ├── InvalidArgumentsError    the arguments do not fit the tool's schema
     │   └── NeedsApprovalError       a write tool's plain handler was called
     ├── CardError                    an approval or rejection is refused
     │   ├── InvalidCardError         tampered, truncated, foreign-signed or garbage token
     │   ├── CardExpiredError         the card outlived its time to live
-    │   ├── NotYourCardError         pressed by someone other than the person it was issued to
+    │   ├── NotYourCardError         pressed by someone the card is not issued to
+    │   ├── NotTheAskerError         withdrawn by someone other than its asker
+    │   ├── AlreadyApprovedError     the same person approving a two-approver card again
+    │   ├── CardBusyError            approvals kept landing while this one was counted
+    │   ├── CardLiveError            the identical write already waits on a live card
     │   ├── NotAWriteError           the card names a tool that does not change anything
     │   ├── CardMismatchError        the stored arguments no longer match the signed digest
-    │   └── CardDecidedError         somebody already decided this card
+    │   └── CardDecidedError         somebody already decided (or replaced) this card
     └── DomainError                  the merchant's data says no
         ├── NotFoundError            no such branch, request, order, product...
         ├── AmbiguousError           a name matched more than one thing
@@ -274,9 +278,9 @@ class CardMismatchError(CardError):
 
 class CardDecidedError(CardError):
     def __init__(self, *, card_id: str, status: str, by: str | None, at: datetime | None) -> None:
-        who = by or "someone"
+        who = f" by {by}" if by else ""
         when = f" at {at:%Y-%m-%d %H:%M} UTC" if at else ""
-        super().__init__(f"This card was already {status} by {who}{when}.", card_id=card_id)
+        super().__init__(f"This card was already {status}{who}{when}.", card_id=card_id)
         self.status, self.by, self.at = status, by, at
 
 

@@ -68,19 +68,27 @@ def route(
     """The people a card is issued to, decided from the policy and the live roles.
 
     The asker keeps their card when their role is enough (the seed's case). Otherwise it goes to
-    everyone whose role is, never to the asker. With two approvers needed, the card is open to
-    every qualified person, the asker included when qualified; they must be two different people.
+    the people who hold exactly the needed role ("Waiting for a manager: Arjun Mehta or Meera
+    Iyer"), never to the asker; the roles above it (the owner) hear of it only if it waits too
+    long (escalation), unless nobody holds the role itself. With two approvers needed, the card
+    is open to the asker when qualified and to enough others; they must be two different
+    people.
 
     Raises:
         ConflictError: nobody (or, when two are needed, not two people) may approve it.
     """
     needed = policy.needed_role(tool_role)
     approvals = policy.approvals_needed(amount)
-    qualified = [p.userid for p in people if p.role.satisfies(needed) and p.userid != asker.userid]
+    others = [p for p in people if p.userid != asker.userid and p.role.satisfies(needed)]
+    level = [p.userid for p in others if p.role is needed]
+    above = [p.userid for p in others if p.role is not needed]
     mine = asker.role.satisfies(needed)
     if mine and approvals == 1:
         return Route((asker.userid,), 1, needed, routed=False)
-    issued = ((asker.userid,) if mine else ()) + tuple(qualified)
+    own = (asker.userid,) if mine else ()
+    issued = own + tuple(level)
+    if len(issued) < approvals:
+        issued = own + tuple(level) + tuple(above)
     if len(issued) < approvals:
         raise ConflictError(_too_few(needed, approvals))
     return Route(issued, approvals, needed, routed=not mine)

@@ -84,5 +84,5 @@ _PAST: dict[CardStatus, str] = {
     CardStatus.PENDING: "left pending",
     CardStatus.EXPIRED: "expired",
     CardStatus.WITHDRAWN: "withdrawn",
-    CardStatus.SUPERSEDED: "replaced",
+    CardStatus.SUPERSEDED: "replaced by a newer card",
 }

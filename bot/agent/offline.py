@@ -80,6 +80,19 @@ def _reject(m: re.Match[str]) -> Call | str:
 _INTENTS = (
     _intent(r"help|\?|what can you do|commands", lambda m: phrasing.HELP),
     _intent(
+        r"(?:show |list )?(?:my|all my) (?:approval )?cards",
+        lambda m: ("my_cards", {}),
+    ),
+    _intent(
+        r"(?:what(?:'s| is)|anything) (?:waiting|pending) (?:for|on) me"
+        r"|(?:what|which cards) (?:do|should) i (?:need to )?approve",
+        lambda m: ("my_cards", {}),
+    ),
+    _intent(
+        r"(?:withdraw|cancel|take back) (?:my |the |that |this )?(?:approval )?(?:card|request)s?",
+        lambda m: phrasing.WITHDRAW,
+    ),
+    _intent(
         r"(?:show |list |any )?(?:the )?(?:pending|open|waiting) (?:branch )?requests",
         lambda m: ("list_requests", {"status": "pending"}),
     ),

@@ -19,6 +19,9 @@ __all__ = [
     "MAX_ROWS",
     "NOT_UNDERSTOOD",
     "PROPOSED",
+    "ROUTED",
+    "TWO_NEEDED",
+    "WITHDRAW",
     "phrase_failure",
     "phrase_missing_tool",
     "phrase_result",
@@ -40,6 +43,7 @@ PHRASINGS = (
     "stock at <branch>",
     "set price of <sku> to <amount>",
     "sales this week (or today, this month)",
+    "my cards / what is waiting for me",
 )
 
 HELP = (
@@ -53,6 +57,22 @@ HELP = (
 # zone). Repeating them here once made a 9–11 line message that pushed the card and its
 # Approve button below a phone's first screen; even the summary alone cost three lines there.
 PROPOSED = "Not done yet: it is waiting for your approval on the card below."
+
+# The asker's card went to others (their role cannot approve it), or needs a second person.
+ROUTED = (
+    "Not done yet: your role cannot approve this, so the card below went to {who}; "
+    "they were told privately."
+)
+TWO_NEEDED = (
+    "Not done yet: this needs two approvals from different people ({who}); see the card below."
+)
+
+# A card is withdrawn by a press, like every decision about a card: the model can no more end
+# one than approve one.
+WITHDRAW = (
+    'To withdraw a card you asked for, press Withdraw on it (say "my cards" to see them). '
+    "Only you can; nothing changes until somebody approves."
+)
 
 # The answer to a message no phrasing matches: short, and pointing at the full list.
 NOT_UNDERSTOOD = (
@@ -98,11 +118,22 @@ def phrase_result(tool: str, content: Any) -> str:
         return str(content)
     rows = [row for row in content.get("rows", []) if isinstance(row, Mapping)]
     if content.get("note") == NOT_DONE_NOTE and rows:
-        return PROPOSED
+        return _proposed(rows[0])
     scope = str(content.get("scope", "")).strip()
     if tool.startswith("get_") and len(rows) == 1:
         return _detail(rows[0], title=tool.removeprefix("get_").capitalize())
     return _listing(scope, rows, int(content.get("count", len(rows))))
+
+
+def _proposed(row: Mapping[str, Any]) -> str:
+    """The line above a fresh card: whom it waits for, when that is not simply the asker."""
+    names = [str(name) for name in row.get("waiting_for") or ()]
+    who = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
+    if row.get("routed"):
+        return ROUTED.format(who=who or "the people who may approve it")
+    if int(row.get("approvals_needed") or 1) > 1:
+        return TWO_NEEDED.format(who=who)
+    return PROPOSED
 
 
 def _detail(row: Mapping[str, Any], *, title: str) -> str:

@@ -1,18 +1,20 @@
-"""Takes card presses in Teams: Approve, Reject and refresh; never runs a write except through the core's ``bot.presses``.
+"""Takes card presses in Teams: Approve, Reject, Withdraw and refresh; never runs a write except through the core's ``bot.presses``.
 
-Approve and Reject arrive as ``Action.Execute`` invokes (``adaptiveCard/action``) and are
-answered with the card the presser should now see; the message itself is updated for everyone.
-Older clients send the same data as an ``Action.Submit`` message, answered in the conversation.
-A refresh (Teams asks for it when the issuee opens the card) returns the buttons to the issuee
-and the status to anyone else. Nothing here reads the token: the engine verifies it.
+Approve, Reject and Withdraw arrive as ``Action.Execute`` invokes (``adaptiveCard/action``) and
+are answered with the card the presser should now see; every copy of the card is updated for
+everyone. Older clients send the same data as an ``Action.Submit`` message, answered in the
+conversation. A refresh (Teams asks for it when someone in ``refresh.userIds`` opens the card)
+returns Approve and Reject to a person it is issued to who has not approved it yet, Withdraw
+to its asker, and the status to anyone else. Nothing here reads the token: the engine verifies
+it, and refuses a press by anyone the buttons were not for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 
 import structlog
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
@@ -22,13 +24,14 @@ from bot import identity, presses
 from bot.cardspec import of_record
 from bot.placement import TeamsPlacement, placements_of
 from bot.surface import Surface
-from bot.teams.adapter import TeamsAdapter, decided_card
+from bot.teams.adapter import TeamsAdapter, decided_card, view_of
 from bot.teams.adaptive import (
     CARD_TYPE,
     REASON_INPUT,
     VERB_APPROVE,
     VERB_REFRESH,
     VERB_REJECT,
+    VERB_WITHDRAW,
     notice_card,
     render,
 )
@@ -72,7 +75,7 @@ async def _visible(
 async def decide(
     surface: Surface, context: TurnContext, data: object, verb: presses.Verb
 ) -> PressAnswer:
-    """Approve or reject as the presser; everyone's card is updated only when a decision happened."""
+    """Approve, reject or withdraw as the presser; every copy is updated only when something changed."""
     sender = who(context.activity)
     adapter = TeamsAdapter(context, sender)
     press = presses.Press(
@@ -84,7 +87,7 @@ async def decide(
         reason=_text(data, REASON_INPUT),
     )
     ended = await presses.decide(surface, adapter, press)
-    shown = adapter.answer_card(with_notice=ended.outcome == "failed")
+    shown = adapter.answer_card(with_notice=ended.outcome == "failed", viewer=ended.caller)
     if shown is not None:
         return PressAnswer(shown, adapter.notice)
     notice = adapter.notice or ""
@@ -117,50 +120,48 @@ async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
         else None
     )
     caller = None if isinstance(resolved, str) else resolved
-    mine = caller is not None and (caller.userid, caller.tenantid) == (
-        record.userid,
-        record.tenantid,
-    )
     spec = of_record(
         record, token=placement.token, issued_to=placement.issued_to, now=surface.registry.clock()
     )
-    return render(spec, view="issuee" if mine else "everyone", issuee=placement.user)
+    return render(spec, view=view_of(record, caller), issuee=placement.user)
 
 
 def _invoke(card: Json) -> AdaptiveCardInvokeResponse:
     return AdaptiveCardInvokeResponse(status_code=HTTPStatus.OK, type=CARD_TYPE, value=card)
 
 
+Execute = Callable[[TurnContext, TurnState, object], Awaitable[AdaptiveCardInvokeResponse]]
+Submit = Callable[[TurnContext, TurnState, object], Awaitable[None]]
+# The verbs a person presses; each also has its Action.Submit fallback.
+PRESSED: Final[tuple[presses.Verb, ...]] = (VERB_APPROVE, VERB_REJECT, VERB_WITHDRAW)
+
+
+def _handlers(surface: Surface, verb: presses.Verb) -> tuple[Execute, Submit]:
+    async def on_execute(
+        context: TurnContext, state: TurnState, data: object
+    ) -> AdaptiveCardInvokeResponse:
+        return _invoke((await decide(surface, context, data, verb)).card)
+
+    async def on_submit(context: TurnContext, state: TurnState, data: object) -> None:
+        await _submitted(surface, context, data, verb)
+
+    return on_execute, on_submit
+
+
 def register(application: AgentApplication[TurnState], surface: Surface) -> None:
     """Adds the Action.Execute verbs and their Action.Submit fallbacks."""
-
-    async def on_approve(
-        context: TurnContext, state: TurnState, data: object
-    ) -> AdaptiveCardInvokeResponse:
-        return _invoke((await decide(surface, context, data, "approve")).card)
-
-    async def on_reject(
-        context: TurnContext, state: TurnState, data: object
-    ) -> AdaptiveCardInvokeResponse:
-        return _invoke((await decide(surface, context, data, "reject")).card)
 
     async def on_refresh(
         context: TurnContext, state: TurnState, data: object
     ) -> AdaptiveCardInvokeResponse:
         return _invoke(await refresh(surface, context, data))
 
-    async def on_submit_approve(context: TurnContext, state: TurnState, data: object) -> None:
-        await _submitted(surface, context, data, "approve")
-
-    async def on_submit_reject(context: TurnContext, state: TurnState, data: object) -> None:
-        await _submitted(surface, context, data, "reject")
-
     cards = application.adaptive_card
-    cards.action_execute(VERB_APPROVE)(on_approve)
-    cards.action_execute(VERB_REJECT)(on_reject)
     cards.action_execute(VERB_REFRESH)(on_refresh)
-    cards.action_submit(VERB_APPROVE)(on_submit_approve)
-    cards.action_submit(VERB_REJECT)(on_submit_reject)
+    for verb in PRESSED:
+        on_execute, on_submit = _handlers(surface, verb)
+        cards.action_execute(verb)(on_execute)
+        cards.action_submit(verb)(on_submit)
 
 
 async def _submitted(

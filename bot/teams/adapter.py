@@ -1,10 +1,11 @@
 """Teams as the core's ``Adapter``: activities sent through one turn's context; never decides anything.
 
-A card is posted as the status everyone sees, with a refresh that gives its issuee the buttons;
-a decision updates the message for everyone (``PUT …/activities/{id}``) and posts the audit reply
-the conversation sees. An invoke (a card press) is answered in the HTTP response with the card
-the presser should now see, so what the core tells the presser privately is kept here and put
-on that card (``answer_card``) instead of being sent as a message.
+A card is posted as the status everyone sees, with a refresh that gives its asker their own
+view; each person it is issued to gets a private copy, with the buttons, in a 1:1 chat with
+the bot. A change updates every copy it can reach (``PUT …/activities/{id}``) and posts the
+audit reply where the card was asked. An invoke (a card press) is answered in the HTTP response
+with the card the presser should now see, so what the core tells the presser privately is kept
+here and put on that card (``answer_card``) instead of being sent as a message.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import aiohttp
 import structlog
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment, TextFormatTypes
 from microsoft_agents.hosting.core import TurnContext
@@ -22,11 +22,19 @@ from bot.adapter import Form, Words
 from bot.cardspec import clip, of_proposal, of_record
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.teams import texts
-from bot.teams.adaptive import CARD_TYPE, render
+from bot.teams.adaptive import CARD_TYPE, View, render
 from bot.teams.identity import Who, member_email
-from tools import Caller, CardRecord, Proposal
+from bot.teams.outbound import FAILURES, Outbound
+from tools import Caller, CardRecord, CardStatus, Proposal
 
-__all__ = ["TeamsAdapter", "card_activity", "conversation_key", "decided_card"]
+__all__ = [
+    "TeamsAdapter",
+    "card_activity",
+    "conversation_key",
+    "decided_card",
+    "is_private",
+    "view_of",
+]
 
 log = structlog.get_logger("bot.teams.adapter")
 Json = dict[str, Any]
@@ -47,16 +55,55 @@ def card_activity(card: Json, summary: str, *, activity_id: str | None = None) -
     )
 
 
+def _plain(text: str) -> Activity:
+    return Activity(type=ActivityTypes.message, text=text, text_format=TextFormatTypes.plain)
+
+
+def _notification(record: CardRecord) -> str:
+    """What a changed card says in a notification: still waiting (and for whom), or decided."""
+    if record.status is CardStatus.PENDING:
+        waiting = wording.who(tuple(i.name for i in record.waiting_for))
+        return wording.card_text(record.summary, waiting or "You")
+    by = record.decided_by_name or ""
+    return wording.decided_text(str(record.status), record.summary, by, record.standing)
+
+
+def is_private(placement: TeamsPlacement) -> bool:
+    """A copy sent to one person in a 1:1 chat: no model conversation, only its reader."""
+    return placement.conversation is None and placement.aad is not None
+
+
+def view_of(record: CardRecord, caller: Caller | None) -> View:
+    """What ``caller`` may still do with the card: decide it, withdraw it (its asker), or watch."""
+    if caller is None or record.status is not CardStatus.PENDING:
+        return "everyone"
+    if record.issued_to_person(caller.userid, caller.tenantid) and not record.approved_by(
+        caller.userid
+    ):
+        return "issuee"
+    if (record.userid, record.tenantid) == (caller.userid, caller.tenantid):
+        return "asker"
+    return "everyone"
+
+
 def decided_card(
-    record: CardRecord, placement: TeamsPlacement | None, *, notice: str | None = None
+    record: CardRecord,
+    placement: TeamsPlacement | None,
+    *,
+    notice: str | None = None,
+    view: View | None = None,
 ) -> Json:
-    """The card as everyone sees it now (decided, expired or still pending)."""
+    """The card as a copy shows it now (decided, expired or still pending).
+
+    A private copy shows its one reader their buttons while the card waits; a shared one shows
+    the status, and its refresh gives each reader their own view.
+    """
     token = placement.token if placement else ""
     issued_to = placement.issued_to if placement else None
     spec = of_record(record, token=token, issued_to=issued_to)
-    return render(
-        spec, view="everyone", issuee=placement.user if placement else None, notice=notice
-    )
+    if view is None:
+        view = "issuee" if placement is not None and is_private(placement) else "everyone"
+    return render(spec, view=view, issuee=placement.user if placement else None, notice=notice)
 
 
 class TeamsAdapter:
@@ -64,8 +111,9 @@ class TeamsAdapter:
 
     def __init__(self, context: TurnContext, sender: Who | None) -> None:
         self.context, self.sender = context, sender
-        # What an invoke answers with: the card as shown by the last update, and the words the
-        # presser was told (put on the card they see).
+        self.out = Outbound(context)
+        # What an invoke answers with: the card as shown by the last update of the copy in this
+        # conversation, and the words the presser was told (put on the card they see).
         self.shown: tuple[CardRecord, TeamsPlacement] | None = None
         self.notice: str | None = None
 
@@ -79,8 +127,7 @@ class TeamsAdapter:
 
     @property
     def conversation_id(self) -> str:
-        conversation = self.context.activity.conversation
-        return str(conversation.id) if conversation is not None else ""
+        return self.out.conversation_id
 
     async def verified_email(self, user: str) -> str | None:
         if self.sender is None or self.sender.aad != user:
@@ -89,15 +136,15 @@ class TeamsAdapter:
 
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""
-        await self.context.send_activity(
-            Activity(type=ActivityTypes.message, text=text, text_format=TextFormatTypes.plain)
-        )
+        await self.context.send_activity(_plain(text))
 
     async def post_card(
         self, proposal: Proposal, *, caller: Caller, conversation: str
     ) -> Placement:
         assert self.sender is not None, "a card is posted only for a resolved sender"
         spec = of_proposal(proposal, issued_to=caller.name or self.sender.name)
+        # The asker's client refreshes it: Approve and Reject for their own card, Withdraw
+        # for one routed to others (who get private copies).
         card = render(spec, view="everyone", issuee=self.sender.address)
         response = await self.context.send_activity(card_activity(card, spec.notification))
         return TeamsPlacement(
@@ -107,26 +154,25 @@ class TeamsAdapter:
             activity_id=response.id if response else None,
             user=self.sender.address,
             aad=self.sender.aad,
-            issued_to=spec.issued_to,
+            issued_to=wording.who(spec.waiting_for) or spec.issued_to,
             conversation=conversation,
             token=proposal.card,
         )
 
     async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, TeamsPlacement)
-        self.shown = (record, placement)
-        if not placement.activity_id or placement.conversation_id != self.conversation_id:
-            # Only a copy in this turn's conversation can be updated through its context.
+        if placement.conversation_id == self.conversation_id:
+            self.shown = (record, placement)
+        where = placement.conversation_id
+        if not placement.activity_id or not where or not self._reaches(placement):
+            log.warning("card_copy_unreachable", card_id=record.card_id, conversation=where)
             return None
         card = decided_card(record, placement)
-        text = wording.decided_text(
-            str(record.status), record.summary, record.decided_by_name or ""
-        )
         try:
-            await self.context.update_activity(
-                card_activity(card, text, activity_id=placement.activity_id)
+            await self.out.update(
+                where, card_activity(card, _notification(record), activity_id=placement.activity_id)
             )
-        except aiohttp.ClientError as failed:
+        except FAILURES as failed:
             log.error("card_update_failed", card_id=record.card_id, error=type(failed).__name__)
             return None
         log.info(
@@ -141,8 +187,9 @@ class TeamsAdapter:
     async def post_audit(
         self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
     ) -> None:
-        # A Teams audit channel would need a proactive conversation (as ``notify`` does); the
-        # record goes where the card is, which every member of that conversation sees.
+        # The record goes where the card was asked, which every member there sees, even when
+        # it was decided in someone's 1:1 chat. A Teams audit channel is not offered yet.
+        assert isinstance(placement, TeamsPlacement)
         text = texts.audit_text(
             str(record.status),
             summary=record.summary,
@@ -150,9 +197,13 @@ class TeamsAdapter:
             reason=record.reason,
             outcome=record.outcome,
         )
+        where = placement.conversation_id or self.conversation_id
+        if not self._reaches(placement):
+            log.warning("audit_unreachable", card_id=record.card_id, conversation=where)
+            return
         try:
-            await self.post(text)
-        except aiohttp.ClientError as failed:
+            await self.out.send(where, _plain(text))
+        except FAILURES as failed:
             log.error("audit_post_failed", card_id=record.card_id, error=type(failed).__name__)
             return
         log.info(
@@ -164,14 +215,57 @@ class TeamsAdapter:
         self.notice = text
 
     async def notify(self, user: str, text: str) -> None:
-        # A 1:1 chat must first be created through the connector; routing cards to managers
-        # adds that. Until then nothing calls this for Teams.
-        raise NotImplementedError("Teams cannot message a person outside this conversation yet")
+        """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
+        try:
+            chat = await self.out.open_personal(user, self._tenant())
+            await self.out.send(chat, _plain(texts.reply(text)))
+        except FAILURES as failed:
+            log.error("notify_failed", person=user, error=type(failed).__name__)
+            return
+        log.info("notified", person=user)
 
     async def send_copy(
         self, record: CardRecord, user: str, *, token: str, push: str
     ) -> Placement | None:
-        raise NotImplementedError("private copies of a card are not sent here yet")
+        """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id).
+
+        Their ``29:`` id, looked up in the new chat, is the copy's refresh: a copy sent with
+        Approve still showed it to a manager who had since approved (her press then refused
+        as "already approved"); refreshed, Teams asks for her view and she sees the status.
+        """
+        tenant = self._tenant()
+        try:
+            chat = await self.out.open_personal(user, tenant)
+            address, name = await self.out.member(chat, user) or (None, None)
+            # No model conversation: the decision is told where the card was asked, once.
+            placement = TeamsPlacement(
+                tenant=tenant,
+                service_url=self.out.service_url,
+                conversation_id=chat,
+                user=address,
+                aad=user,
+                issued_to=name or None,
+                token=token,
+            )
+            sent = await self.out.send(chat, card_activity(decided_card(record, placement), push))
+        except FAILURES as failed:
+            log.error(
+                "copy_failed", card_id=record.card_id, person=user, error=type(failed).__name__
+            )
+            return None
+        log.info("copy_sent", card_id=record.card_id, tenant=record.tenantid, person=user)
+        return placement.model_copy(update={"activity_id": sent})
+
+    def _reaches(self, placement: TeamsPlacement) -> bool:
+        """A copy in this conversation, or in another one on the service URL this turn uses."""
+        here = placement.conversation_id in (None, self.conversation_id)
+        return here or self.out.reaches(placement.service_url)
+
+    def _tenant(self) -> str:
+        if self.sender is not None:
+            return self.sender.tenant
+        conversation = self.context.activity.conversation
+        return str(conversation.tenant_id or "") if conversation is not None else ""
 
     async def typing(self, *, on: bool) -> None:
         """One typing activity when work starts; Teams clears it by itself."""
@@ -193,9 +287,16 @@ class TeamsAdapter:
             None,
         )
 
-    def answer_card(self, *, with_notice: bool = False) -> Json | None:
-        """The card last shown by ``update`` (with the notice when asked), or None."""
+    def answer_card(
+        self, *, with_notice: bool = False, viewer: Caller | None = None
+    ) -> Json | None:
+        """The card last shown here by ``update``, as ``viewer`` may act on it, or None."""
         if self.shown is None:
             return None
         record, placement = self.shown
-        return decided_card(record, placement, notice=self.notice if with_notice else None)
+        return decided_card(
+            record,
+            placement,
+            notice=self.notice if with_notice else None,
+            view=view_of(record, viewer),
+        )

@@ -5,10 +5,12 @@ data, a person or the model go only into ``TextRun``s, which Teams never reads a
 product called ``**[free](https://x)**`` shows as typed and links nowhere; our own words go in
 ``TextBlock``s. ``{{`` is broken up in data because Teams expands ``{{DATE(…)}}`` in card text.
 
-Two views of one pending card: everyone sees its status (the message as posted); the person it
-is for sees Approve and Reject, because Teams refreshes the card for the ids in
-``refresh.userIds`` (the ``29:`` id of the issuee) through an ``Action.Execute`` "refresh". A
-card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB once wrapped).
+Three views of one pending card: everyone sees its status (the message as posted); a person it
+is issued to sees Approve and Reject; its asker, when someone else decides it, sees Withdraw.
+Teams asks for the view of the ids in ``refresh.userIds`` (``29:`` ids) through an
+``Action.Execute`` "refresh"; a private copy in a 1:1 chat has one reader and is sent in their
+view. A card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB once
+wrapped).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ __all__ = [
     "VERB_APPROVE",
     "VERB_REFRESH",
     "VERB_REJECT",
+    "VERB_WITHDRAW",
+    "View",
     "card_bytes",
     "notice_card",
     "render",
@@ -36,11 +40,12 @@ __all__ = [
 ]
 
 Json = dict[str, Any]
-View = Literal["issuee", "everyone"]
+View = Literal["issuee", "asker", "everyone"]
 
 CARD_TYPE: Final = "application/vnd.microsoft.card.adaptive"
 VERB_APPROVE: Final = "approve"
 VERB_REJECT: Final = "reject"
+VERB_WITHDRAW: Final = "withdraw"
 VERB_REFRESH: Final = "refresh"
 REASON_INPUT: Final = "reason"
 MAX_CARD_BYTES: Final = 28_000
@@ -118,23 +123,32 @@ def _body(spec: CardSpec) -> list[Json]:
 
 
 def _pending_lines(spec: CardSpec) -> list[Json]:
-    # Whom the card waits for is its heading; a card that cannot name them says it here.
+    # Whom the card waits for is its heading; a card that cannot name them says it here. The
+    # approvals line of a card needing two names who approved: data, so a TextRun.
     lines = [] if spec.waiting_for else [_runs(("For ", False), ("the person who asked", True))]
+    if spec.progress:
+        lines.append(_runs((spec.progress, False)))
     if spec.expires_at is not None:
         lines.append(_words(f"Expires {_when(spec.expires_at)}", isSubtle=True, spacing="None"))
     return lines
 
 
 def _decided_lines(spec: CardSpec) -> list[Json]:
-    """Who decided, when, and what came of it, each said once."""
-    lines: list[Json] = [_runs((spec.note, False))] if spec.note is not None else []
+    """Who decided and when, what that left standing, and what came of it.
+
+    The note ("Nothing was changed; request 6 is still pending.") used to replace the who and
+    the when, so a card that was not approved no longer said by whom; each is said once now.
+    """
+    lines: list[Json] = []
     decided, outcome = spec.decided, spec.outcome
-    if spec.note is None and decided is not None and not (decided.in_outcome and outcome):
+    if decided is not None and not (decided.in_outcome and outcome):
         lines.append(_runs((f"{decided.verb} by ", False), (decided.by or "someone", True)))
+    if spec.note is not None:
+        lines.append(_runs((spec.note, False)))
     if outcome:
         label, text = outcome
         lines.append(_runs((f"{label}: " if label else "", True), (text, False)))
-    if spec.note is None and decided is not None and decided.at is not None:
+    if decided is not None and decided.at is not None:
         lines.append(_words(_when(decided.at), isSubtle=True, spacing="None"))
     return lines
 
@@ -157,17 +171,24 @@ def _execute(spec: CardSpec, verb: str, title: str, style: str, inputs: str) -> 
     }
 
 
-def _refresh(spec: CardSpec, issuee: str | None) -> Json:
+def _refresh(spec: CardSpec, issuee: str) -> Json:
     action = {
         "type": "Action.Execute",
         "verb": VERB_REFRESH,
         "title": "Refresh",
         "data": _data(spec, VERB_REFRESH),
     }
-    return {"action": action, "userIds": [issuee][:_MAX_REFRESH_USERS] if issuee else []}
+    return {"action": action, "userIds": [issuee][:_MAX_REFRESH_USERS]}
 
 
-def _issuee_controls(spec: CardSpec) -> tuple[list[Json], list[Json]]:
+def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
+    """The inputs and buttons of ``view``: Approve and Reject (with a reason), or Withdraw."""
+    offered = {action.verb for action in spec.actions}
+    if view == "asker":
+        withdraw = _execute(spec, VERB_WITHDRAW, words.WITHDRAW, "default", "none")
+        return [], [withdraw] if VERB_WITHDRAW in offered else []
+    if view == "everyone" or not {VERB_APPROVE, VERB_REJECT} <= offered:
+        return [], []
     reason = {
         "type": "Input.Text",
         "id": REASON_INPUT,
@@ -193,12 +214,12 @@ def _card(spec: CardSpec, view: View, issuee: str | None, notice: str | None) ->
         card["body"] = body + _decided_lines(spec)
         return card
     body += _pending_lines(spec)
-    if view == "issuee" and spec.actions:
-        inputs, actions = _issuee_controls(spec)
-        body += inputs
+    inputs, actions = _controls(spec, view)
+    body += inputs
+    if actions:
         card["actions"] = actions
     card["body"] = body
-    if spec.token:
+    if spec.token and issuee:
         card["refresh"] = _refresh(spec, issuee)
     return card
 
@@ -213,7 +234,8 @@ def render(
 ) -> Json:
     """The Adaptive Card for ``spec`` as ``view`` sees it, within ``MAX_CARD_BYTES``.
 
-    ``issuee`` is the Teams ``29:`` id of the person the card is for (it drives the refresh);
+    ``issuee`` is the Teams ``29:`` id whose client asks for its own view (the refresh); a card
+    without one (a private copy, sent in its reader's view) has no refresh.
     ``notice`` is a refusal or a note shown above the card to the person who pressed.
     """
     card = _card(spec, view, issuee, notice)

@@ -15,10 +15,13 @@ from tools.errors import NotFoundError
 
 
 async def test_refusals_speak_the_users_words(assistant: Assistant) -> None:
-    """A role refusal and an overlong note read as sentences about the action and the field,
-    never as tool names or validator messages."""
+    """A card routed away from its asker and an overlong note read as sentences about the
+    people and the field, never as tool names or validator messages."""
     staff = await assistant.reply(conversation="a", caller=RAVI, text="approve request 3")
-    assert "Approving a request needs a manager; you are staff." in staff.text
+    assert (
+        "your role cannot approve this, so the card below went to Arjun Mehta or Meera Iyer; "
+        "they were told privately." in staff.text
+    )
     long = await assistant.reply(
         conversation="b", caller=ARJUN, text="approve request 3 note: " + "x" * 501
     )

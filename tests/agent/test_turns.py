@@ -35,24 +35,30 @@ async def test_approve_as_a_manager_proposes_and_changes_nothing(
     assert await _status(db, 3) == "pending"
 
 
-async def test_staff_approve_is_refused_for_want_of_the_role(
-    assistant: Assistant, db: Database
+async def test_staff_approve_goes_to_the_managers(
+    assistant: Assistant, registry: Registry, db: Database
 ) -> None:
-    """Ravi (staff) asking to approve gets the role refusal relayed, and no card."""
+    """Ravi (staff) asking to approve gets a card issued to the managers and owner, not him;
+    the reply says so, and nothing changes."""
     reply = await assistant.reply(conversation="t", caller=RAVI, text="approve request 3")
-    assert reply.proposals == []
-    assert "needs a manager" in reply.text
+    [proposal] = reply.proposals
+    assert proposal.routing is not None and proposal.routing.routed
+    assert [i.name for i in proposal.routing.issued_to] == ["Arjun Mehta", "Meera Iyer"]
+    assert registry.signer.parse(proposal.card).userid == RAVI.userid
+    assert "went to Arjun Mehta or Meera Iyer" in reply.text
     assert await _status(db, 3) == "pending"
 
 
 async def test_a_shared_thread_acts_as_each_writer(
     assistant: Assistant, registry: Registry
 ) -> None:
-    """In one thread Ravi is refused, then Arjun's same words give a card issued to Arjun."""
-    refused = await assistant.reply(conversation="thread", caller=RAVI, text="approve request 3")
-    granted = await assistant.reply(conversation="thread", caller=ARJUN, text="approve request 3")
-    assert refused.proposals == []
-    assert [registry.signer.parse(p.card).userid for p in granted.proposals] == [2]
+    """In one thread Ravi's words make a card he asked for (routed to the managers); Arjun's
+    same words, as Arjun, point to that live card instead of making a second one."""
+    asked = await assistant.reply(conversation="thread", caller=RAVI, text="approve request 3")
+    again = await assistant.reply(conversation="thread", caller=ARJUN, text="approve request 3")
+    assert [registry.signer.parse(p.card).userid for p in asked.proposals] == [RAVI.userid]
+    assert again.proposals == []
+    assert "already waiting on a card" in again.text
     prompts = [m for m in (await assistant.store.load("thread")).messages if _prompt(m)]
     assert [_prompt(m)[:28] for m in prompts] == [
         "[from Ravi Kumar, staff] app",
@@ -88,7 +94,8 @@ async def test_the_model_never_sees_a_signed_card(assistant: Assistant, recorder
 async def test_the_caller_comes_from_the_turn_not_the_model(
     registry: Registry, settings: Settings, db: Database
 ) -> None:
-    """A model claiming Priya the owner in its arguments still acts as Ravi (staff): refused."""
+    """A model claiming Priya the owner in its arguments is refused; with the arguments alone,
+    the card is still Ravi's (staff), so it goes to the managers and he cannot approve it."""
 
     async def impostor(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if isinstance(messages[-1].parts[-1], ToolReturnPart):
@@ -99,6 +106,18 @@ async def test_the_caller_comes_from_the_turn_not_the_model(
     assistant = Assistant(registry, settings, model=FunctionModel(impostor))
     reply = await assistant.reply(conversation="t", caller=RAVI, text="approve request 3")
     assert reply.proposals == []
-    assert "you are staff" in reply.text
+    assert "There is no 'userid' setting here." in reply.text
     assert tool_calls((await assistant.store.load("t")).messages)[0][0] == "approve_request"
+
+    async def plain(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if isinstance(messages[-1].parts[-1], ToolReturnPart):
+            return ModelResponse(parts=[TextPart("ok")])
+        return ModelResponse(parts=[ToolCallPart("approve_request", {"request_id": 3})])
+
+    assistant = Assistant(registry, settings, model=FunctionModel(plain))
+    [card] = (await assistant.reply(conversation="u", caller=RAVI, text="as Priya")).proposals
+    assert registry.signer.parse(card.card).userid == RAVI.userid
+    assert card.routing is not None and RAVI.userid not in [
+        i.userid for i in card.routing.issued_to
+    ]
     assert await _status(db, 3) == "pending"

@@ -104,6 +104,6 @@ def test_policy_set_with_a_bad_amount_changes_nothing(tmp_path: Path, demo_url: 
     """A bad amount is one line saying what to give, and the stored policy stays as it was."""
     ran = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-from", "lots")
     assert_one_line_failure(ran, "'lots' is not an amount of money", "like 25000, or off")
-    assert "never" in cli(tmp_path, demo_url, "policy", "show", "Fiesta Foods").out
+    assert "from ₹25,000.00" in cli(tmp_path, demo_url, "policy", "show", "Fiesta Foods").out
     nothing = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods")
     assert_one_line_failure(nothing, "Nothing to change")

@@ -21,11 +21,18 @@ def test_an_asker_whose_role_is_enough_keeps_the_card() -> None:
 
 
 def test_staff_asking_routes_the_card_to_every_manager_but_not_the_asker() -> None:
-    """Ravi (staff) asks; the card goes to Priya, Arjun and Meera, never back to Ravi."""
+    """Ravi (staff) asks; the card goes to Arjun and Meera (the owner hears of it only by
+    escalation), never back to Ravi."""
     got = route(RAVI, FIESTA_PEOPLE, FIESTA_POLICY, tool_role=Role.STAFF)
     assert got.routed and got.needed is Role.MANAGER
-    assert got.issued_to == (PRIYA.userid, ARJUN.userid, MEERA.userid)
+    assert got.issued_to == (ARJUN.userid, MEERA.userid)
     assert RAVI.userid not in got.issued_to
+
+
+def test_with_no_one_at_the_role_the_roles_above_are_asked() -> None:
+    """A merchant without managers: Ravi's card goes straight to Priya, the owner."""
+    got = route(RAVI, (PRIYA, RAVI), FIESTA_POLICY, tool_role=Role.STAFF)
+    assert got.routed and got.issued_to == (PRIYA.userid,)
 
 
 def test_the_tools_own_role_is_never_lowered_by_the_policy() -> None:
@@ -38,7 +45,9 @@ def test_two_approvers_from_the_amount_on_the_asker_may_be_one() -> None:
     """At ₹25,000 a manager's card opens to every manager, himself included, and needs two."""
     got = route(ARJUN, FIESTA_PEOPLE, FIESTA_POLICY, tool_role=Role.MANAGER, amount=2_500_000)
     assert got.approvals == 2 and not got.routed
-    assert got.issued_to == (ARJUN.userid, PRIYA.userid, MEERA.userid)
+    assert got.issued_to == (ARJUN.userid, MEERA.userid)
+    lone = route(ARJUN, (PRIYA, ARJUN), FIESTA_POLICY, tool_role=Role.MANAGER, amount=2_500_000)
+    assert lone.issued_to == (ARJUN.userid, PRIYA.userid)
     below = route(ARJUN, FIESTA_PEOPLE, FIESTA_POLICY, tool_role=Role.MANAGER, amount=2_499_999)
     assert below.approvals == 1
 
@@ -58,9 +67,12 @@ def test_nobody_to_approve_is_a_clear_refusal() -> None:
 
 
 async def test_policies_are_stored_per_merchant(db: Database) -> None:
-    """A merchant without a policy has the default; one merchant's policy is not another's."""
+    """A merchant without a policy has the default; one merchant's policy is not another's.
+
+    The demo gives Fiesta Foods its policy (a manager, two approvers from ₹25,000)."""
     policies = Policies(db)
-    assert await policies.get(1) == Policy()
+    assert await policies.get(1) == FIESTA_POLICY
+    assert await policies.get(2) == Policy()
     await policies.put(1, FIESTA_POLICY)
     await policies.put(1, Policy(Role.MANAGER, 2_500_000, escalate_after=600))
     assert await policies.get(1) == Policy(Role.MANAGER, 2_500_000, 600)
@@ -71,7 +83,7 @@ async def test_a_nonsense_policy_is_refused(db: Database) -> None:
     """A zero amount or an escalation under a minute is refused and nothing is stored."""
     policies = Policies(db)
     with pytest.raises(ConflictError, match="above zero"):
-        await policies.put(1, Policy(two_approvers_from=0))
+        await policies.put(2, Policy(two_approvers_from=0))
     with pytest.raises(ConflictError, match="60 seconds"):
-        await policies.put(1, Policy(escalate_after=5))
-    assert await policies.get(1) == Policy()
+        await policies.put(2, Policy(escalate_after=5))
+    assert await policies.get(2) == Policy()

@@ -11,16 +11,18 @@ from tests.merchant.writes_support import (
     PRIYA,
     RAVI,
     approve,
+    assert_routed,
     count,
     details,
     make_registry,
     propose,
     row,
     snapshot,
+    untargeted,
 )
 from tools.caller import Caller
 from tools.db import Database
-from tools.errors import AmbiguousError, ConflictError, NotFoundError, RoleRequiredError
+from tools.errors import AmbiguousError, ConflictError, NotFoundError
 from tools.merchant.models import Branch, BranchRequest, Order
 from tools.merchant.writes_branches import CloseBranchArgs
 from tools.proposals import CardStatus
@@ -85,10 +87,9 @@ async def test_proposals_change_nothing(db: Database) -> None:
 
 @pytest.mark.parametrize("caller", [ARJUN, RAVI], ids=["manager", "staff"])
 @pytest.mark.parametrize("tool", ["close_branch", "reopen_branch"])
-async def test_only_an_owner_may_propose(db: Database, tool: str, caller: Caller) -> None:
-    """Opening and closing branches needs the owner role; a manager and staff are refused."""
-    with pytest.raises(RoleRequiredError):
-        await propose(make_registry(db), tool, {"branch": 4}, caller)
+async def test_only_an_owner_may_approve(db: Database, tool: str, caller: Caller) -> None:
+    """Opening and closing branches needs the owner: a manager's or staff's card goes to Priya."""
+    await assert_routed(db, tool, {"branch": 3 if tool == "close_branch" else 4}, caller, [PRIYA])
 
 
 async def test_close_after_approval(db: Database) -> None:
@@ -117,7 +118,7 @@ async def test_reopen_after_approval(db: Database) -> None:
 async def test_branch_closed_meanwhile_fails_at_execution(db: Database) -> None:
     """Two cards to close Whitefield: the second approved fails as already closed and changes nothing."""
     registry = make_registry(db)
-    first = await propose(registry, "close_branch", {"branch": 3}, PRIYA)
+    first = await untargeted(db, await propose(registry, "close_branch", {"branch": 3}, PRIYA))
     second = await propose(registry, "close_branch", {"branch": "Whitefield"}, PRIYA)
     assert (await approve(registry, first, PRIYA)).ok
     closed_at = (await row(db, Branch, 3)).status_changed_at

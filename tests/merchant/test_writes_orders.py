@@ -15,12 +15,14 @@ from tests.merchant.writes_support import (
     RAVI,
     SAM,
     approve,
+    assert_routed,
     count,
     details,
     make_registry,
     propose,
     row,
     snapshot,
+    untargeted,
     update,
 )
 from tools.approval import Decision
@@ -30,7 +32,6 @@ from tools.errors import (
     ConflictError,
     InvalidArgumentsError,
     NotFoundError,
-    RoleRequiredError,
 )
 from tools.merchant.models import Order, Refund
 from tools.merchant.money import format_money
@@ -112,11 +113,10 @@ async def test_proposal_changes_nothing(db: Database) -> None:
     assert await snapshot(db) == before
 
 
-async def test_staff_cannot_propose_a_refund(db: Database) -> None:
-    """Ravi (staff) is refused at proposal: refunds need a manager."""
+async def test_staff_refunds_go_to_the_managers(db: Database) -> None:
+    """Ravi (staff) may ask for a refund; the card goes to the managers and owner, not him."""
     order = await _order(db)
-    with pytest.raises(RoleRequiredError):
-        await propose(make_registry(db), "refund_order", {"order_id": order.id}, RAVI)
+    await assert_routed(db, "refund_order", {"order_id": order.id}, RAVI, [ARJUN, MEERA])
 
 
 async def test_large_refund_warns_above_the_rupee_threshold(db: Database) -> None:
@@ -185,7 +185,9 @@ async def test_unknown_or_foreign_order_is_not_found(db: Database) -> None:
 async def test_refund_meanwhile_fails_at_execution(db: Database) -> None:
     """A full-refund card fails when a partial refund landed first; no second refund is written."""
     registry, order = make_registry(db), await _order(db)
-    full = await propose(registry, "refund_order", {"order_id": order.id}, ARJUN)
+    full = await untargeted(
+        db, await propose(registry, "refund_order", {"order_id": order.id}, ARJUN)
+    )
     part = await propose(registry, "refund_order", {"order_id": order.id, "amount": 100}, MEERA)
     assert (await approve(registry, part, MEERA)).ok
     decision = await approve(registry, full, ARJUN)
@@ -231,7 +233,8 @@ async def test_cards_racing_for_one_order_refund_once(db: Database) -> None:
     """Five full-refund cards approved at once: the row lock lets one through, four fail."""
     registry, order = make_registry(db), await _order(db)
     cards = [
-        await propose(registry, "refund_order", {"order_id": order.id}, ARJUN) for _ in range(5)
+        await untargeted(db, await propose(registry, "refund_order", {"order_id": order.id}, ARJUN))
+        for _ in range(5)
     ]
     decisions = await asyncio.gather(*(approve(registry, card, ARJUN) for card in cards))
     statuses = sorted(d.card.status for d in decisions)

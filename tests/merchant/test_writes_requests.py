@@ -9,14 +9,16 @@ from tests.merchant.writes_support import (
     MEERA,
     RAVI,
     approve,
+    assert_routed,
     details,
     make_registry,
     propose,
     row,
     snapshot,
+    untargeted,
 )
 from tools.db import Database, ProposalRow
-from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError, RoleRequiredError
+from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError
 from tools.merchant.models import BranchRequest
 from tools.merchant.writes_requests import ApproveRequestArgs, RejectRequestArgs
 from tools.proposals import CardStatus
@@ -80,12 +82,11 @@ async def test_proposals_change_nothing(db: Database) -> None:
         ("reject_request", {"request_id": 3, "reason": "No."}),
     ],
 )
-async def test_staff_cannot_propose_a_decision(
+async def test_staff_decisions_go_to_the_managers(
     db: Database, tool: str, args: dict[str, object]
 ) -> None:
-    """Ravi (staff) is refused at proposal: deciding requests needs a manager."""
-    with pytest.raises(RoleRequiredError):
-        await propose(make_registry(db), tool, args, RAVI)
+    """Ravi (staff) may ask to decide a request; the card goes to the managers and owner."""
+    await assert_routed(db, tool, args, RAVI, [ARJUN, MEERA])
 
 
 async def test_approval_records_the_decision(db: Database) -> None:
@@ -117,7 +118,9 @@ async def test_rejection_records_the_reason(db: Database) -> None:
 async def test_request_decided_meanwhile_fails_at_execution(db: Database) -> None:
     """Meera approves request 3 through her own card first; Arjun's card then fails and writes nothing."""
     registry = make_registry(db)
-    arjuns = await propose(registry, "reject_request", {"request_id": 3, "reason": "No."}, ARJUN)
+    arjuns = await untargeted(
+        db, await propose(registry, "reject_request", {"request_id": 3, "reason": "No."}, ARJUN)
+    )
     meeras = await propose(registry, "approve_request", {"request_id": 3}, MEERA)
     assert (await approve(registry, meeras, MEERA)).ok
     decision = await approve(registry, arjuns, ARJUN)

@@ -34,8 +34,7 @@ def test_every_write_is_built_as_a_write() -> None:
 def test_the_model_is_told_a_call_only_proposes() -> None:
     """Every description says the call only proposes, and every argument is described."""
     for tool in WRITE_TOOLS:
-        assert "Only proposes" in tool.description
-        assert "Approve" in tool.description
+        assert "nothing changes until it is approved" in tool.description
         schema = tool.args.model_json_schema()
         for name, field in schema["properties"].items():
             assert field.get("description"), f"{tool.name}.{name} has no description"

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
+from sqlalchemy import update as sa_update
 
 from tools.approval import Decision
 from tools.caller import Caller, Role
-from tools.db import Database
+from tools.db import Database, ProposalRow
+from tools.errors import NotYourCardError
 from tools.merchant import DEFAULT_AGENT, build_registry
 from tools.merchant.models import (
     Branch,
@@ -32,6 +35,7 @@ __all__ = [
     "RAVI",
     "SAM",
     "approve",
+    "assert_routed",
     "count",
     "detail",
     "details",
@@ -39,6 +43,7 @@ __all__ = [
     "propose",
     "row",
     "snapshot",
+    "untargeted",
     "update",
 ]
 
@@ -76,6 +81,31 @@ async def propose(
 
 async def approve(registry: Registry, proposal: Proposal, caller: Caller) -> Decision:
     return await registry.approve(DEFAULT_AGENT, proposal.card, caller)
+
+
+async def untargeted(db: Database, proposal: Proposal) -> Proposal:
+    """Clears the card's target, as on cards stored before one live card per target: then
+    several cards on one target may be live, and only the live re-check at execution stands
+    between them (what the tests of that re-check need)."""
+    async with db.session(write=True) as session, session.begin():
+        await session.execute(
+            sa_update(ProposalRow).where(ProposalRow.id == proposal.card_id).values(target=None)
+        )
+    return proposal
+
+
+async def assert_routed(
+    db: Database, tool: str, args: Mapping[str, Any], asker: Caller, to: list[Caller]
+) -> None:
+    """The asker's role cannot approve ``tool``: the card goes to ``to``, the asker's press is
+    refused, and nothing changes."""
+    registry, before = make_registry(db), await snapshot(db)
+    proposal = await propose(registry, tool, args, asker)
+    assert proposal.routing is not None and proposal.routing.routed
+    assert [i.userid for i in proposal.routing.issued_to] == [c.userid for c in to]
+    with pytest.raises(NotYourCardError):
+        await approve(registry, proposal, asker)
+    assert await snapshot(db) == before
 
 
 def details(proposal: Proposal) -> dict[str, str]:

@@ -3,8 +3,14 @@
 The bot under test replies, posts cards and updates them through the connector at the
 activity's ``serviceUrl``; pointing that at ``FakeConnector.url`` records every call:
 ``POST /v3/conversations/{id}/activities[/{replyToId}]`` (new messages and replies), ``PUT
-/v3/conversations/{id}/activities/{activityId}`` (updates) and ``GET …/members/{userId}`` (the
-member lookup that gives a person's email on first contact).
+/v3/conversations/{id}/activities/{activityId}`` (updates), ``GET …/members/{userId}`` (the
+member lookup that gives a person's email on first contact) and ``POST /v3/conversations``
+(opening a 1:1 chat with a person).
+
+Opening a chat is answered as Teams does: 400 unless it names the bot, one member by ``id``
+(their ``29:`` id or AAD object id; an ``aadObjectId`` alone is refused), ``isGroup`` false and
+the tenant; 403 when the app is not installed for that person; otherwise the chat's id, the
+same one each time for the same person.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ class Member:
     aad: str
     name: str
     email: str | None = None
+    # Whether the app is installed for them (personal scope): Teams opens no chat otherwise.
+    installed: bool = True
 
 
 @dataclass
@@ -56,6 +64,8 @@ class FakeConnector:
     def __init__(self) -> None:
         self.members: dict[str, Member] = {}
         self.calls: list[Call] = []
+        self.tenant: str | None = None  # the tenant chats may be opened in (None: any)
+        self.chats: dict[str, str] = {}  # AAD object id → the 1:1 chat opened with them
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -67,6 +77,7 @@ class FakeConnector:
     async def start(self) -> None:
         app = web.Application()
         base = "/v3/conversations/{conversation}"
+        app.router.add_post("/v3/conversations", self._create)
         app.router.add_post(base + "/activities", self._post)
         app.router.add_post(base + "/activities/{activity}", self._post)
         app.router.add_put(base + "/activities/{activity}", self._put)
@@ -97,10 +108,48 @@ class FakeConnector:
         self.calls.append(Call("PUT", request.match_info["conversation"], activity, body))
         return web.json_response({"id": activity})
 
+    def _named(self, body: Json) -> Member | str:
+        """The one member a create names, or why Teams would refuse it (400)."""
+        members = body.get("members") or []
+        tenant = body.get("tenantId") or ((body.get("channelData") or {}).get("tenant") or {}).get(
+            "id"
+        )
+        if body.get("isGroup") is not False or len(members) != 1:
+            return "a 1:1 chat has isGroup false and exactly one member"
+        if not (body.get("bot") or {}).get("id"):
+            return "the bot is not named"
+        if not tenant or (self.tenant is not None and tenant != self.tenant):
+            return "no tenant, or another tenant"
+        wanted = members[0].get("id")
+        found = next((m for m in self.members.values() if wanted in (m.address, m.aad)), None)
+        return found or "the member's id is neither a 29: id nor an AAD object id in the tenant"
+
+    async def _create(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        named = self._named(body)
+        if isinstance(named, str):
+            self.calls.append(Call("CREATE", "", None, body))
+            return web.json_response({"error": {"code": "BadArgument", "message": named}}, 400)
+        if not named.installed:
+            self.calls.append(Call("CREATE", "", None, body, member=named.aad))
+            error = {"code": "Forbidden", "message": "The bot is not installed for the user"}
+            return web.json_response({"error": error}, status=403)
+        chat = self.chats.setdefault(named.aad, f"a:1{named.aad}-personal")
+        self.calls.append(Call("CREATE", chat, None, body, member=named.aad, created=chat))
+        return web.json_response({"id": chat}, status=201)
+
     async def _member(self, request: web.Request) -> web.Response:
         address = request.match_info["member"]
         self.calls.append(Call("GET", request.match_info["conversation"], None, member=address))
-        member = self.members.get(address)
+        # Teams finds a member by their 29: id or their AAD object id.
+        member = next((m for m in self.members.values() if address in (m.address, m.aad)), None)
+        chat = request.match_info["conversation"]
+        if (
+            member is not None
+            and chat in self.chats.values()
+            and self.chats.get(member.aad) != chat
+        ):
+            member = None  # a 1:1 chat has one member besides the bot
         if member is None:
             return web.json_response(
                 {"error": {"code": "MemberNotFoundInConversation"}}, status=404
@@ -136,3 +185,18 @@ class FakeConnector:
 
     def lookups(self) -> list[Call]:
         return [c for c in self.calls if c.method == "GET"]
+
+    def creations(self) -> list[Call]:
+        """Every attempt to open a 1:1 chat, refused ones included (their conversation is "")."""
+        return [c for c in self.calls if c.method == "CREATE"]
+
+    def chat_with(self, member: Member) -> str:
+        """The 1:1 chat opened with ``member``; fails the test when there is none."""
+        assert member.aad in self.chats, f"no chat was opened with {member.name}"
+        return self.chats[member.aad]
+
+    def in_conversation(self, conversation: str) -> list[Call]:
+        """What the bot sent or updated in one conversation, in order."""
+        return [
+            c for c in self.calls if c.conversation == conversation and c.method in ("POST", "PUT")
+        ]

@@ -18,7 +18,21 @@ Json = dict[str, Any]
 _ids = itertools.count(1)
 
 
-def _base(member: Member, *, conversation: str, service_url: str, kind: str) -> Json:
+def _base(
+    member: Member, *, conversation: str, service_url: str, kind: str, personal: bool = False
+) -> Json:
+    """An activity in a channel thread, or (``personal``) in a person's 1:1 chat with the bot."""
+    if personal:
+        return {
+            **_base(member, conversation=CHANNEL, service_url=service_url, kind=kind),
+            "conversation": {
+                "id": conversation,
+                "conversationType": "personal",
+                "isGroup": False,
+                "tenantId": TENANT,
+            },
+            "channelData": {"tenant": {"id": TENANT}},
+        }
     return {
         "type": kind,
         "id": f"f:{next(_ids):08d}",
@@ -60,10 +74,14 @@ def invoke(
     service_url: str,
     reply_to: str,
     conversation: str = CHANNEL,
+    personal: bool = False,
 ) -> Json:
     """An Action.Execute press (``adaptiveCard/action``) on the card message ``reply_to``."""
+    base = _base(
+        member, conversation=conversation, service_url=service_url, kind="invoke", personal=personal
+    )
     return {
-        **_base(member, conversation=conversation, service_url=service_url, kind="invoke"),
+        **base,
         "name": "adaptiveCard/action",
         "replyToId": reply_to,
         "value": {

@@ -25,6 +25,7 @@ from tests.slack.conftest import (
 )
 from tests.support.fake_connector import Call, FakeConnector, Member
 from tests.support.teams_activities import CHANNEL, TENANT, invoke, message
+from tests.support.teams_tokens import checker, token
 from tools import CardSigner, Registry
 from tools.connections import Platform
 from tools.db import Database
@@ -54,6 +55,9 @@ class TeamsBot:
     registry: Registry
     assistant: RecordingAssistant
     clock: SteppedClock
+    # Every request carries a Bot Connector token vouching for its activity's service URL,
+    # checked by the bot (the local key stands in for Microsoft's); False: no token at all.
+    signed: bool = False
 
     async def post(
         self, activity: Json, *, headers: dict[str, str] | None = None
@@ -63,6 +67,9 @@ class TeamsBot:
         A message's turn runs after the 202; this returns once the work it started is done.
         """
         url = self.server.make_url("/api/messages")
+        if self.signed and headers is None:
+            bearer = token(serviceurl=activity["serviceUrl"])
+            headers = {"Authorization": f"Bearer {bearer}"}
         async with self.http.post(url, json=activity, headers=headers or {}) as response:
             text = await response.text()
             body = await response.json() if text else None
@@ -75,30 +82,53 @@ class TeamsBot:
         return status
 
     async def card_for(self, member: Member = ARJUN, text: str = "approve request 3") -> Call:
-        """Asks for a card and returns the connector call that posted it."""
-        before = len(self.connector.card_posts())
+        """Asks for a card in the channel and returns the connector call that posted it there."""
+
+        def posts_here() -> list[Call]:
+            return [c for c in self.connector.card_posts() if c.conversation == CHANNEL]
+
+        before = len(posts_here())
         assert await self.say(member, text) == 202
-        posts = self.connector.card_posts()
+        posts = posts_here()
         assert len(posts) == before + 1, self.connector.texts()
         return posts[-1]
 
     async def press(
-        self, member: Member, verb: str, card: Call, *, reason: str | None = None
+        self,
+        member: Member,
+        verb: str,
+        card: Call,
+        *,
+        reason: str | None = None,
+        personal: bool = False,
     ) -> tuple[int, Json]:
-        """Presses a verb on the posted card as ``member``; returns the invoke response."""
-        data = {**card.cards[0]["refresh"]["action"]["data"], "verb": verb}
+        """Presses a verb on a card the bot sent (``personal``: in a 1:1 chat) as ``member``."""
+        data = {**card_data(card.cards[0]), "verb": verb}
         if reason is not None:
             data["reason"] = reason
         activity = invoke(
-            member, verb, data, service_url=self.connector.url, reply_to=str(card.created)
+            member,
+            verb,
+            data,
+            service_url=self.connector.url,
+            reply_to=str(card.created),
+            conversation=card.conversation,
+            personal=personal,
         )
         status, body = await self.post(activity)
         return status, body
 
-    async def refresh(self, member: Member, card: Call) -> Json:
-        status, body = await self.press(member, "refresh", card)
+    async def refresh(self, member: Member, card: Call, *, personal: bool = False) -> Json:
+        status, body = await self.press(member, "refresh", card, personal=personal)
         assert status == 200 and body["statusCode"] == 200, body
         return dict(body["value"])
+
+
+def card_data(card: Json) -> Json:
+    """What a card's buttons carry (the card id and signed token), from its refresh or a button."""
+    if "refresh" in card:
+        return dict(card["refresh"]["action"]["data"])
+    return dict(card["actions"][0]["data"])
 
 
 @pytest.fixture
@@ -113,14 +143,14 @@ async def connector() -> AsyncIterator[FakeConnector]:
         await fake.stop()
 
 
-@pytest.fixture
-async def teams(
+async def _bot(
     db: Database,
     database_url: str,
     slack: FakeSlack,  # noqa: F811 (the fixture imported above)
     connector: FakeConnector,
+    *,
+    signed: bool,
 ) -> AsyncIterator[TeamsBot]:
-    """Slack and Teams on one server; Teams' token check is anonymous (tests only)."""
     clock = SteppedClock()
     settings = bot_settings(slack, database_url)
     registry = build_registry(
@@ -130,12 +160,43 @@ async def teams(
     directory = Directory(db)
     # The tenant the activities come from is Fiesta Foods' connected Teams organisation.
     await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
+    connector.tenant = TENANT
     surface = Surface(registry, assistant, directory)
+    # No app registration, so the SDK asks Microsoft for no tokens of its own (tests only).
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
-    server = TestServer(application(settings, surface, teams_auth=anonymous), host="127.0.0.1")
+    app = application(
+        settings, surface, teams_auth=anonymous, teams_tokens=checker() if signed else None
+    )
+    server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     async with aiohttp.ClientSession() as http:
         try:
-            yield TeamsBot(connector, slack, server, http, surface, registry, assistant, clock)
+            yield TeamsBot(
+                connector, slack, server, http, surface, registry, assistant, clock, signed
+            )
         finally:
             await server.close()
+
+
+@pytest.fixture
+async def teams(
+    db: Database,
+    database_url: str,
+    slack: FakeSlack,  # noqa: F811 (the fixture imported above)
+    connector: FakeConnector,
+) -> AsyncIterator[TeamsBot]:
+    """Slack and Teams on one server; Teams' token check is anonymous (tests only)."""
+    async for bot in _bot(db, database_url, slack, connector, signed=False):
+        yield bot
+
+
+@pytest.fixture
+async def signed(
+    db: Database,
+    database_url: str,
+    slack: FakeSlack,  # noqa: F811 (the fixture imported above)
+    connector: FakeConnector,
+) -> AsyncIterator[TeamsBot]:
+    """Slack and Teams on one server; every Teams request carries a signed token the bot checks."""
+    async for bot in _bot(db, database_url, slack, connector, signed=True):
+        yield bot

@@ -10,6 +10,7 @@ from bot.slack.blocks import render_pending
 from bot.teams.adaptive import MAX_CARD_BYTES, card_bytes, render
 from tests.support.cards import card_record
 from tests.teams.adaptive import actions, texts, validate
+from tools import CardStatus
 
 NASTY = "**[free](https://evil.example)** <at>Everyone</at> {{DATE(2020-01-01T00:00:00Z)}}"
 
@@ -39,14 +40,84 @@ def test_data_goes_only_into_text_runs_and_date_macros_are_broken() -> None:
 
 
 def test_everyone_sees_status_and_the_issuee_sees_buttons() -> None:
-    """The same pending card: no buttons for everyone, Approve/Reject and a reason for the issuee."""
+    """The same pending card: no buttons for everyone, Approve/Reject and a reason for the
+    issuee, Withdraw alone (and no reason) for an asker someone else decides for."""
     everyone = render(spec(), view="everyone", issuee="29:1arjun")
     issuee = render(spec(), view="issuee", issuee="29:1arjun")
+    asker = render(spec(), view="asker", issuee="29:1ravi")
+    for card in (everyone, issuee, asker):
+        validate(card)
     assert actions(everyone) == []
     assert [a["verb"] for a in actions(issuee)] == ["approve", "reject"]
+    assert [a["verb"] for a in actions(asker)] == ["withdraw"]
     assert everyone["refresh"]["userIds"] == issuee["refresh"]["userIds"] == ["29:1arjun"]
     assert actions(issuee)[1]["associatedInputs"] == "auto"
     assert actions(issuee)[0]["associatedInputs"] == "none"
+    assert not [e for e in asker["body"] if e["type"] == "Input.Text"]
+
+
+def test_withdraw_is_an_execute_with_a_submit_fallback_carrying_the_token() -> None:
+    """Withdraw is an Action.Execute "withdraw" with the card's id and token, and falls back
+    to an Action.Submit with the same data on clients without Universal Actions."""
+    [withdraw] = actions(render(spec(), view="asker", issuee="29:1ravi"))
+    data = {"card": "c0ffee", "token": "t" * 120, "verb": "withdraw"}
+    assert (withdraw["type"], withdraw["verb"], withdraw["title"]) == (
+        "Action.Execute",
+        "withdraw",
+        "Withdraw",
+    )
+    assert withdraw["data"] == data
+    assert withdraw["fallback"] == {
+        "type": "Action.Submit",
+        "title": "Withdraw",
+        "style": "default",
+        "data": data,
+    }
+
+
+def test_a_card_without_a_reader_id_has_no_refresh() -> None:
+    """A private copy (no 29: id known) is sent in its reader's view and asks Teams for no
+    refresh, which would need at least one user id."""
+    card = render(spec(), view="issuee")
+    validate(card)
+    assert "refresh" not in card
+    assert [a["verb"] for a in actions(card)] == ["approve", "reject"]
+
+
+def test_the_approvals_line_is_shown_as_data() -> None:
+    """A card needing two approvers shows who approved ("1 of 2") in a TextRun, never markdown."""
+    progress = f"Approved by {NASTY}, 1 of 2; waiting for a second manager."
+    card = render(spec(progress=progress), view="issuee", issuee="29:1meera")
+    validate(card)
+    assert progress.replace("{{", "{\u200b{") in texts(card)
+    assert not [t for t in _text_blocks(card) if "1 of 2" in t]
+
+
+def test_a_card_not_approved_says_by_whom_when_what_stands_and_why() -> None:
+    """A rejected card shows the who line, the time, the note on what still stands and the
+    reason; it used to drop the who and the when whenever it had a note."""
+    from bot.cardspec import of_record
+
+    at = datetime(2026, 3, 1, 10, 5, tzinfo=UTC)
+    record = card_record(
+        status=CardStatus.REJECTED,
+        decided_by=3,
+        decided_by_name="Meera Iyer",
+        decided_at=at,
+        reason="Budget is frozen",
+        standing="request 3 is still pending",
+        details=(("Status", "pending → approved"),),
+    )
+    card = render(of_record(record))
+    validate(card)
+    shown = texts(card)
+    assert shown.startswith("Not approved\n")
+    assert "Not approved by Meera Iyer" in shown
+    assert "Nothing was changed; request 3 is still pending." in shown
+    assert "Reason: Budget is frozen" in shown
+    assert "{{TIME(2026-03-01T10:05:00Z)}}" in shown
+    assert "pending (approved was proposed)" in shown and "→" not in shown
+    assert actions(card) == [] and "refresh" not in card
 
 
 def test_a_huge_card_stays_within_teams_size_and_keeps_its_buttons() -> None:

@@ -160,7 +160,10 @@ async def test_reject_with_a_reason(teams: TeamsBot) -> None:
     assert await request_status(teams, 3) == "pending"
     answered = body["value"]
     validate(answered)
-    assert "Rejected" in texts(answered)
+    assert texts(answered).startswith("Not approved\n")
+    assert "Not approved by Arjun Mehta" in texts(answered)
+    assert "Nothing was changed; request 3 is still pending." in texts(answered)
+    assert "Rejected" not in texts(answered)
     assert "Budget is **frozen** {\u200b{DATE(x)}}" in texts(answered)
     assert len(teams.connector.updates()) == 1
     audit = [t for t in teams.connector.texts() if t.startswith("🚫")]

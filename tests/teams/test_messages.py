@@ -47,11 +47,14 @@ async def test_cli_style_link_needs_no_lookup(teams: TeamsBot) -> None:
     assert "Whitefield" in teams.connector.texts()[-1]
 
 
-async def test_staff_cannot_get_a_card(teams: TeamsBot) -> None:
-    """Ravi (staff) asking to approve a request is told it needs a manager; no card is posted."""
-    await teams.say(RAVI, "approve request 3")
-    assert teams.connector.card_posts() == []
-    assert "manager" in teams.connector.texts()[-1].lower()
+async def test_staff_get_a_card_that_waits_for_a_manager(teams: TeamsBot) -> None:
+    """Ravi (staff) asking to approve a request is no longer refused: the card is posted, says
+    it waits for a manager, and gives Ravi only Withdraw."""
+    posted = await teams.card_for(RAVI, "approve request 3")
+    assert texts(posted.cards[0]).startswith("Waiting for a manager: ")
+    assert "Ravi Kumar" not in texts(posted.cards[0]).splitlines()[0]
+    mine = await teams.refresh(RAVI, posted)
+    assert [a["verb"] for a in mine.get("actions", [])] == ["withdraw"]
 
 
 async def test_redelivered_message_is_answered_once(teams: TeamsBot) -> None:

@@ -25,44 +25,19 @@ from bot.teams.auth import (
 )
 from tests.slack.conftest import bot_settings
 from tests.support.teams_activities import message
+from tests.support.teams_tokens import APP_ID, KID, MICROSOFT, StaticKeys, token
 from tests.teams.conftest import ARJUN, TeamsBot
 
-APP_ID = "00000000-0000-0000-0000-0000000000b0"
 TENANT = "11111111-1111-1111-1111-111111111111"
 SERVICE = "https://smba.trafficmanager.net/emea/"
 ACTIVITY = {"type": "message", "serviceUrl": SERVICE}
-KID = "local-key-1"
 
-MICROSOFT = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 FORGER = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-class StaticKeys:
-    """The keys Microsoft would publish, by URL: here one local public key for every issuer."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def key(self, url: str, kid: str) -> Any:
-        self.asked.append(url)
-        if kid != KID:
-            raise TokenRefusedError("unknown key")
-        return MICROSOFT.public_key()
-
-
-def _token(*, key: Any = MICROSOFT, kid: str = KID, alg: str = "RS256", **claims: Any) -> str:
-    now = int(time.time())
-    body = {
-        "iss": BOT_FRAMEWORK_ISSUER,
-        "aud": APP_ID,
-        "serviceurl": SERVICE,
-        "nbf": now - 10,
-        "exp": now + 3600,
-        **claims,
-    }
-    return jwt.encode(
-        {k: v for k, v in body.items() if v is not None}, key, algorithm=alg, headers={"kid": kid}
-    )
+def _token(**claims: Any) -> str:
+    """A Bot Connector token vouching for ``SERVICE`` unless the claims say otherwise."""
+    return token(**{"serviceurl": SERVICE, **claims})
 
 
 def _checker(*, tenant: str | None = TENANT) -> TokenChecker:

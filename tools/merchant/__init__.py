@@ -7,6 +7,7 @@ are the default (every tool) and a read-only one.
 from __future__ import annotations
 
 from tools.agent import Agent
+from tools.cards_read import CARD_TOOLS
 from tools.db import Database
 from tools.merchant.reads import READ_TOOLS
 from tools.merchant.scope import tenant_name
@@ -17,9 +18,12 @@ from tools.tokens import CardSigner, Clock, utcnow
 __all__ = ["DEFAULT_AGENT", "READ_ONLY_AGENT", "READ_TOOLS", "WRITE_TOOLS", "build_registry"]
 
 DEFAULT_AGENT = Agent("countersign")
-READ_ONLY_AGENT = Agent.only("countersign-readonly", (tool.name for tool in READ_TOOLS))
+READ_ONLY_AGENT = Agent.only(
+    "countersign-readonly", (tool.name for tool in [*READ_TOOLS, *CARD_TOOLS])
+)
 
 
 def build_registry(db: Database, signer: CardSigner, *, clock: Clock = utcnow) -> Registry:
     """A registry with every merchant tool, sharing ``db`` for data, cards and audit."""
-    return Registry(db, signer, [*READ_TOOLS, *WRITE_TOOLS], clock=clock, tenant_names=tenant_name)
+    tools = [*READ_TOOLS, *CARD_TOOLS, *WRITE_TOOLS]
+    return Registry(db, signer, tools, clock=clock, tenant_names=tenant_name)

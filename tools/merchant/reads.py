@@ -61,7 +61,7 @@ class GetBranchArgs(ReadArgs):
 class ListRequestsArgs(ReadArgs):
     status: Literal["pending", "approved", "rejected"] | None = Field(
         default="pending",
-        description="pending (default), approved or rejected; null for all.",
+        description="null for all.",
     )
     branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
     kind: RequestKind | None = Field(default=None, description="Omit for all.")
@@ -204,10 +204,7 @@ _REQUEST_TOOLS = [
     Tool(
         name="list_requests",
         title="listing requests",
-        description=(
-            "Branch requests awaiting a manager's decision (stock, refund, discount, expense), "
-            "newest first; pending by default."
-        ),
+        description="Branch requests (stock, refund, discount, expense), newest first.",
         args=ListRequestsArgs,
         handler=list_requests,
         role=Role.STAFF,

@@ -187,10 +187,7 @@ ORDER_TOOLS = [
     Tool(
         name="list_orders",
         title="listing orders",
-        description=(
-            "Customer orders of the last N days, newest first, filtered by branch, status or "
-            "customer name."
-        ),
+        description="Customer orders of the last N days, newest first.",
         args=ListOrdersArgs,
         handler=list_orders,
         role=Role.STAFF,

@@ -42,7 +42,7 @@ __all__ = [
 # question to a person, not the change itself, or it reports the change as already made.
 # Short on purpose: it is repeated in seven tool descriptions the model reads on every turn,
 # and each proposal's result says the same at length.
-APPROVAL_NOTE = "Only proposes: nothing changes until the person presses Approve on the card."
+APPROVAL_NOTE = "Proposes a card; nothing changes until it is approved."
 
 # A reason a person will read later in the ledger; blank after trimming counts as missing.
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
