@@ -10,7 +10,8 @@ from slack_sdk.models.blocks import Block
 
 from bot.cardspec import Decided, pending
 from bot.slack.blocks import reject_modal, render_decided, render_pending
-from bot.slack.texts import audit_text, card_text, decided_text
+from bot.slack.lists import pending_list
+from bot.slack.texts import audit_text, card_text, decided_text, notification
 
 NASTY = (
     "<!channel> <https://evil.example|Approve here> *bold* _slanted_ ~struck~ `code` "
@@ -42,23 +43,32 @@ def _spec() -> Any:
         expires_at=AT,
         token="t" * 40,
         issued_to=NASTY,
+        waiting_for=(NASTY, "Meera Iyer"),
+        role="manager",
+        routed=True,
+        progress=f"Approved by {NASTY}, 1 of 2; waiting for a second manager.",
     )
 
 
 def test_data_in_a_pending_and_a_decided_card_is_inert() -> None:
     """Names, notes and reasons holding a mention, a link, a bare URL or *bold*/_/~/` markup
-    render as typed: nothing pings, nothing links (verbatim), nothing restyles the card."""
+    render as typed: nothing pings, nothing links (verbatim), nothing restyles the card, its
+    approvals line, whom it waits for in a list, or what a card that did not run left as it was."""
     pending_blocks = render_pending(_spec(), for_user="UARJUN")
     decided = replace(
         _spec(),
         status="rejected",
         actions=(),
-        decided=Decided("Rejected", NASTY, AT),
+        decided=Decided("Not approved", NASTY, AT),
         outcome=("Reason", NASTY),
+        note=f"Nothing was changed; {NASTY} is still pending.",
     )
     decided_blocks = render_decided(decided, decided_by_slack=None)
     modal = reject_modal(token="t", channel="C1", thread_ts=None, summary=NASTY)
-    for blocks in (pending_blocks, decided_blocks, modal["blocks"]):
+    listed = pending_list([_spec()], [_spec()])
+    assert "Approved by" in str(pending_blocks) and "Waiting for" in str(listed)
+    assert "Nothing was changed;" in str(decided_blocks)
+    for blocks in (pending_blocks, decided_blocks, modal["blocks"], listed):
         for block in blocks:
             assert Block.parse(block) is not None
         texts = _mrkdwn(blocks)
@@ -72,6 +82,7 @@ def test_notification_and_audit_texts_escape_the_same_way() -> None:
     """The push text and the channel's audit line are mrkdwn too: the same data stays inert."""
     for text in (
         card_text(NASTY, NASTY),
+        notification(f"{NASTY} needs your approval: {NASTY}"),
         decided_text("rejected", NASTY, NASTY, NASTY),
         audit_text("rejected", summary=NASTY, by=NASTY, standing=NASTY, reason=NASTY, outcome=None),
         audit_text("failed", summary=NASTY, by=NASTY, standing=None, reason=None, outcome=NASTY),

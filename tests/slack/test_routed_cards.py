@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
+from bot import sweeps
 from bot.sandbox import Message
 from tests.slack.conftest import (
     CHANNEL,
@@ -16,9 +18,10 @@ from tests.slack.conftest import (
 )
 from tools import CardStatus
 
-# The Fiesta Foods policy: a manager approves; Priya, the owner, holds a role above it.
-APPROVERS = {"UPRIYA": "Priya Raman", "UARJUN": "Arjun Mehta", "UMEERA": "Meera Iyer"}
-TITLE = "Waiting for a manager: Priya Raman, Arjun Mehta or Meera Iyer"
+# The Fiesta Foods policy: a manager approves. Priya, the owner, hears of a card only when it
+# waits too long (escalation).
+APPROVERS = {"UARJUN": "Arjun Mehta", "UMEERA": "Meera Iyer"}
+TITLE = "Waiting for a manager: Arjun Mehta or Meera Iyer"
 
 
 async def routed(bot: Bot, text: str = "approve request 1") -> tuple[Message, dict[str, Message]]:
@@ -32,8 +35,8 @@ async def routed(bot: Bot, text: str = "approve request 1") -> tuple[Message, di
 
 async def test_a_staff_request_is_issued_to_the_managers_each_told_in_a_dm(bot: Bot) -> None:
     """Ravi's 'approve request 1' is not refused: the thread's card says it waits for a
-    manager and names them, and each of them gets a copy in their DM whose push says what
-    and who asked, with Approve and Reject only."""
+    manager and names them, and each of them (not the owner) gets a copy in their DM whose
+    push says what and who asked, with Approve and Reject only."""
     card, copies = await routed(bot)
     validate(card.blocks)
     assert card.blocks[0]["text"]["text"] == TITLE
@@ -48,7 +51,8 @@ async def test_a_staff_request_is_issued_to_the_managers_each_told_in_a_dm(bot: 
         assert card_id(copy) == card_id(card), user
     dms = {copy.channel for copy in copies.values()}
     posted = [c for c in bot.slack.called("chat.postMessage") if c["channel"] in dms]
-    assert len(posted) == 3
+    assert len(posted) == 2
+    assert bot.cards(bot.dm("UPRIYA")) == []
     assert {(c["parse"], c["unfurl_links"]) for c in posted} == {("none", False)}
     assert await request_status(bot, 1) == "pending"
 
@@ -66,7 +70,7 @@ async def test_the_asker_pressing_approve_on_a_routed_card_is_refused_privately(
 
 
 async def test_a_manager_approves_from_her_dm_and_every_copy_shows_it(bot: Bot) -> None:
-    """Meera's Approve in her DM runs the write once; the thread's card and all three DM copies
+    """Meera's Approve in her DM runs the write once; the thread's card and both DM copies
     show it settled with no buttons, one audit line goes to the channel, and every App Home
     the card concerns is republished without it."""
     card, copies = await routed(bot)
@@ -78,7 +82,7 @@ async def test_a_manager_approves_from_her_dm_and_every_copy_shows_it(bot: Bot) 
         assert shown.blocks[0]["text"]["text"] == "Approved and done"
         assert buttons(shown.blocks) == []
         assert "approved by Meera Iyer" in said(shown.blocks)
-    assert len(bot.slack.called("chat.update")) == 4
+    assert len(bot.slack.called("chat.update")) == 3
     audit = [m for m in bot.slack.messages if m.channel == CHANNEL and m.reply_broadcast]
     assert len(audit) == 1
     assert audit[0].text.startswith(":white_check_mark: Approved and done (Meera Iyer): Approve")
@@ -132,7 +136,7 @@ async def test_the_app_home_shows_what_waits_for_you_and_what_waits_for_others(b
     assert buttons(arjun) == ["card_approve", "card_reject"]
     assert "No cards are waiting for you." in said(ravi)
     assert "*Waiting for others* · 1 card you asked for" in said(ravi)
-    assert "Waiting for Priya Raman, Arjun Mehta or Meera Iyer · expires <!date^" in said(ravi)
+    assert "Waiting for Arjun Mehta or Meera Iyer · expires <!date^" in said(ravi)
     assert buttons(ravi) == ["card_withdraw"]
 
 
@@ -151,3 +155,29 @@ async def test_pending_lists_both_sections_privately(bot: Bot) -> None:
     assert meera["text"] == "1 approval card is waiting for you."
     assert buttons(meera["blocks"]) == ["card_approve", "card_reject"]
     validate(meera["blocks"])
+
+
+async def test_an_escalation_keeps_every_copy_live_and_reaches_the_owner(bot: Bot) -> None:
+    """A routed card left undecided past the merchant's delay is escalated to Priya, the owner:
+    every copy is redrawn still pending, naming her, with its buttons; she gets her own copy,
+    and her App Home lists it."""
+    card, copies = await routed(bot)
+    assert bot.cards(bot.dm("UPRIYA")) == []
+    bot.clock.step(timedelta(minutes=16))
+    updates = len(bot.slack.called("chat.update"))
+
+    assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 1
+
+    wider = "Waiting for a manager: Arjun Mehta, Meera Iyer or Priya Raman"
+    assert len(bot.slack.called("chat.update")) == updates + 3
+    for copy in (card, *copies.values()):
+        shown = bot.shown(copy)
+        validate(shown.blocks)
+        assert shown.blocks[0]["text"]["text"] == wider
+        assert buttons(shown.blocks) == ["card_approve", "card_reject"] + (
+            ["card_withdraw"] if copy is card else []
+        )
+    [priya] = bot.cards(bot.dm("UPRIYA"))
+    assert priya.text.startswith("Ravi Kumar needs your approval: Approve request 1")
+    assert buttons(bot.home("UPRIYA")["blocks"]) == ["card_approve", "card_reject"]
+    assert await request_status(bot, 1) == "pending"
