@@ -19,7 +19,7 @@ import structlog
 from bot.sandbox import payloads
 from bot.sandbox.delivery import Delivery, Outcome
 from bot.sandbox.webapi import WebApi
-from bot.sandbox.workspace import BOT_USER, Message, Workspace
+from bot.sandbox.workspace import BOT_ID, BOT_USER, Message, Workspace
 
 __all__ = ["Acting", "ActingError"]
 
@@ -124,15 +124,12 @@ class Acting:
         """Presses a button on a message (``channel``/``ts``) or, without them, in the App Home."""
         team = self._person(user)
         view = None if channel else self.workspace.homes.get(user)
+        found: Message | None = None
         if channel and ts:
-            self._channel(user, channel)
-            try:
-                found = self.workspace.message(channel, ts)
-            except StopIteration:
-                raise ActingError(f"no message {channel}/{ts}") from None
-            blocks, thread_ts = found.blocks, found.thread_ts
+            found = self._pressed(user, channel, ts)
+            blocks = found.blocks
         elif view is not None:
-            blocks, thread_ts = list(view.get("blocks") or []), None
+            blocks = list(view.get("blocks") or [])
         else:
             raise ActingError("nothing to press")
         button = _button(blocks, action_id, block_id)
@@ -145,13 +142,37 @@ class Acting:
             block_id=block_id,
             channel=channel,
             message_ts=ts,
-            thread_ts=thread_ts,
+            thread_ts=found.thread_ts if found else None,
+            channel_name=self._name_in_payloads(channel),
+            message=self._as_apps_see(found) if found else None,
             user_team=team,
             team=team,
             view=view,
             trigger_id=trigger,
         )
         return await self.delivery.interaction(payload)
+
+    def _pressed(self, user: str, channel: str, ts: str) -> Message:
+        self._channel(user, channel)
+        try:
+            return self.workspace.message(channel, ts)
+        except StopIteration:
+            raise ActingError(f"no message {channel}/{ts}") from None
+
+    def _name_in_payloads(self, channel: str | None) -> str:
+        """Slack names a DM with the app "directmessage" in a press's payload."""
+        known = self.workspace.channels.get(channel or "")
+        if known is None:
+            return ""
+        return "directmessage" if known.kind == "im" else known.name
+
+    def _as_apps_see(self, message: Message) -> Json:
+        """The pressed message as a press's payload carries it: its sender, text and blocks."""
+        shown: Json = {"user": message.user, "text": message.text, "blocks": message.blocks}
+        if message.user == BOT_USER:
+            team = self.workspace.channels[message.channel].team
+            shown |= {"bot_id": BOT_ID, "app_id": payloads.APP_ID, "team": team}
+        return shown
 
     async def submit(self, user: str, values: Json) -> Outcome:
         """Submits ``user``'s open modal with ``values`` in Slack's ``state.values`` shape."""

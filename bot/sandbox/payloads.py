@@ -130,6 +130,8 @@ def block_action(
     channel: str | None,
     message_ts: str | None,
     thread_ts: str | None = None,
+    channel_name: str = "ops",
+    message: Json | None = None,
     user_team: str = TEAM,
     team: str = TEAM,
     view: Json | None = None,
@@ -138,6 +140,9 @@ def block_action(
 ) -> Json:
     """A button press on a message (or, with ``view``, in the App Home).
 
+    ``channel_name`` is Slack's: the channel's name, or ``directmessage`` in a DM with the
+    app. ``message`` is the pressed message as Slack shows it to apps (its text, blocks and
+    sender); ``thread_ts`` is set only for a message inside a thread, as on Slack's container.
     ``user_team`` differs from the installation in Slack Connect.
     """
     payload: Json = {
@@ -162,16 +167,17 @@ def block_action(
         payload["container"] = {"type": "view", "view_id": view.get("id")}
         payload["view"] = view
         return payload
-    msg: Json = {"type": "message", "ts": message_ts, "text": "card"}
-    if thread_ts:
-        msg["thread_ts"] = thread_ts
-    payload["container"] = {
+    msg: Json = {"text": "card", **(message or {}), "type": "message", "ts": message_ts}
+    container: Json = {
         "type": "message",
         "message_ts": message_ts,
         "channel_id": channel,
         "is_ephemeral": False,
     }
-    payload["channel"] = {"id": channel, "name": "ops"}
+    if thread_ts:
+        msg["thread_ts"] = container["thread_ts"] = thread_ts
+    payload["container"] = container
+    payload["channel"] = {"id": channel, "name": channel_name}
     payload["message"] = msg
     return payload
 

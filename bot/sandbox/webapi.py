@@ -2,7 +2,8 @@
 
 The bot is pointed here through ``SLACK_API_URL``. Every call is recorded in ``calls`` with its
 parameters, and the methods the bot uses (``auth.test``, ``chat.*``, ``reactions.*``,
-``users.info``, ``views.*``, ``conversations.info``) answer the way Slack does. Posts to a
+``users.info``, ``views.*``, ``conversations.info`` and ``conversations.open``, which gives the
+app's DM with a person) answer the way Slack does. Posts to a
 ``response_url`` (slash commands) are kept in ``responses`` and shown as ephemeral messages.
 The tests drive it on its own (``start``); the sandbox mounts its routes beside the page.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.sandbox import conversations
 from bot.sandbox.workspace import BOT_ID, BOT_USER, Message, SlackUser, Workspace
 
 __all__ = ["BOT_TOKEN", "Call", "WebApi"]
@@ -222,13 +224,16 @@ class WebApi:
                 reply_broadcast=_truthy(params.get("reply_broadcast")),
             )
         )
-        shown = {
+        shown: Json = {
             "type": "message",
             "text": message.text,
+            "blocks": message.blocks,
             "ts": message.ts,
             "user": BOT_USER,
             "bot_id": BOT_ID,
         }
+        if message.thread_ts:
+            shown["thread_ts"] = message.thread_ts
         return {"ok": True, "channel": message.channel, "ts": message.ts, "message": shown}
 
     async def _chat_update(self, params: Json) -> Json:
@@ -242,6 +247,11 @@ class WebApi:
         return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
 
     async def _chat_postEphemeral(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
+        known = self.workspace.channels.get(self.workspace.channel_for(str(params["channel"])))
+        if known is not None and params["user"] not in known.members:
+            # Slack refuses it; kept, it would be a message nobody can ever see (a DM's
+            # ephemeral addressed to someone else).
+            return {"ok": False, "error": "user_not_in_channel"}
         message = self.workspace.post(
             Message(
                 channel=self.workspace.channel_for(str(params["channel"])),
@@ -314,18 +324,10 @@ class WebApi:
         return {"ok": True, "view": view}
 
     async def _conversations_info(self, params: Json) -> Json:
-        channel = self.workspace.channels.get(params["channel"])
-        is_im = params["channel"].startswith("D")
-        name = channel.name if channel else params["channel"]
-        return {
-            "ok": True,
-            "channel": {
-                "id": params["channel"],
-                "name": name,
-                "is_im": is_im,
-                "is_channel": not is_im,
-            },
-        }
+        return conversations.info(self.workspace, params)
+
+    async def _conversations_open(self, params: Json) -> Json:
+        return conversations.open_dm(self.workspace, params)
 
     @property
     def views(self) -> list[Json]:

@@ -155,8 +155,7 @@ class Workspace:
         )
         self.users[user_id] = user
         if not is_bot:
-            dm = self.add_channel(f"D{user_id[1:]}", user.name, kind="im", team=user.team)
-            dm.members |= {user_id, BOT_USER}
+            self.open_dm(user_id)
         return user
 
     def add_channel(
@@ -185,6 +184,24 @@ class Workspace:
 
     def dm_of(self, user_id: str) -> Channel | None:
         return self.channels.get(f"D{user_id[1:]}")
+
+    def open_dm(self, user_id: str, *, team: str | None = None) -> Channel:
+        """The app's DM with ``user_id`` in ``team`` (their own workspace unless given), opened once.
+
+        One DM per (workspace, person): opening it again gives the same channel, so a card's
+        copy and its later updates land in one conversation. In the person's own workspace it
+        is the DM their account came with; in another (a Slack Connect installation) it is
+        made on first use.
+        """
+        user = self.users[user_id]
+        where = team or user.team
+        channel_id = f"D{user_id[1:]}" if where == user.team else f"D{where[1:]}{user_id[1:]}"
+        dm = self.channels.get(channel_id)
+        if dm is None:
+            dm = self.add_channel(channel_id, user.name, kind="im", team=where)
+            dm.members.add(user_id)
+            self._tell(Change("channel", dm.shown(), only=user_id))
+        return dm
 
     def channel_for(self, channel_or_user: str) -> str:
         """Posting to a user id posts in their DM with the app, as Slack does."""

@@ -1,7 +1,13 @@
-"""The stack `make run` starts — `countersign sandbox` in a subprocess on a temp SQLite — and a headless Chromium."""
+"""The stack `make run` starts — `countersign sandbox` in a subprocess on a temp SQLite — and a headless Chromium.
+
+``alone`` is the sandbox by itself in the test's process instead, for pinning the page's own
+behaviour: the test posts as the app through its Web API, and a stand-in for the bot keeps the
+presses it is sent.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -10,13 +16,22 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
 
+import aiohttp
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 from playwright.async_api import BrowserContext, Page, async_playwright
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.sandbox import BOT_TOKEN, Sandbox, start_sandbox
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -105,6 +120,63 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         yield running
 
 
+Json = dict[str, Any]
+_ALONE_SECRET = "signing-secret-of-the-sandbox-alone"
+
+
+@dataclass
+class Alone:
+    """The sandbox with no bot: its Web API as the app's client, and the presses it delivered."""
+
+    sandbox: Sandbox
+    client: AsyncWebClient
+    presses: list[Json] = field(default_factory=list)
+    # What the stand-in does with a press before answering it (the bot would update the card).
+    on_press: Callable[[Json], Awaitable[None]] | None = None
+
+    @property
+    def url(self) -> str:
+        return self.sandbox.url
+
+
+@pytest.fixture
+async def alone() -> AsyncIterator[Alone]:
+    """The sandbox in this process with a stand-in for the bot that checks each press's signature."""
+    verifier = SignatureVerifier(_ALONE_SECRET)
+    holder: list[Alone] = []
+
+    async def events(request: web.Request) -> web.Response:
+        body = await request.text()
+        if not verifier.is_valid_request(body, dict(request.headers)):
+            return web.Response(status=401)
+        payload = json.loads(parse_qs(body)["payload"][0])
+        holder[0].presses.append(payload)
+        if holder[0].on_press is not None:
+            await holder[0].on_press(payload)
+        return web.Response(status=200)
+
+    app = web.Application()
+    app.router.add_post("/slack/events", events)
+    bot = TestServer(app, host="127.0.0.1")
+    await bot.start_server()
+    sandbox = await start_sandbox(
+        host="127.0.0.1",
+        port=free_port(),
+        bot_events=str(bot.make_url("/slack/events")),
+        secret=_ALONE_SECRET,
+        token=BOT_TOKEN,
+        retry_delays=(),
+    )
+    try:
+        async with aiohttp.ClientSession() as session:
+            client = AsyncWebClient(token=BOT_TOKEN, base_url=sandbox.api.base_url, session=session)
+            holder.append(Alone(sandbox, client))
+            yield holder[0]
+    finally:
+        await sandbox.stop()
+        await bot.close()
+
+
 @pytest.fixture
 async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
     """A fresh headless Chromium profile (never a downloaded browser)."""
@@ -123,6 +195,12 @@ async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
             yield context
         finally:
             await context.close()
+
+
+async def settled(page: Page) -> None:
+    """Waits until the running animations end (an updated message's highlight fades), for a picture."""
+    # Not wait_for_function: its polled predicate is an eval, which the page's CSP refuses.
+    await page.evaluate("Promise.allSettled(document.getAnimations().map((a) => a.finished))")
 
 
 async def open_as(context: BrowserContext, url: str, person: str) -> Page:

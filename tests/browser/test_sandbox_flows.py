@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
-from tests.browser.conftest import SHOTS, Running, open_as
+from tests.browser.conftest import SHOTS, Running, open_as, settled
 
 pytestmark = pytest.mark.browser
 
@@ -41,10 +41,12 @@ async def test_arjun_approves_and_the_channel_sees_it(
     await page.click("#confirm-ok")
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
     await expect(page.locator("#thread .bk-button")).to_have_count(0)
-    audit = page.locator("#messages .message", has_text="approved: Approve request 1")
+    audit = page.locator(
+        "#messages .message", has_text="Approved and done (Arjun Mehta): Approve request 1"
+    )
     await expect(audit).to_be_visible()
     await expect(audit.locator(".broadcast-note")).to_contain_text("replied to a thread")
-    await page.wait_for_timeout(2500)  # let the update's highlight fade for the picture
+    await settled(page)  # the update's highlight faded, for the picture
     await page.screenshot(path=SHOTS / "03-approved.png")
     assert sandbox.request_status(1) == "approved"
 
@@ -96,11 +98,11 @@ async def test_reject_with_a_reason_through_the_modal(
     await page.screenshot(path=SHOTS / "05-reject-modal.png")
     await page.click("#modal-submit")
     await expect(page.locator("#modal-root")).to_be_hidden()
-    await expect(page.locator("#thread .bk-header", has_text="Rejected")).to_be_visible()
+    await expect(page.locator("#thread .bk-header", has_text="Not approved")).to_be_visible()
     reason = page.locator("#thread .bk-context", has_text="Paneer supplier")
     await expect(reason).to_contain_text("<b>wait</b>")  # shown as text, never as markup
     await expect(
-        page.locator("#messages .message", has_text="rejected: Approve request 3")
+        page.locator("#messages .message", has_text="Not approved (Arjun Mehta): Approve request 3")
     ).to_be_visible()
     await page.screenshot(path=SHOTS / "06-rejected.png")
     assert sandbox.request_status(3) == "pending"  # the card was rejected; the request still waits
@@ -127,7 +129,7 @@ async def test_on_a_phone_the_card_is_legible_and_the_buttons_tappable(
     await approve.click()
     await page.click("#confirm-ok")
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
-    await page.wait_for_timeout(2500)
+    await settled(page)
     await page.screenshot(path=SHOTS / "08-phone-approved.png")
     assert sandbox.request_status(4) == "approved"
 
@@ -141,6 +143,6 @@ async def test_the_app_home_lists_the_persons_waiting_cards(
     await page.locator("#dm-list .side-item").click()
     await page.locator("#tabs button", has_text="Home").click()
     home = page.locator("#home")
-    await expect(home).to_contain_text("waiting for you")
+    await expect(home).to_contain_text("Waiting for you")
     await expect(home.locator(".bk-button.primary", has_text="Approve").first).to_be_visible()
     await page.screenshot(path=SHOTS / "09-app-home.png")

@@ -67,7 +67,7 @@ async def test_approve_updates_the_card_and_posts_the_audit_message(
     assert outcome.ok
     assert stack.api.message(FIESTA_OPS, card.ts).blocks[0]["text"]["text"] == "Approved and done"
     audit = [m for m in stack.api.messages if m.reply_broadcast]
-    assert len(audit) == 1 and "approved" in audit[0].text
+    assert len(audit) == 1 and "Approved and done (Arjun Mehta): Approve request 1" in audit[0].text
     assert await status_of(db, 1) == "approved"
 
 
@@ -116,7 +116,7 @@ async def test_reject_opens_the_modal_for_the_presser_and_submits_the_reason(
     await stack.settle()
     assert outcome.ok
     assert stack.api.workspace.modals == {}
-    assert stack.api.message(FIESTA_OPS, card.ts).blocks[0]["text"]["text"] == "Rejected"
+    assert stack.api.message(FIESTA_OPS, card.ts).blocks[0]["text"]["text"] == "Not approved"
     record = await stack.registry.card(str(card_id_of_block(actions["block_id"])))
     assert record is not None and record.reason == "Over budget"
     assert await status_of(db, 3) == "pending"  # rejecting the card leaves the request undecided

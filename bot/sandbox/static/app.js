@@ -6,8 +6,8 @@ import { mrkdwn, plain } from "./mrkdwn.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const S = {
-  me: null, bot: "UBOT", team: null, people: {}, channels: {}, messages: new Map(),
-  modal: null, home: null, current: null, tab: "messages", thread: null, unread: {},
+  me: null, bot: "UBOT", team: null, teams: {}, people: {}, channels: {}, messages: new Map(),
+  modal: null, home: null, current: null, tab: "messages", thread: null, read: {},
   feed: null, flash: new Set(), dismissConfirm: null,
 };
 
@@ -20,11 +20,12 @@ function el(tag, className, parent, textContent) {
 }
 
 const key = (m) => `${m.channel}/${m.ts}`;
-const tsOrder = (a, b) => {
-  const [as, af] = a.ts.split(".").map(Number);
-  const [bs, bf] = b.ts.split(".").map(Number);
+const tsCompare = (a, b) => {
+  const [as, af] = a.split(".").map(Number);
+  const [bs, bf] = b.split(".").map(Number);
   return as - bs || af - bf;
 };
+const tsOrder = (a, b) => tsCompare(a.ts, b.ts);
 
 async function api(path, body) {
   const response = await fetch(path, {
@@ -155,6 +156,40 @@ function stickToBottom(list, fill) {
   list.dataset.fresh = "no";
 }
 
+// -- unread -------------------------------------------------------------------------------
+// What each person has read is kept per person in this browser, so switching "Acting as" to a
+// manager shows the card copies that reached her DM meanwhile as unread, as Slack would.
+
+const readKey = (person) => `countersign.read.${person}`;
+
+function loadRead(person) {
+  try {
+    return JSON.parse(localStorage.getItem(readKey(person))) || {};
+  } catch {
+    return {};
+  }
+}
+
+// A channel's list shows top-level messages and replies sent to the channel too.
+const listed = (m) => !m.thread_ts || m.thread_ts === m.ts || m.reply_broadcast;
+
+function markRead(channel) {
+  const last = [...S.messages.values()].filter((m) => m.channel === channel && listed(m)).sort(tsOrder).pop();
+  if (!last || (S.read[channel] && tsCompare(last.ts, S.read[channel]) <= 0)) return;
+  S.read[channel] = last.ts;
+  try {
+    localStorage.setItem(readKey(S.me.id), JSON.stringify(S.read));
+  } catch {
+    // Storage refused (private mode): unread marks then last as long as the page.
+  }
+}
+
+function unreadIn(channel) {
+  const read = S.read[channel];
+  return [...S.messages.values()].filter((m) => m.channel === channel && listed(m)
+    && m.user !== S.me.id && (!read || tsCompare(m.ts, read) > 0)).length;
+}
+
 // -- panes --------------------------------------------------------------------------------
 
 function renderSidebar() {
@@ -164,6 +199,7 @@ function renderSidebar() {
   const lists = { channel: $("#channel-list"), im: $("#dm-list") };
   lists.channel.replaceChildren();
   lists.im.replaceChildren();
+  let elsewhere = 0;
   for (const channel of Object.values(S.channels)) {
     const item = el("button", "side-item", lists[channel.kind]);
     item.type = "button";
@@ -171,15 +207,32 @@ function renderSidebar() {
     if (channel.id === S.current) item.classList.add("active");
     if (channel.kind === "im") {
       item.appendChild(avatar(S.bot, "tiny"));
-      el("span", "side-label", item, "countersign");
+      el("span", "side-label", item, dmName(channel));
       el("span", "app-badge small", item, "APP");
     } else {
       el("span", "hash", item, "#");
       el("span", "side-label", item, channel.name);
     }
-    if (S.unread[channel.id]) el("span", "unread", item, String(S.unread[channel.id]));
+    const unread = channel.id === S.current ? 0 : unreadIn(channel.id);
+    if (unread) {
+      const badge = el("span", "unread", item, String(unread));
+      badge.setAttribute("aria-label", `${unread} unread`);
+      elsewhere += unread;
+    }
     item.addEventListener("click", () => selectChannel(channel.id));
   }
+  // On a phone the sidebar is folded away: the menu button carries the count instead.
+  const menu = $("#menu");
+  if (elsewhere) menu.dataset.unread = String(elsewhere);
+  else delete menu.dataset.unread;
+  menu.setAttribute("aria-label", elsewhere ? `Channels and direct messages, ${elsewhere} unread` : "Channels and direct messages");
+}
+
+// The app's DM in another workspace (a Slack Connect installation) says which one it is.
+function dmName(channel) {
+  if (channel.team === S.team.id) return "countersign";
+  const team = S.teams[channel.team];
+  return `countersign · ${team ? team.name : channel.team}`;
 }
 
 function renderHeader() {
@@ -188,7 +241,7 @@ function renderHeader() {
   title.replaceChildren();
   if (channel.kind === "im") {
     title.appendChild(avatar(S.bot, "tiny"));
-    el("span", "", title, "countersign");
+    el("span", "", title, dmName(channel));
   } else {
     el("span", "hash", title, "#");
     el("span", "", title, channel.name);
@@ -197,7 +250,7 @@ function renderHeader() {
   tabs.hidden = channel.kind !== "im";
   for (const tab of tabs.querySelectorAll("button")) tab.classList.toggle("active", tab.dataset.tab === S.tab);
   const members = Object.values(S.people).filter((p) => p.team === S.team.id && !p.is_bot).length;
-  $("#pane-sub").textContent = channel.kind === "im" ? "Your private conversation with the app" : `${members} members · approvals and questions for the shop`;
+  $("#pane-sub").textContent = channel.kind === "im" ? `Direct messages between the app and ${S.me.name}, seen by nobody else` : `${members} members · approvals and questions for the shop`;
 }
 
 function renderChannel() {
@@ -207,9 +260,8 @@ function renderChannel() {
   $("#home").hidden = !onHome;
   $("#composer").hidden = onHome;
   if (onHome) return renderHome();
-  const shown = [...S.messages.values()]
-    .filter((m) => m.channel === S.current && (!m.thread_ts || m.thread_ts === m.ts || m.reply_broadcast))
-    .sort(tsOrder);
+  const shown = [...S.messages.values()].filter((m) => m.channel === S.current && listed(m)).sort(tsOrder);
+  markRead(S.current);
   stickToBottom(list, () => {
     list.replaceChildren();
     if (!shown.length) {
@@ -217,7 +269,7 @@ function renderChannel() {
       const channel = S.channels[S.current];
       el("div", "empty-title", empty, channel.kind === "im" ? "This is your DM with countersign" : `This is the very beginning of #${channel.name}`);
       mrkdwn(channel.kind === "im"
-        ? "Ask anything: _pending requests_, _show request 3_, _approve request 3_, _sales this week_."
+        ? "Ask anything: _pending requests_, _show request 3_, _approve request 3_, _sales this week_. Cards that wait for you on someone else's request arrive here too."
         : "Mention *@countersign* to ask: _@countersign approve request 1_. Cards appear in a thread.", ctx(), el("div", "empty-text", empty));
     }
     for (const m of shown) list.appendChild(renderMessage(m));
@@ -351,7 +403,6 @@ function render() {
 function selectChannel(id) {
   S.current = id;
   S.tab = "messages";
-  S.unread[id] = 0;
   S.thread = null;
   document.body.classList.remove("sidebar-open");
   $("#messages").dataset.fresh = "yes";
@@ -388,9 +439,10 @@ async function load(person) {
   const snap = await response.json();
   S.me = snap.me; S.team = snap.team; S.bot = snap.bot; S.modal = snap.modal; S.home = snap.home;
   S.people = Object.fromEntries(snap.people.map((p) => [p.id, p]));
+  S.teams = Object.fromEntries(snap.teams.map((t) => [t.id, t]));
   S.channels = Object.fromEntries(snap.channels.map((c) => [c.id, c]));
   S.messages = new Map(snap.messages.map((m) => [key(m), m]));
-  S.unread = {};
+  S.read = loadRead(person);
   const url = new URL(location.href);
   url.searchParams.set("as", person);
   history.replaceState(null, "", url);
@@ -419,14 +471,15 @@ function listen(person) {
   });
   feed.addEventListener("message", (e) => {
     const m = JSON.parse(e.data);
-    const seen = S.messages.has(key(m));
+    if (S.messages.has(key(m))) S.flash.add(key(m));
     S.messages.set(key(m), m);
-    if (seen) S.flash.add(key(m));
-    const visibleHere = m.channel === S.current && (!m.thread_ts || m.reply_broadcast);
-    if (!seen && !visibleHere && m.user !== S.me.id && !(S.thread && m.thread_ts === S.thread.ts)) {
-      S.unread[m.channel] = (S.unread[m.channel] || 0) + 1;
-    }
     render();
+  });
+  // A DM opened for this person from another workspace's installation.
+  feed.addEventListener("channel", (e) => {
+    const channel = JSON.parse(e.data);
+    S.channels[channel.id] = channel;
+    renderSidebar();
   });
   feed.addEventListener("modal", (e) => { S.modal = JSON.parse(e.data).view; renderModal(); });
   feed.addEventListener("home", (e) => { S.home = JSON.parse(e.data).view; if (S.tab === "home") renderChannel(); });

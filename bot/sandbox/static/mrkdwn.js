@@ -8,6 +8,7 @@ const EMOJI = {
   memo: "📝", eyes: "👀", "+1": "👍", thumbsup: "👍", wave: "👋", rotating_light: "🚨",
   clock3: "🕒", receipt: "🧾", store: "🏬", chart_with_upwards_trend: "📈", question: "❓",
   arrow_right: "➡️", inbox_tray: "📥", speech_balloon: "💬", robot_face: "🤖",
+  ballot_box_with_check: "☑️", leftwards_arrow_with_hook: "↩️",
 };
 
 // The emoji the app itself uses are drawn as small badges, so they read the same on every
@@ -16,6 +17,8 @@ const BADGES = {
   white_check_mark: ["ok", "✓"], heavy_check_mark: ["ok", "✓"], x: ["bad", "✕"],
   no_entry_sign: ["stop", "–"], no_entry: ["stop", "–"], warning: ["warn", "!"],
   hourglass_flowing_sand: ["wait", "⌛"], hourglass: ["wait", "⌛"],
+  // The first of two approvals, and a card withdrawn by its asker.
+  ballot_box_with_check: ["part", "✓"], leftwards_arrow_with_hook: ["undo", "↩"],
 };
 
 export function emoji(name) {
