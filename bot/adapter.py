@@ -66,6 +66,12 @@ class Adapter(Protocol):
         """The email the platform vouches for (verified) for this user, or None."""
         ...
 
+    async def member_by_email(self, email: str) -> str | None:
+        """The platform id of the member of this installation the platform vouches has this
+        email (verified, not a bot, not deactivated), or None: how a card reaches an approver
+        who never wrote to the app."""
+        ...
+
     async def post(self, text: str) -> None:
         """Says ``text`` where the request came from (the thread, the chat), for everyone there."""
         ...

@@ -139,6 +139,7 @@ def pending(
     role: str | None = None,
     routed: bool = False,
     progress: str | None = None,
+    all_of: bool = False,
 ) -> CardSpec:
     """A card waiting for a decision; with a token it carries Approve, Reject and Withdraw.
 
@@ -159,7 +160,7 @@ def pending(
     return CardSpec(
         card_id=card_id,
         status=str(CardStatus.PENDING),
-        title=wording.pending_title(waiting, role=role, routed=routed),
+        title=wording.pending_title(waiting, role=role, routed=routed, all_of=all_of),
         summary=clip(summary, LIMITS.summary),
         details=_details(details),
         warning=clip(warning, LIMITS.warning) if warning else None,
@@ -188,6 +189,7 @@ def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec
         role=routing.role if routing else None,
         routed=bool(routing and routing.routed),
         progress=wording.progress((), routing.approvals, routing.role) if routing else None,
+        all_of=bool(routing and 1 < routing.approvals >= len(routing.issued_to)),
     )
 
 
@@ -213,14 +215,29 @@ def of_record(
             token=token,
             issued_to=issued_to,
             waiting_for=waiting,
-            role=record.needed_role,
+            role=_role_phrase(record),
             routed=record.routed,
             progress=wording.progress(
                 tuple(a.name for a in record.approvals), record.approvals_needed, record.needed_role
             ),
+            all_of=_all_of(record),
         )
     status = str(CardStatus.EXPIRED if record.status is CardStatus.PENDING else record.status)
     return decided(record, status=status, issued_to=issued_to)
+
+
+def _role_phrase(record: CardRecord) -> str | None:
+    """The role a waiting card names: "manager", or "manager or the owner" once escalated."""
+    role = record.needed_role
+    if role and record.escalated_at is not None and role != "owner":
+        return f"{role} or the owner"
+    return role
+
+
+def _all_of(record: CardRecord) -> bool:
+    """Whether every person still named must approve (as many approvals left as people)."""
+    left = record.approvals_needed - len(record.approvals)
+    return left > 1 and left >= len(record.waiting_for)
 
 
 def decided(

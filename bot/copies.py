@@ -4,21 +4,24 @@ Who a card is issued to is the engine's decision (the merchant's policy, stored 
 This module only reaches them: for each person other than the one who asked in the thread, a
 copy of the card goes to them where they are on this surface (a DM from the app in Slack, a
 1:1 chat in Teams), and every copy's placement is stored with the card, so whichever process
-decides it updates them all. A person with no identity in the installation the card was asked in is not reached here
-(the thread's card still names them, and they can approve it there).
+decides it updates them all. A person is reached through their identity in the installation
+the card was asked in, or found there by the email the platform vouches for (Slack) and linked
+as on a first message; anyone else is not reached here (the thread's card still names them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import structlog
 
 from bot import wording
 from bot.adapter import Adapter
-from bot.placement import Placement, placements_of, stored
+from bot.placement import Placement, placements_of_stored, stored
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
+from tools.errors import NotFoundError
 from tools.proposals import Issuee
 
 __all__ = ["send_copies"]
@@ -48,7 +51,7 @@ async def send_copies(
     for person in people:
         if person.userid == record.userid:
             continue
-        user = await _address(surface, person.userid, adapter.platform, installation)
+        user = await _address(surface, adapter, person.userid, installation)
         if user is None:
             log.info("copy_unreachable", card_id=record.card_id, person=person.userid)
             continue
@@ -65,20 +68,39 @@ async def _name(surface: Surface, userid: int) -> str:
     return person.name if person is not None else ""
 
 
-async def _address(surface: Surface, userid: int, platform: str, installation: str) -> str | None:
-    found = await surface.directory.addresses(userid, platform)
-    return next((user for where, user in found if where == installation), None)
+async def _address(
+    surface: Surface, adapter: Adapter, userid: int, installation: str
+) -> str | None:
+    """The person's platform id in this installation: their linked identity, or else the
+    member the platform vouches has their email (then linked, as on a first message).
+
+    Without the second, a manager who had never written to the app got no copy at all.
+    """
+    found = await surface.directory.addresses(userid, adapter.platform)
+    linked = next((user for where, user in found if where == installation), None)
+    if linked is not None:
+        return linked
+    email = await surface.directory.email_of(userid)
+    user = await adapter.member_by_email(email) if email else None
+    if user is None or email is None:
+        return None
+    try:
+        now_linked = await surface.directory.link(adapter.platform, installation, user, email)
+    except NotFoundError:
+        return None
+    return user if now_linked.userid == userid else None
 
 
 async def _keep(
     surface: Surface, adapter: Adapter, card_id: str, sent: Sequence[Placement]
 ) -> None:
     """Adds the copies to the card's placements; shows them decided if it was meanwhile."""
-    record = await surface.registry.card(card_id)
-    if record is None:
-        return
-    await surface.registry.cards.attach_surface(card_id, stored([*placements_of(record), *sent]))
-    if record.status is not CardStatus.PENDING:
+
+    def add(stored_now: dict[str, Any] | None) -> dict[str, Any]:
+        return stored([*placements_of_stored(stored_now), *sent])
+
+    record = await surface.registry.cards.change_surface(card_id, add)
+    if record is not None and record.status is not CardStatus.PENDING:
         # Decided while the copies were on their way: the decider's process updated the
         # copies it knew of; these it could not.
         for placement in sent:

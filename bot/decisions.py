@@ -13,11 +13,19 @@ could see it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import structlog
 
 from bot import wording
 from bot.adapter import Adapter
-from bot.placement import Placement, SlackPlacement, placements_of, stored
+from bot.placement import (
+    Placement,
+    SlackPlacement,
+    placements_of,
+    placements_of_stored,
+    stored,
+)
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
 from tools.connections import Connections
@@ -53,21 +61,33 @@ _UNAUDITED = (CardStatus.EXPIRED, CardStatus.SUPERSEDED, CardStatus.PENDING)
 
 
 async def update_copies(surface: Surface, adapter: Adapter, record: CardRecord) -> list[Placement]:
-    """Shows the card as it stands on every copy on the adapter's surface; returns the copies."""
-    every = placements_of(record)
+    """Shows the card as it stands on every copy on the adapter's surface; returns the copies.
+
+    The copies are read afresh: the record a press decided was read before the write, and a
+    private copy sent meanwhile (a turn still sending the approvers theirs) would otherwise
+    keep live buttons on a decided card.
+    """
+    fresh = await surface.registry.card(record.card_id)
+    every = placements_of(fresh if fresh is not None else record)
     copies = [p for p in every if p.platform == adapter.platform]
-    moved: dict[int, Placement] = {}
+    moved: list[tuple[Placement, Placement]] = []
     for placement in copies:
         anew = await adapter.update(record, placement)
         if anew is not None:
-            moved[id(placement)] = anew
+            moved.append((placement, anew))
     if moved:
         # A copy whose message was gone was posted anew: record where, so the audit line and
         # any later update reach it.
-        everywhere = [moved.get(id(p), p) for p in every]
-        copies = [moved.get(id(p), p) for p in copies]
-        await surface.registry.cards.attach_surface(record.card_id, stored(everywhere))
+        def swap(where: dict[str, Any] | None) -> dict[str, Any]:
+            return stored([_moved(p, moved) for p in placements_of_stored(where)])
+
+        await surface.registry.cards.change_surface(record.card_id, swap)
+        copies = [_moved(p, moved) for p in copies]
     return copies
+
+
+def _moved(placement: Placement, moved: list[tuple[Placement, Placement]]) -> Placement:
+    return next((anew for old, anew in moved if old == placement), placement)
 
 
 async def audit_channel(surface: Surface, placement: Placement) -> str | None:

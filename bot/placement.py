@@ -30,6 +30,7 @@ __all__ = [
     "TeamsPlacement",
     "first",
     "placements_of",
+    "placements_of_stored",
     "stored",
 ]
 
@@ -97,7 +98,11 @@ def _one(data: object) -> Placement | None:
 
 def placements_of(record: CardRecord | None) -> tuple[Placement, ...]:
     """Every copy of the card this build can show, in the order they were posted."""
-    where = record.surface if record is not None else None
+    return placements_of_stored(record.surface if record is not None else None)
+
+
+def placements_of_stored(where: dict[str, Any] | None) -> tuple[Placement, ...]:
+    """Every copy a card's stored ``surface`` value describes (see ``placements_of``)."""
     if not where:
         return ()
     copies: object = where.get("copies")

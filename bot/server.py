@@ -201,6 +201,8 @@ async def _sweep(runtime: Runtime) -> None:
         except (SQLAlchemyError, OSError, SlackApiError) as failed:
             # The next round tries again; the cards stay executing until one succeeds.
             log.warning("sweep_failed", error=type(failed).__name__)
+        except Exception:  # logged in full: the loop also keeps this process's lease alive
+            log.exception("sweep_failed")
 
 
 async def _move_on(runtime: Runtime, *, now: datetime | None = None) -> None:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.adapter import Adapter
 from bot.copies import send_copies
@@ -45,10 +46,14 @@ class Shows(Protocol):
 
 async def expire(surface: Surface, mounted: Mapping[str, Shows], *, now: datetime) -> int:
     """Expires every card whose time ran out and shows it expired on every copy; how many."""
-    records = await surface.registry.cards.expire_due(now)
+    audit = surface.registry.audit
+
+    async def audited(conn: AsyncConnection, record: CardRecord) -> None:
+        await audit.add(conn, _entry(record, now, Outcome.EXPIRED, "time ran out"))
+
+    records = await surface.registry.cards.expire_due(now, audited=audited)
     for record in records:
-        await surface.registry.audit.write(_entry(record, now, Outcome.EXPIRED, "time ran out"))
-        await _each_platform(record, mounted, _shown(surface, record))
+        await _guarded(record, _each_platform(record, mounted, _shown(surface, record)))
         log.info("card_expired", card_id=record.card_id, tenant=record.tenantid)
     return len(records)
 
@@ -56,14 +61,15 @@ async def expire(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
 async def escalate(
     surface: Surface, mounted: Mapping[str, Shows], *, now: datetime, after: int
 ) -> int:
-    """Sends routed cards undecided past the merchant's delay to its owners too, once each.
+    """Sends cards undecided past the merchant's delay to its owners too, once each: cards
+    routed away from their asker, and cards still waiting for a second approver.
 
     ``after`` is the service's delay in seconds for merchants whose policy sets none.
     """
     registry, policies = surface.registry, Policies(surface.registry.db)
     delays: dict[int, timedelta] = {}
     done = 0
-    for card in await registry.cards.escalation_due(now - _SOONEST):
+    for card in await registry.cards.escalation_due(now - _SOONEST, now):
         if card.tenantid not in delays:
             policy = await policies.get(card.tenantid)
             delays[card.tenantid] = timedelta(seconds=policy.escalate_after or after)
@@ -71,15 +77,34 @@ async def escalate(
             continue
         async with registry.db.tenant_session(card.tenantid) as session:
             bosses = [o for o in await owners(session) if not _issued(card, o)]
-        if not await registry.cards.escalate(card.card_id, [*card.issued_to, *bosses], now):
-            continue  # another process escalated it first
         names = ", ".join(o.name for o in bosses) or "no owner beyond those already asked"
-        await registry.audit.write(_entry(card, now, Outcome.ESCALATED, f"sent to {names}"))
-        record = await registry.card(card.card_id)
-        if record is not None:
-            await _tell(surface, mounted, record, bosses)
-            done += 1
+
+        async def audited(conn: AsyncConnection, record: CardRecord, names: str = names) -> None:
+            await registry.audit.add(
+                conn, _entry(record, now, Outcome.ESCALATED, f"sent to {names}")
+            )
+
+        record = await registry.cards.escalate(
+            card.card_id, [*card.issued_to, *bosses], now, audited=audited
+        )
+        if record is None:
+            continue  # another process escalated it first, or it ended meanwhile
+        await _guarded(record, _tell(surface, mounted, record, bosses))
+        done += 1
     return done
+
+
+async def _guarded(record: CardRecord, showing: Awaitable[None]) -> None:
+    """Shows one card; a failure is logged and the sweep goes on to the next card.
+
+    The card's move is already committed with its audit line: one surface failing to show it
+    (a Teams proactive call refused, Slack rate-limiting) must not leave the cards after it
+    unshown, nor stop the loop that also keeps this process's lease alive.
+    """
+    try:
+        await showing
+    except Exception:  # logged in full; the next sweep cannot retry a committed move
+        log.exception("sweep_show_failed", card_id=record.card_id, status=str(record.status))
 
 
 def _shown(surface: Surface, record: CardRecord) -> Callable[[Adapter], Awaitable[None]]:

@@ -70,20 +70,26 @@ def who(names: tuple[str, ...]) -> str:
 
 
 def pending_title(
-    waiting_for: tuple[str, ...], *, role: str | None = None, routed: bool = False
+    waiting_for: tuple[str, ...],
+    *,
+    role: str | None = None,
+    routed: bool = False,
+    all_of: bool = False,
 ) -> str:
     """The heading of a waiting card, naming whom it waits for.
 
     Who may press used to be small grey text under the fields: Meera saw a green Approve on
     Arjun's card, confirmed, and only then was refused. The heading tells everyone first. A
     card routed away from its asker says which role it waits for ("Waiting for a manager:
-    Arjun Mehta or Meera Iyer").
+    Arjun Mehta or Meera Iyer"; "a manager or the owner" once escalated to the owner).
     """
     if not waiting_for:
         return PENDING_TITLE
+    # Every one of them must still approve (two needed, two left): "and", not "or".
+    names = who_and(waiting_for) if all_of else who(waiting_for)
     if routed and role:
-        return f"Waiting for {_a(role)}: {who(waiting_for)}"
-    return f"{PENDING_TITLE} from {who(waiting_for)}"
+        return f"Waiting for {_a(role)}: {names}"
+    return f"{PENDING_TITLE} from {names}"
 
 
 def _a(role: str) -> str:

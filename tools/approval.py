@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -51,6 +52,7 @@ from tools.errors import (
     RoleRequiredError,
     UnknownToolError,
 )
+from tools.people import Person
 from tools.proposals import Approval, CardRecord, CardStatus, claimed
 from tools.tokens import CardClaims, args_digest
 from tools.tool import ExecuteFn, ProposeFn, Result, Scope, Tool, ToolContext
@@ -64,7 +66,9 @@ __all__ = [
     "Decision",
     "approve",
     "issued_to",
+    "needed_role",
     "propose",
+    "qualified",
     "stored_card",
     "verify",
     "write_tool",
@@ -175,8 +179,7 @@ async def propose(
         standing=proposal.standing,
     )
     for old in replaced:
-        if old.expires_at > ctx.now:
-            await registry.audit.add(conn, _superseded(entry, old, card_id))
+        await registry.audit.add(conn, _ended(entry, old, card_id, ctx.now))
     entry.args, entry.card_id, entry.rows = sealed, card_id, 1
     entry.outcome, entry.detail = Outcome.PROPOSED, proposal.summary
     entry.took_ms = (time.perf_counter() - timer) * 1000
@@ -211,18 +214,20 @@ async def _insert(registry: Registry, conn: AsyncConnection, **values: Any) -> N
         ) from None
 
 
-def _superseded(proposing: AuditEntry, old: CardRecord, new_card: str) -> AuditEntry:
-    """The audit line of a live card a new proposal on the same target replaced."""
+def _ended(proposing: AuditEntry, old: CardRecord, new_card: str, now: datetime) -> AuditEntry:
+    """The audit line of a pending card a new proposal on the same target ended: replaced,
+    or found expired before any sweep had moved it."""
+    expired = old.expires_at <= now
     return AuditEntry(
         at=proposing.at,
         agent=old.agent,
         tool=old.tool,
-        userid=proposing.userid,
+        userid=None if expired else proposing.userid,
         tenantid=old.tenantid,
         scope=str(Scope.WRITE),
         args=old.args,
-        outcome=Outcome.SUPERSEDED,
-        detail=f"replaced by card {new_card}",
+        outcome=Outcome.EXPIRED if expired else Outcome.SUPERSEDED,
+        detail="time ran out" if expired else f"replaced by card {new_card}",
         card_id=old.card_id,
     )
 
@@ -284,6 +289,47 @@ def issued_to(record: CardRecord, caller: Caller) -> None:
         raise NotYourCardError(card_id=record.card_id, owner_userid=record.userid)
 
 
+def needed_role(record: CardRecord, tool: Tool) -> Role:
+    """The role a person deciding the card must hold now: the stricter of the tool's and the
+    one the policy asked for when the card was issued."""
+    needed = Role(record.needed_role) if record.needed_role else tool.role
+    return needed if needed.satisfies(tool.role) else tool.role
+
+
+def qualified(record: CardRecord, tool: Tool, caller: Caller) -> None:
+    """Whether the presser's role, as it is now, may decide the card.
+
+    Raises:
+        RoleRequiredError: it may not (a demotion since the card was issued, say).
+    """
+    needed = needed_role(record, tool)
+    if not caller.role.satisfies(needed):
+        raise RoleRequiredError(tool.name, str(needed), str(caller.role))
+
+
+async def _standing_approvals(
+    conn: AsyncConnection, record: CardRecord, needed: Role
+) -> tuple[Approval, ...]:
+    """The card's earlier approvals whose approvers still hold the role in its merchant.
+
+    A first approval counts only while its approver could still give it: Arjun approving
+    1 of 2 and then losing the role must not leave Meera's press to run the write alone.
+    """
+    if not record.approvals:
+        return ()
+    people = Person.__table__
+    rows = await conn.execute(
+        select(people.c.id, people.c.role).where(
+            people.c.id.in_([a.userid for a in record.approvals]),
+            people.c.tenant_id == record.tenantid,
+        )
+    )
+    roles = {row.id: Role(row.role) for row in rows}
+    return tuple(
+        a for a in record.approvals if a.userid in roles and roles[a.userid].satisfies(needed)
+    )
+
+
 def _check(
     registry: Registry,
     *,
@@ -315,10 +361,7 @@ def _check(
     proposer = registry.proposer(record.agent, presented)
     if proposer is None or not proposer.allows(tool.name):
         raise NotAllowedError(record.agent, tool.name)
-    needed = Role(record.needed_role) if record.needed_role else tool.role
-    for role in (tool.role, needed):
-        if not caller.role.satisfies(role):
-            raise RoleRequiredError(tool.name, str(role), str(caller.role))
+    qualified(record, tool, caller)
     if record.approved_by(caller.userid):
         raise AlreadyApprovedError(card_id=record.card_id)
     clean = schema.validate(tool.name, tool.args, record.args)
@@ -395,7 +438,8 @@ async def _claim(
             )
             assert record is not None
             seen = len(record.approvals)
-            approvals = (*record.approvals, Approval(caller.userid, _name(caller), now))
+            standing = await _standing_approvals(conn, record, needed_role(record, tool))
+            approvals = (*standing, Approval(caller.userid, _name(caller), now))
             if len(approvals) < record.approvals_needed:
                 if await registry.cards.approve_once(
                     record.card_id, seen=seen, approvals=approvals, now=now, conn=conn

@@ -13,6 +13,7 @@ from pydantic import ConfigDict
 from sqlalchemy import select
 
 from tools.db import ProposalRow
+from tools.people import Person
 from tools.proposals import CardRecord, CardStatus
 from tools.schema import Args
 from tools.tool import Result, Tool, ToolContext
@@ -24,25 +25,19 @@ class MyCardsArgs(Args):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _row(card: CardRecord, ctx: ToolContext) -> dict[str, Any]:
+def _row(card: CardRecord, ctx: ToolContext, names: dict[int, str]) -> dict[str, Any]:
     me = ctx.caller.userid
     waiting = [i.name for i in card.waiting_for if i.userid != me]
     mine = card.issued_to_person(me, ctx.caller.tenantid) and not card.approved_by(me)
     row: dict[str, Any] = {
         "summary": card.summary,
         "waiting_for": "you" if mine else " or ".join(waiting) or "nobody",
-        "asked_by": "you" if card.userid == me else _asker(card),
+        "asked_by": "you" if card.userid == me else names.get(card.userid, "someone"),
         "expires_at": card.expires_at.isoformat(timespec="minutes"),
     }
     if card.approvals_needed > 1:
         row["approvals"] = f"{len(card.approvals)} of {card.approvals_needed}"
     return row
-
-
-def _asker(card: CardRecord) -> str:
-    return next((i.name for i in card.issued_to if i.userid == card.userid), "") or (
-        f"person {card.userid}"
-    )
 
 
 async def _my_cards(ctx: ToolContext, args: MyCardsArgs) -> Result:
@@ -59,7 +54,11 @@ async def _my_cards(ctx: ToolContext, args: MyCardsArgs) -> Result:
     me, tenant = ctx.caller.userid, ctx.caller.tenantid
     for_me = [c for c in cards if c.issued_to_person(me, tenant) and not c.approved_by(me)]
     asked = [c for c in cards if c.userid == me and c not in for_me]
-    rows = [_row(card, ctx) for card in [*for_me, *asked]]
+    shown = [*for_me, *asked]
+    askers = {card.userid for card in shown}
+    people = await ctx.session.execute(select(Person.id, Person.name).where(Person.id.in_(askers)))
+    names = {row.id: row.name for row in people}
+    rows = [_row(card, ctx, names) for card in shown]
     return Result(
         rows=rows,
         count=len(rows),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tools.agent import Agent
-from tools.approval import Decision, issued_to, stored_card, verify
+from tools.approval import Decision, issued_to, qualified, stored_card, verify
 from tools.audit import Outcome
 from tools.caller import Caller
 from tools.errors import CountersignError, NotTheAskerError
@@ -66,14 +66,19 @@ async def _end(
     reason: str | None = None,
 ) -> Decision:
     trail = Trail(registry, agent, caller)
-    claims, _tool = await verify(registry, trail, token, caller)
+    claims, tool = await verify(registry, trail, token, caller)
     now = registry.clock()
     refused: CountersignError | None = None
     async with registry.db.begin(write=True) as conn:
         try:
             record = stored_card(claims, await registry.cards.get(claims.card_id, conn=conn))
             trail.entry.agent = record.agent
-            (_asker if to is CardStatus.WITHDRAWN else issued_to)(record, caller)
+            if to is CardStatus.WITHDRAWN:
+                _asker(record, caller)
+            else:
+                # Rejecting is deciding: the same people, with the role still theirs.
+                issued_to(record, caller)
+                qualified(record, tool, caller)
             if not await registry.cards.move(
                 claims.card_id,
                 frm=CardStatus.PENDING,

@@ -82,6 +82,11 @@ class Directory:
         async with self._db.session() as session:
             return [(row[0], row[1]) for row in await session.execute(stmt)]
 
+    async def email_of(self, userid: int) -> str | None:
+        async with self._db.session() as session:
+            person = await session.get(Person, userid)
+            return person.email if person else None
+
     async def person(self, userid: int) -> Caller | None:
         async with self._db.session() as session:
             person = await session.get(Person, userid)

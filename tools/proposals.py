@@ -11,13 +11,13 @@ method runs in its own transaction, or joins the caller's when given ``conn``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import Select, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller
@@ -26,6 +26,9 @@ from tools.db import PROPOSALS, Database, ProposalRow
 __all__ = ["Approval", "CardRecord", "CardStatus", "CardStore", "Issuee", "claimed"]
 
 _CARDS = PROPOSALS
+
+# Writes a card's audit line in the transaction that moves it.
+Audited = Callable[[AsyncConnection, "CardRecord"], Awaitable[None]]
 
 
 class CardStatus(StrEnum):
@@ -253,21 +256,25 @@ class CardStore:
         now: datetime,
         conn: AsyncConnection,
     ) -> bool:
-        """Records one approval of a card that needs more, if nobody counted one meanwhile."""
+        """Records the approvals of a card that needs more (this one added, any that no longer
+        stand dropped), if nobody counted one meanwhile."""
         params = {
             "card": card_id,
             "now": now,
             "seen": seen,
-            "approved_count": seen + 1,
+            "approved_count": len(approvals),
             "approvals": [a.stored() for a in approvals],
         }
         return await self._update(_CLAIM, params, conn)
 
-    async def expire_due(self, now: datetime) -> list[CardRecord]:
+    async def expire_due(
+        self, now: datetime, *, audited: Audited | None = None
+    ) -> list[CardRecord]:
         """Moves every live card whose time ran out to ``expired``; the ones *this* call moved.
 
         One conditional UPDATE per card: whichever process's sweep matches it first is the one
-        that updates its messages; the others match nothing.
+        that updates its messages; the others match nothing. ``audited`` adds the card's audit
+        line in the transaction of its move, so no expiry goes unrecorded.
         """
         due = select(_CARDS.c.id).where(
             _CARDS.c.status == CardStatus.PENDING, _CARDS.c.expires_at <= now
@@ -277,34 +284,54 @@ class CardStore:
             ids = list((await conn.execute(due)).scalars())
         for card_id in ids:
             async with self._db.begin() as conn:
-                if await self.move(
+                if not await self.move(
                     card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn
                 ):
-                    record = await self.get(card_id, conn=conn)
-                    if record is not None:
-                        moved.append(record)
+                    continue
+                record = await self.get(card_id, conn=conn)
+                assert record is not None
+                if audited is not None:
+                    await audited(conn, record)
+                moved.append(record)
         return moved
 
-    async def escalation_due(self, before: datetime) -> list[CardRecord]:
-        """Routed live cards created before ``before`` whose owners were not told yet."""
+    async def escalation_due(self, before: datetime, now: datetime) -> list[CardRecord]:
+        """Live cards made before ``before`` that wait on others (routed, or needing a second
+        approver) and whose owners were not told yet."""
         stmt = select(_CARDS).where(
             _CARDS.c.status == CardStatus.PENDING,
-            _CARDS.c.routed.is_(True),
+            or_(_CARDS.c.routed.is_(True), _CARDS.c.approvals_needed > 1),
             _CARDS.c.escalated_at.is_(None),
             _CARDS.c.created_at <= before,
+            _CARDS.c.expires_at > now,
         )
         return await self._select(stmt)
 
-    async def escalate(self, card_id: str, issued_to: Sequence[Issuee], now: datetime) -> bool:
-        """Adds the owners to those a card is issued to, once; False if another process did."""
+    async def escalate(
+        self,
+        card_id: str,
+        issued_to: Sequence[Issuee],
+        now: datetime,
+        *,
+        audited: Audited | None = None,
+    ) -> CardRecord | None:
+        """Adds the owners to those a live card is issued to, once, with its audit line; the
+        card as it now stands, or None if another process did it (or it ended) meanwhile."""
         stmt = update(_CARDS).where(
             _CARDS.c.id == card_id,
             _CARDS.c.status == CardStatus.PENDING,
             _CARDS.c.escalated_at.is_(None),
+            _CARDS.c.expires_at > now,
         )
         params = {"escalated_at": now, "issued_to": [i.stored() for i in issued_to]}
         async with self._db.begin() as conn:
-            return _matched(await conn.execute(stmt, params))
+            if not _matched(await conn.execute(stmt, params)):
+                return None
+            record = await self.get(card_id, conn=conn)
+            assert record is not None
+            if audited is not None:
+                await audited(conn, record)
+            return record
 
     async def in_state(
         self, status: CardStatus, *, claimed_before: datetime | None = None
@@ -363,6 +390,24 @@ class CardStore:
     async def attach_surface(self, card_id: str, surface: dict[str, Any]) -> None:
         """Records where a surface posted the card, so whichever process decides it can update it."""
         await self.update(card_id, surface=surface)
+
+    async def change_surface(
+        self, card_id: str, change: Callable[[dict[str, Any] | None], dict[str, Any]]
+    ) -> CardRecord | None:
+        """Rewrites where a card's copies are, from what is stored at that moment; the card as
+        it then stands.
+
+        Read and written under the row's lock (SQLite: the writer's lock), so two processes
+        adding copies (a turn's DMs, an escalation's, a copy posted anew) never drop each
+        other's.
+        """
+        async with self._db.begin(write=True) as conn:
+            row = (await conn.execute(_BY_ID.with_for_update(), {"card": card_id})).first()
+            if row is None:
+                return None
+            surface = change(row.surface)
+            await conn.execute(_SET, {"card": card_id, "surface": surface})
+            return replace(CardRecord.of(row), surface=surface)
 
     async def update(self, card_id: str, **values: Any) -> None:
         await self._update(_SET, {"card": card_id, **values})

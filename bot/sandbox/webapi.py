@@ -284,6 +284,17 @@ class WebApi:
             self.workspace.messages.append(message)
             return message
 
+    async def _users_lookupByEmail(self, params: Json) -> Json:  # noqa: N802 - Slack's method name
+        """A member of the workspace by email, in any case, as Slack finds them."""
+        email = str(params.get("email") or "").lower()
+        found = next(
+            (u for u in self.workspace.users.values() if u.email and u.email.lower() == email),
+            None,
+        )
+        if found is None:
+            return {"ok": False, "error": "users_not_found"}
+        return await self._users_info({"user": found.id})
+
     async def _users_info(self, params: Json) -> Json:
         user = self.workspace.users.get(params["user"])
         if user is None:

@@ -33,6 +33,20 @@ _GONE = frozenset({"message_not_found", "channel_not_found"})
 log = structlog.get_logger("bot.slack.adapter")
 
 
+def _vouched(found: dict[str, Any]) -> str | None:
+    """The email Slack vouches for in a user object, or None.
+
+    A bot, a deactivated account or an address Slack has not confirmed is never enough to see
+    a shop. Absent counts as unconfirmed: a Slack Connect user's profile can lack the field
+    while claiming any email, and that is how a stranger was linked as the owner.
+    """
+    confirmed = found.get("is_email_confirmed") is True
+    if found.get("is_bot") or found.get("deleted") or not confirmed:
+        return None
+    email = (found.get("profile") or {}).get("email")
+    return str(email) if email else None
+
+
 def slack_error(failed: SlackApiError) -> str:
     """Slack's error code (``channel_not_found``), or the HTTP status when there is none."""
     data = failed.response.data
@@ -79,15 +93,19 @@ class SlackAdapter:
         except SlackApiError as failed:
             log.warning("users_info_failed", slack_user=user, error=slack_error(failed))
             return None
-        found: dict[str, Any] = response.get("user") or {}
-        # A bot, a deactivated account or an address Slack has not confirmed is never enough to
-        # see a shop. Absent counts as unconfirmed: a Slack Connect user's profile can lack the
-        # field while claiming any email, and that is how a stranger was linked as the owner.
-        confirmed = found.get("is_email_confirmed") is True
-        if found.get("is_bot") or found.get("deleted") or not confirmed:
+        return _vouched(response.get("user") or {})
+
+    async def member_by_email(self, email: str) -> str | None:
+        try:
+            response = await self.client.users_lookupByEmail(email=email)
+        except SlackApiError as failed:
+            log.info("member_not_found", error=slack_error(failed))
             return None
-        email = (found.get("profile") or {}).get("email")
-        return str(email) if email else None
+        found: dict[str, Any] = response.get("user") or {}
+        vouched = _vouched(found)
+        if vouched is None or vouched.lower() != email.lower() or not found.get("id"):
+            return None
+        return str(found["id"])
 
     async def post(self, text: str) -> None:
         await self.client.chat_postMessage(

@@ -134,6 +134,12 @@ class TeamsAdapter:
             return None
         return await member_email(self.context, self.sender)
 
+    async def member_by_email(self, email: str) -> str | None:
+        """None: the connector finds members by id, not email, and a 1:1 chat needs the app
+        installed for the person anyway; a Teams approver is reached once linked (by writing
+        to the app, or by `countersign link`)."""
+        return None
+
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""
         await self.context.send_activity(_plain(text))

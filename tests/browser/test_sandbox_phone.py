@@ -9,7 +9,7 @@ from playwright.async_api import BrowserContext, Locator, expect
 from tests.browser.conftest import SHOTS, Alone, Running, open_as, settled
 from tests.browser.test_sandbox_dms import send_copy
 from tests.browser.test_sandbox_flows import switch
-from tests.browser.test_sandbox_routing import approve, dm_copy, introduce, ravi_asks
+from tests.browser.test_sandbox_routing import approve, dm_copy, ravi_asks
 
 pytestmark = pytest.mark.browser
 
@@ -94,7 +94,6 @@ async def test_on_a_phone_a_manager_approves_the_copy_of_ravis_card_from_her_dm(
     size within the screen, and approving there shows it done, all without sideways scrolling."""
     page = await open_as(browser, sandbox.url, "URAVI")
     await page.set_viewport_size(PHONE)
-    await introduce(page, "UMEERA", "UARJUN")
     await switch(page, "URAVI")
     await ravi_asks(page, "@countersign approve request 2")
     await switch(page, "UMEERA")

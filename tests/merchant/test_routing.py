@@ -4,10 +4,13 @@ target, withdrawal, expiry and escalation, on both databases and under concurren
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy import update as sa_update
 
 from tests.merchant.writes_support import (
     ARJUN,
@@ -21,6 +24,7 @@ from tests.merchant.writes_support import (
     snapshot,
 )
 from tools.audit import Outcome
+from tools.caller import Role
 from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import (
     AlreadyApprovedError,
@@ -28,9 +32,10 @@ from tools.errors import (
     CardLiveError,
     NotTheAskerError,
     NotYourCardError,
+    RoleRequiredError,
 )
 from tools.merchant import DEFAULT_AGENT
-from tools.merchant.models import BranchRequest, Refund
+from tools.merchant.models import BranchRequest, Person, Refund
 from tools.proposals import CardStatus, Issuee
 from tools.registry import Registry
 from tools.tool import Proposal
@@ -218,3 +223,57 @@ async def test_an_expired_card_on_the_target_is_ended_by_the_next_one(db: Databa
     assert new.replaced == (old.card_id,)
     ended = await registry.card(old.card_id)
     assert ended is not None and ended.status is CardStatus.EXPIRED
+    assert (Outcome.EXPIRED, "time ran out") in await _outcomes(db, old.card_id)
+
+
+async def test_an_approval_slipped_in_before_the_count_is_read_again(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Meera's approval commits between Arjun's read of a two-approver card and his conditional
+    UPDATE: his UPDATE matches nothing (the count moved), the card is read again, his approval
+    becomes the second, and the write runs once with both named. PostgreSQL only: SQLite
+    queues writers, so the two cannot interleave there."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one writer at a time; nothing can slip in between")
+    registry = make_registry(db)
+    card = await propose(registry, "approve_request", {"request_id": 5}, RAVI)
+    original = registry.cards.approve_once
+    slipped: list[bool] = []
+
+    async def interleaved(card_id: str, **kwargs: Any) -> bool:
+        if not slipped:
+            slipped.append(True)
+            assert (await approve(registry, card, MEERA)).partly  # commits on its own
+        return await original(card_id, **kwargs)
+
+    monkeypatch.setattr(registry.cards, "approve_once", interleaved)
+    decision = await approve(registry, card, ARJUN)
+    assert slipped and decision.ok
+    assert decision.card.decided_by_name == "Meera Iyer and Arjun Mehta"
+    assert (await row(db, BranchRequest, 5)).status == "approved"
+    assert [o for o, _ in await _outcomes(db, card.card_id)].count(Outcome.DONE) == 1
+
+
+async def test_a_first_approver_who_lost_the_role_no_longer_counts(db: Database) -> None:
+    """Arjun approves request 5 (1 of 2), then is made staff: Meera's approval is then only the
+    first that stands, so nothing runs until another manager approves."""
+    registry = make_registry(db)
+    card = await propose(registry, "approve_request", {"request_id": 5}, RAVI)
+    assert (await approve(registry, card, ARJUN)).partly
+    async with db.session(write=True) as session, session.begin():
+        await session.execute(
+            sa_update(Person).where(Person.id == ARJUN.userid).values(role="staff")
+        )
+    meeras = await approve(registry, card, MEERA)
+    assert meeras.partly and [a.name for a in meeras.card.approvals] == ["Meera Iyer"]
+    assert (await row(db, BranchRequest, 5)).status == "pending"
+
+
+async def test_a_demoted_issuee_cannot_reject(db: Database) -> None:
+    """Rejecting is deciding: Meera, made staff after the card was issued to her, is refused."""
+    registry = make_registry(db)
+    card = await propose(registry, "approve_request", {"request_id": 1}, RAVI)
+    with pytest.raises(RoleRequiredError):
+        await registry.reject(DEFAULT_AGENT, card.card, replace(MEERA, role=Role.STAFF), "no")
+    stored = await registry.card(card.card_id)
+    assert stored is not None and stored.status is CardStatus.PENDING

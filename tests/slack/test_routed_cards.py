@@ -168,7 +168,7 @@ async def test_an_escalation_keeps_every_copy_live_and_reaches_the_owner(bot: Bo
 
     assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 1
 
-    wider = "Waiting for a manager: Arjun Mehta, Meera Iyer or Priya Raman"
+    wider = "Waiting for a manager or the owner: Arjun Mehta, Meera Iyer or Priya Raman"
     assert len(bot.slack.called("chat.update")) == updates + 3
     for copy in (card, *copies.values()):
         shown = bot.shown(copy)

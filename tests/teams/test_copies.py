@@ -15,7 +15,7 @@ from bot.teams import TeamsRoutes
 from tests.support.fake_connector import FakeConnector
 from tests.support.teams_activities import CHANNEL, TENANT
 from tests.teams.adaptive import actions, texts, validate
-from tests.teams.conftest import ARJUN, MEERA, RAVI, TeamsBot, card_data
+from tests.teams.conftest import ARJUN, MEERA, PRIYA, RAVI, TeamsBot, card_data
 from tests.teams.test_routing import copy_for, routed, shown_everywhere
 
 
@@ -64,22 +64,28 @@ async def test_notify_says_it_in_the_persons_1_1_chat(signed: TeamsBot) -> None:
 
 async def test_an_escalated_card_is_shown_still_pending_on_every_copy(signed: TeamsBot) -> None:
     """A routed card nobody decided is escalated by the sweep, with no request to answer: the
-    channel's card and both 1:1 copies are updated, still pending, the copies keep their
-    buttons and the channel's card its refresh for the asker."""
+    channel's card and both 1:1 copies are updated, still pending and naming the owner, the
+    copies keep their buttons, the channel's card its refresh for the asker, and Priya (the
+    owner) gets a 1:1 copy of her own."""
     posted = await routed(signed)
-    now = signed.clock() + timedelta(hours=2)
+    await signed.surface.directory.link("teams", TENANT, PRIYA.aad, PRIYA.email or "")
+    now = signed.clock() + timedelta(minutes=20)  # past the delay, within the card's 30 minutes
     runtime = signed.server.app[RUNTIME]
     assert await sweeps.escalate(signed.surface, runtime.mounted, now=now, after=60) == 1
     shown = shown_everywhere(signed, posted)
     assert len(shown) == 3
     for update in shown.values():
         validate(update.cards[0])
-        assert texts(update.cards[0]).startswith("Waiting for a manager: ")
+        assert texts(update.cards[0]).startswith(
+            "Waiting for a manager or the owner: Arjun Mehta, Meera Iyer or Priya Raman"
+        )
         assert "please approve or reject: Approve request 1" in update.body["summary"]
     for manager in (ARJUN, MEERA):
         copy = shown[signed.connector.chat_with(manager)].cards[0]
         assert [a["verb"] for a in actions(copy)] == ["approve", "reject"]
     assert "refresh" in shown[CHANNEL].cards[0]
+    [priyas] = signed.connector.in_conversation(signed.connector.chat_with(PRIYA))
+    assert "Approve request 1" in priyas.body["summary"]
 
 
 async def test_a_copy_on_a_service_url_this_request_did_not_vouch_for_is_left_alone(

@@ -52,6 +52,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # The code before this revision knows neither status and would give a routed or
+    # two-approver card to its asker alone: end them all as expired (nothing ran).
+    op.execute(
+        "UPDATE proposals SET status = 'expired' WHERE status IN ('withdrawn', 'superseded') "
+        "OR (status = 'pending' AND (routed OR approvals_needed > 1))"
+    )
     op.drop_index("ux_proposals_live_target", table_name="proposals")
     with op.batch_alter_table("proposals", schema=None) as batch_op:
         for column in (
