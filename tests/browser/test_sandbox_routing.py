@@ -22,12 +22,12 @@ async def side(page: Page, item: str) -> None:
     await page.locator(item).first.click()
 
 
-async def ravi_asks(page: Page, words: str) -> Locator:
+async def ravi_asks(page: Page, words: str, waiting: str = WAITING) -> Locator:
     """Ravi writes in #fiesta-ops; returns the card in the thread that opens."""
     await page.fill("#composer-text", words)
     await page.press("#composer-text", "Enter")
     card = page.locator("#thread .message", has=page.locator(".bk-header"))
-    await expect(card).to_contain_text(WAITING)
+    await expect(card).to_contain_text(waiting)
     return card
 
 
@@ -102,7 +102,12 @@ async def test_two_managers_approve_request_5_and_the_first_shows_1_of_2_everywh
     pending; Arjun's approval from his DM then finishes it on every copy."""
     page = await open_as(browser, sandbox.url, "URAVI")
     await switch(page, "URAVI")
-    await ravi_asks(page, "@countersign approve request 5")
+    # Both managers must approve it, so the heading names them with "and".
+    await ravi_asks(
+        page,
+        "@countersign approve request 5",
+        waiting="Waiting for a manager: Arjun Mehta and Meera Iyer",
+    )
 
     await switch(page, "UMEERA")
     mine = await dm_copy(page, 5)

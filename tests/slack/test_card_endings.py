@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from bot import sweeps
@@ -142,3 +143,16 @@ async def test_the_expiry_sweep_shows_every_copy_expired_and_refreshes_homes(bot
     assert sorted(refreshed) == ["UARJUN", "UMEERA", "URAVI"]
     assert buttons(bot.home("URAVI")["blocks"]) == []
     assert buttons(bot.home("UARJUN")["blocks"]) == []
+
+
+async def test_the_running_server_expires_an_untouched_card_by_itself(bot: Bot) -> None:
+    """Nobody presses anything: once the card's time has run out, the server's own sweep (the
+    loop every process runs) shows it Expired without buttons, within a few of its rounds."""
+    await bot.mention("URAVI", "approve request 1")
+    [card] = bot.cards()
+    bot.clock.step(timedelta(minutes=31))
+    deadline = asyncio.get_running_loop().time() + 60
+    while buttons(bot.shown(card).blocks):
+        assert asyncio.get_running_loop().time() < deadline, "the sweep never expired the card"
+        await asyncio.sleep(0.2)  # polling a condition: the sweep runs on its own schedule
+    assert bot.shown(card).blocks[0]["text"]["text"] == "Expired"
