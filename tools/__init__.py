@@ -5,10 +5,11 @@ model's tool calls and ``Registry.approve`` / ``Registry.reject`` for a person's
 """
 
 from tools.agent import Agent
-from tools.approval import NOT_DONE_NOTE, Decision, write_tool
+from tools.approval import Decision
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller, Role
 from tools.proposals import CardRecord, CardStatus, CardStore
+from tools.proposing import NOT_DONE_NOTE, write_tool
 from tools.reconcile import reconcile
 from tools.registry import Registry
 from tools.schema import Args

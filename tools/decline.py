@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tools.agent import Agent
-from tools.approval import Decision, issued_to, qualified, stored_card, verify
+from tools.approval import Decision
 from tools.audit import Outcome
 from tools.caller import Caller
+from tools.checks import issued_to, qualified, stored_card, verify
 from tools.errors import CountersignError, NotTheAskerError
 from tools.proposals import CardRecord, CardStatus
 from tools.trail import Trail, lost_claim

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools import approval, decline, schema
+from tools import approval, decline, proposing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
@@ -160,7 +160,7 @@ class Registry:
             ctx = await self.context(session, caller, now)
             if tool.scope is Scope.READ:
                 return await tool.handler(ctx, clean)
-            return await approval.propose(
+            return await proposing.propose(
                 self, ctx, clean, agent=agent, tool=tool, entry=entry, timer=timer
             )
 

@@ -151,7 +151,7 @@ async def refuse_plain_call(ctx: ToolContext, args: Any) -> Result:
 class Tool:
     """A named capability with an argument schema, a scope and the role it needs.
 
-    Build reads directly with a ``handler``; build writes only with ``tools.approval.write_tool``.
+    Build reads directly with a ``handler``; build writes only with ``tools.proposing.write_tool``.
     There is no shape of Tool that writes when called.
     """
 

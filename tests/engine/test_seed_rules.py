@@ -14,7 +14,6 @@ from sqlalchemy import select, update
 from tests.engine import toy
 from tests.engine.conftest import ARJUN, EVERYTHING, MEERA, RAVI, SAM, SECRET, SteppedClock
 from tools import NOT_DONE_NOTE, Agent, CardClaims, CardSigner, CardStatus, Registry, Scope, Tool
-from tools.approval import write_tool
 from tools.audit import Outcome
 from tools.db import AuditRow, ProposalRow
 from tools.errors import (
@@ -31,6 +30,7 @@ from tools.errors import (
     UnknownToolError,
 )
 from tools.merchant.models import Branch
+from tools.proposing import write_tool
 from tools.tokens import args_digest
 from tools.tool import refuse_plain_call
 

@@ -1,6 +1,6 @@
 """Write tools over a merchant's data: each only proposes a card; a person's approval runs it.
 
-Every tool here is built with ``tools.approval.write_tool``; the modules hold one area each.
+Every tool here is built with ``tools.proposing.write_tool``; the modules hold one area each.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools.approval import write_tool
 from tools.caller import Role
 from tools.errors import ConflictError, NotFoundError
 from tools.merchant.models import (
@@ -23,6 +22,7 @@ from tools.merchant.models import (
 )
 from tools.merchant.scope import find_branch
 from tools.merchant.writes_common import APPROVAL_NOTE, arrow, branch_label, done, locked, stamp
+from tools.proposing import write_tool
 from tools.schema import Args
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 

@@ -13,7 +13,6 @@ from pydantic import Field, field_validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools.approval import write_tool
 from tools.caller import Role
 from tools.errors import ConflictError, NotFoundError
 from tools.merchant.models import Branch, PriceChange, Product, Stock, StockMovement
@@ -29,6 +28,7 @@ from tools.merchant.writes_common import (
     product_label,
     tenant_money,
 )
+from tools.proposing import write_tool
 from tools.schema import Args
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 

@@ -12,7 +12,6 @@ from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools.approval import write_tool
 from tools.caller import Role
 from tools.errors import ConflictError, NotFoundError
 from tools.merchant.models import Branch, Order, OrderStatus, Refund
@@ -26,6 +25,7 @@ from tools.merchant.writes_common import (
     locked,
     tenant_money,
 )
+from tools.proposing import write_tool
 from tools.schema import Args
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 
