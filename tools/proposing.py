@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tools import routing, schema
+from tools import editing, routing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
 from tools.errors import ConflictError
@@ -61,10 +61,13 @@ async def propose(
     tool: Tool,
     entry: AuditEntry,
     timer: float,
+    edited: CardRecord | None = None,
 ) -> Result:
     """What ``Registry.call`` does instead of running a write: resolve, seal, store, audit, answer.
 
     The card and the "proposed" audit line commit together in the session the tool resolved in.
+    ``edited`` is the card a person edited (``tools.editing``): it must be the card this one
+    replaces, in this same transaction, or no card is made.
     """
     assert tool.propose is not None
     # A refusal here is the useful kind: "that request is already approved" reaches the person
@@ -91,10 +94,15 @@ async def propose(
             now=ctx.now,
             new_card=card_id,
             summary=proposal.summary,
+            edited=(edited.card_id, editing.outcome(edited.details, proposal.details))
+            if edited
+            else None,
         )
         if proposal.target
         else []
     )
+    if edited is not None:
+        editing.replaced_it(edited, replaced, ctx.now)
     claims = CardClaims(card_id, tool.name, ctx.caller.userid, ctx.caller.tenantid, digest)
     token = registry.signer.mint(claims)
     await _insert(
@@ -137,6 +145,7 @@ async def propose(
         expires_at=expires_at,
         routing=issued,
         replaced=tuple(old.card_id for old in replaced),
+        editable=tool.editable,
     )
     return Result(
         rows=[proposal.public()],

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools import approval, decline, proposing, schema
+from tools import approval, decline, editing, proposing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
@@ -106,9 +106,18 @@ class Registry:
         return self._tools.get(name)
 
     async def call(
-        self, agent: Agent, name: str, args: Mapping[str, Any], caller: Caller
+        self,
+        agent: Agent,
+        name: str,
+        args: Mapping[str, Any],
+        caller: Caller,
+        *,
+        edited: CardRecord | None = None,
     ) -> Result:
-        """Runs a read, or turns a write into a proposal with a signed card. Always audited."""
+        """Runs a read, or turns a write into a proposal with a signed card. Always audited.
+
+        ``edited``: the card this proposal is an edit of (only ``tools.editing`` passes it).
+        """
         started, timer = self.clock(), time.perf_counter()
         entry = AuditEntry(
             at=started,
@@ -122,7 +131,7 @@ class Registry:
         audited = False  # a proposal is audited in the transaction that stores its card
         try:
             result = await self._call(
-                agent, name, args, caller, now=started, entry=entry, timer=timer
+                agent, name, args, caller, now=started, entry=entry, timer=timer, edited=edited
             )
         except CountersignError as refused:
             entry.outcome, entry.detail = Outcome.REFUSED, str(refused)
@@ -148,6 +157,7 @@ class Registry:
         now: datetime,
         entry: AuditEntry,
         timer: float,
+        edited: CardRecord | None = None,
     ) -> Result:
         tool = self.lookup(name)
         entry.scope = str(tool.scope)
@@ -161,7 +171,7 @@ class Registry:
             if tool.scope is Scope.READ:
                 return await tool.handler(ctx, clean)
             return await proposing.propose(
-                self, ctx, clean, agent=agent, tool=tool, entry=entry, timer=timer
+                self, ctx, clean, agent=agent, tool=tool, entry=entry, timer=timer, edited=edited
             )
 
     def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
@@ -216,6 +226,12 @@ class Registry:
     ) -> approval.Decision:
         """Declines a card; see ``tools.decline.reject``."""
         return await decline.reject(self, agent, token, caller, reason)
+
+    async def edit(
+        self, agent: Agent, token: str, caller: Caller, changes: Mapping[str, Any]
+    ) -> Result:
+        """Proposes a card again with a person's changes, replacing it; see ``tools.editing``."""
+        return await editing.edit(self, agent, token, caller, changes)
 
     async def withdraw(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
         """Takes back a card its asker no longer wants; see ``tools.decline.withdraw``."""

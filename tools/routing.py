@@ -71,6 +71,7 @@ async def replace_live(
     now: datetime,
     new_card: str,
     summary: str,
+    edited: tuple[str, str] | None = None,
 ) -> list[CardRecord]:
     """One live card per target: the identical write points to its live card; another write
     on the same target replaces it. Returns the cards it ended (replaced, or found expired and
@@ -80,6 +81,9 @@ async def replace_live(
     "refund order 12 250" then "refund order 12"): whichever was pressed second either failed
     its re-check or, worse, ran a second refund. A unique index on the live target backs this
     up when two proposals race (``propose`` turns that into a plain refusal).
+
+    ``edited`` is the card an edit replaces and the outcome it reads ("Replaced by an edited
+    card: ₹300.00 → ₹200.00").
 
     Raises:
         CardLiveError: the identical write is already waiting; no card is made.
@@ -98,16 +102,17 @@ async def replace_live(
             frm=CardStatus.PENDING,
             to=CardStatus.EXPIRED if expired else CardStatus.SUPERSEDED,
             conn=conn,
-            **({} if expired else _replaced(new_card, now, summary)),
+            **({} if expired else _replaced(new_card, now, summary, card.card_id, edited)),
         )
         if moved:
             ended.append(card)
     return ended
 
 
-def _replaced(new_card: str, now: datetime, summary: str) -> dict[str, object]:
-    return {
-        "replaced_by": new_card,
-        "decided_at": now,
-        "outcome": f"Replaced by a newer card: {summary}",
-    }
+def _replaced(
+    new_card: str, now: datetime, summary: str, card_id: str, edited: tuple[str, str] | None
+) -> dict[str, object]:
+    outcome = f"Replaced by a newer card: {summary}"
+    if edited is not None and edited[0] == card_id:
+        outcome = edited[1]
+    return {"replaced_by": new_card, "decided_at": now, "outcome": outcome}

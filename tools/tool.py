@@ -66,6 +66,8 @@ class Proposal:
     expires_at: datetime | None = None
     routing: Routing | None = None
     replaced: tuple[str, ...] = ()
+    # The arguments a person may change on the card before approving (the tool's ``editable``).
+    editable: tuple[str, ...] = ()
 
     def public(self) -> dict[str, Any]:
         """What the model may read of a proposal: the words on the card, no token, no arguments."""
@@ -168,8 +170,14 @@ class Tool:
     # A write whose effect leaves the database transaction (an email, a payment API). After a
     # crash its outcome cannot be known, and the reconciler says so instead of "nothing changed".
     external: bool = False
+    # The arguments a person the card is issued to may change before approving (Edit on the
+    # card): each one proposes again, re-resolved and re-checked (``tools.editing``).
+    editable: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        unknown = set(self.editable) - set(self.args.model_fields)
+        if unknown:
+            raise TypeError(f"tool {self.name} cannot edit unknown arguments {sorted(unknown)}")
         # A read without a handler is allowed only as the base handed to write_tool; the
         # registry refuses to register one.
         if self.scope is Scope.READ:

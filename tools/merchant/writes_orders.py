@@ -177,6 +177,7 @@ REFUND_ORDER = write_tool(
         ),
         args=RefundOrderArgs,
         role=Role.MANAGER,
+        editable=("amount", "reason"),
     ),
     _propose,
     _execute,
