@@ -27,7 +27,7 @@ __all__ = [
     "pending",
 ]
 
-Verb = Literal["approve", "reject", "withdraw"]
+Verb = Literal["approve", "edit", "reject", "withdraw"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,17 +140,21 @@ def pending(
     routed: bool = False,
     progress: str | None = None,
     all_of: bool = False,
+    editable: bool = False,
 ) -> CardSpec:
-    """A card waiting for a decision; with a token it carries Approve, Reject and Withdraw.
+    """A card waiting for a decision; with a token it carries Approve, Reject and Withdraw,
+    and Edit when its tool lets a person change some of its values (``editable``).
 
     ``waiting_for`` defaults to the person it was issued to.
     """
     if waiting_for is None:
         waiting_for = (issued_to,) if issued_to else ()
     waiting = tuple(clip(name, LIMITS.name) for name in waiting_for if name)
+    edit = (CardAction("edit", wording.EDIT, token),) if editable else ()
     actions = (
         (
             CardAction("approve", wording.APPROVE, token),
+            *edit,
             CardAction("reject", wording.REJECT, token),
             CardAction("withdraw", wording.WITHDRAW, token),
         )
@@ -190,6 +194,7 @@ def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec
         routed=bool(routing and routing.routed),
         progress=wording.progress((), routing.approvals, routing.role) if routing else None,
         all_of=bool(routing and 1 < routing.approvals >= len(routing.issued_to)),
+        editable=bool(proposal.editable),
     )
 
 
@@ -199,10 +204,12 @@ def of_record(
     token: str = "",
     issued_to: str | None = None,
     now: datetime | None = None,
+    editable: bool = False,
 ) -> CardSpec:
     """A stored card as it stands: pending (with buttons when given the token) or decided.
 
     With ``now``, a pending card past its time shows as expired; nothing is stored by showing it.
+    ``editable``: its tool lets a person change some of its values (an Edit button).
     """
     if record.status is CardStatus.PENDING and not (now and record.expires_at <= now):
         waiting = tuple(i.name for i in record.waiting_for) if record.issued_to else None
@@ -221,6 +228,7 @@ def of_record(
                 tuple(a.name for a in record.approvals), record.approvals_needed, record.needed_role
             ),
             all_of=_all_of(record),
+            editable=editable,
         )
     status = str(CardStatus.EXPIRED if record.status is CardStatus.PENDING else record.status)
     return decided(record, status=status, issued_to=issued_to)

@@ -11,6 +11,7 @@ from typing import Final
 
 __all__ = [
     "APPROVE",
+    "EDIT",
     "EXPIRED_NOTE",
     "PENDING_TITLE",
     "REASON_HINT",
@@ -23,6 +24,7 @@ __all__ = [
     "copy_text",
     "decided_text",
     "decided_verb",
+    "edited_note",
     "names_decider",
     "not_your_card",
     "outcome",
@@ -37,6 +39,7 @@ __all__ = [
 PENDING_TITLE: Final = "Approval needed"
 APPROVE: Final = "Approve"
 REJECT: Final = "Reject"
+EDIT: Final = "Edit"
 WITHDRAW: Final = "Withdraw"
 REASON_LABEL: Final = "Reason (optional)"
 REASON_HINT: Final = (
@@ -225,3 +228,12 @@ _NOTES: Final = {
     "pending": "{by} approved the card; it still needs another approver, nothing was done yet: "
     "{summary}.",
 }
+
+
+def edited_note(by: str, outcome: str, summary: str) -> str:
+    """What the model reads after a person edited a card: what changed, and that the new card
+    still waits (the edit itself changed nothing in the shop)."""
+    return (
+        f"{by} edited the card before approving. {outcome}. The new card: {summary} "
+        "It has NOT been done; it waits for approval on the new card."
+    )

@@ -25,7 +25,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.settings import Settings, SlackMode
-from bot.slack import actions, commands, events, home
+from bot.slack import actions, commands, editing, events, home
 from bot.slack.install import on_installed
 from bot.surface import Surface
 
@@ -96,6 +96,7 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
     if oauth is not None:
         app.enable_token_revocation_listeners()
     actions.register(app, surface)
+    editing.register(app, surface)
     commands.register(app, surface)
     home.register(app, surface)
     return Bolt(app, client, oauth.installation_store if oauth else None)

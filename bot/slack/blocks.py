@@ -49,18 +49,22 @@ APPROVE_ACTION: Final = "card_approve"
 REJECT_ACTION: Final = "card_reject"
 WITHDRAW_ACTION: Final = "card_withdraw"
 REJECT_VIEW: Final = "card_reject_modal"
+EDIT_ACTION: Final = "card_edit"
+EDIT_VIEW: Final = "card_edit_modal"
+EDIT_INPUT: Final = "value"
 REASON_BLOCK: Final = "reason"
 REASON_INPUT: Final = "reason_input"
 
 # Which of a card's actions a copy shows. The thread's card is seen by its asker and by those
 # it is issued to, so it carries all three; a private copy goes only to someone it is issued
 # to (never the asker), and a list shows each person only what they may press.
-EVERY: Final = frozenset[Verb]({"approve", "reject", "withdraw"})
-DECIDING: Final = frozenset[Verb]({"approve", "reject"})
+EVERY: Final = frozenset[Verb]({"approve", "edit", "reject", "withdraw"})
+DECIDING: Final = frozenset[Verb]({"approve", "edit", "reject"})
 WITHDRAWING: Final = frozenset[Verb]({"withdraw"})
 
 _ACTION_IDS: Final[dict[Verb, str]] = {
     "approve": APPROVE_ACTION,
+    "edit": EDIT_ACTION,
     "reject": REJECT_ACTION,
     "withdraw": WITHDRAW_ACTION,
 }

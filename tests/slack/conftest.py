@@ -127,6 +127,14 @@ class Bot:
         await self.settle()
         return response.status
 
+    async def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Sends an interaction and returns the JSON the app answered it with ({} when empty)."""
+        response = await self.post(form(payload), "application/x-www-form-urlencoded")
+        await self.settle()
+        assert response.status == 200
+        text = (await response.text()).strip()
+        return dict(json.loads(text)) if text else {}
+
     async def settle(self) -> None:
         """Waits until the work started by the last request (after its ack) has finished."""
         # Bolt runs the listeners before it answers, so the work they started is in the task

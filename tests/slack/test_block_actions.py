@@ -62,6 +62,7 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
             "type": "actions",
             "elements": [
                 ("card_approve", "primary", True),
+                ("card_edit", None, False),
                 ("card_reject", "danger", False),
                 ("card_withdraw", None, True),
             ],

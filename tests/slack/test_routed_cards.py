@@ -40,7 +40,7 @@ async def test_a_staff_request_is_issued_to_the_managers_each_told_in_a_dm(bot: 
     card, copies = await routed(bot)
     validate(card.blocks)
     assert card.blocks[0]["text"]["text"] == TITLE
-    assert buttons(card.blocks) == ["card_approve", "card_reject", "card_withdraw"]
+    assert buttons(card.blocks) == ["card_approve", "card_edit", "card_reject", "card_withdraw"]
     opened = [c["users"] for c in bot.slack.called("conversations.open")]
     assert sorted(opened) == sorted(APPROVERS)
     for user, copy in copies.items():

@@ -1,0 +1,224 @@
+"""Takes Edit presses from Slack: a prefilled modal, then a new card in the old one's thread; never runs a write.
+
+Edit opens a modal holding the card's current values for the arguments its tool lets a person
+change. The submission is answered before the ack: the engine (``Registry.edit``) checks the
+card and the presser like a decision and proposes again, and a refusal ("only ₹450.00 is left
+to refund") goes back into the modal as ``response_action: errors``, with nothing changed. An
+accepted edit posts the new card where the old one was, shows the old one replaced, and tells
+the model what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import identity, turns, wording
+from bot.cardspec import clip
+from bot.placement import SlackPlacement, first
+from bot.slack.adapter import SlackAdapter, Where
+from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, card_id_of_block, section
+from bot.slack.inbound import installation_of
+from bot.slack.texts import editing as texts
+from bot.surface import Surface
+from tools import CardRecord, Proposal, Tool
+from tools.caller import Caller
+from tools.errors import CountersignError
+
+__all__ = ["edit_modal", "register"]
+
+_FIELD_PREFIX = "edit_"
+
+
+def _plain(text: str, limit: int) -> dict[str, Any]:
+    return {"type": "plain_text", "text": clip(text, limit), "emoji": True}
+
+
+def _shown(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _input(name: str, value: Any) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "input",
+        "block_id": f"{_FIELD_PREFIX}{name}",
+        "optional": True,
+        "label": _plain(texts.field_label(name), 2000),
+        "element": {
+            "type": "plain_text_input",
+            "action_id": EDIT_INPUT,
+            "initial_value": _shown(value),
+            "max_length": 500,
+        },
+    }
+    hint = texts.field_hint(name)
+    if hint:
+        block["hint"] = _plain(hint, 2000)
+    return block
+
+
+def edit_modal(record: CardRecord, tool: Tool, *, token: str) -> dict[str, Any]:
+    """The modal prefilled with the card's sealed values; the token rides in ``private_metadata``."""
+    meta = json.dumps({"token": token, "card_id": record.card_id})
+    return {
+        "type": "modal",
+        "callback_id": EDIT_VIEW,
+        "private_metadata": meta,
+        "title": _plain(texts.EDIT_MODAL_TITLE, 24),
+        "submit": _plain(texts.EDIT_SUBMIT, 24),
+        "close": _plain("Cancel", 24),
+        "blocks": [
+            section(texts.editing(record.summary)),
+            *(_input(name, record.args.get(name)) for name in tool.editable),
+        ],
+    }
+
+
+def _changes(tool: Tool, values: dict[str, Any]) -> dict[str, Any]:
+    """What was typed, by argument; an emptied field means "none" where the tool allows it
+    (a refund with no amount refunds all that is left), else an empty text."""
+    changes: dict[str, Any] = {}
+    for name in tool.editable:
+        typed = (values.get(f"{_FIELD_PREFIX}{name}") or {}).get(EDIT_INPUT) or {}
+        value = (typed.get("value") or "").strip()
+        field = tool.args.model_fields[name]
+        changes[name] = None if not value and field.default is None else value
+    return changes
+
+
+def register(app: AsyncApp, surface: Surface) -> None:
+    async def on_edit(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
+        await ack()
+        container = body.get("container") or {}
+        where = Where(
+            installation_of(context),
+            str(body["user"]["id"]),
+            channel=(body.get("channel") or {}).get("id") or container.get("channel_id"),
+            thread_ts=(body.get("message") or {}).get("thread_ts"),
+            trigger_id=body.get("trigger_id"),
+        )
+        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+        card_id = card_id_of_block(str(action.get("block_id", "")))
+        await _open(surface, adapter, str(action.get("value", "")), card_id)
+
+    async def on_edit_submit(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        view: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
+        await _submitted(surface, ack, body=body, view=view, context=context, client=client)
+
+    app.action(EDIT_ACTION)(on_edit)
+    app.view(EDIT_VIEW)(on_edit_submit)
+
+
+async def _open(surface: Surface, adapter: SlackAdapter, token: str, card_id: str | None) -> None:
+    """The modal, or at once a private word to someone the card is not issued to.
+
+    A courtesy only: the engine checks the card and the presser again on submission.
+    """
+    record = await surface.registry.card(card_id) if card_id else None
+    tool = surface.registry.lookup_or_none(record.tool) if record else None
+    where = adapter.where
+    caller = await surface.directory.resolve("slack", where.installation, where.user)
+    if record is None or tool is None or not tool.editable:
+        return
+    if caller is None or not record.issued_to_person(caller.userid, caller.tenantid):
+        placement = first(record, "slack")
+        await adapter.post_privately(
+            adapter.words.not_your_card(placement.owner if placement else None)
+        )
+        return
+    assert where.trigger_id, "a modal opens only in answer to a press"
+    await adapter.client.views_open(
+        trigger_id=where.trigger_id, view=edit_modal(record, tool, token=token)
+    )
+
+
+async def _submitted(
+    surface: Surface,
+    ack: AsyncAck,
+    *,
+    body: dict[str, Any],
+    view: dict[str, Any],
+    context: AsyncBoltContext,
+    client: AsyncWebClient,
+) -> None:
+    """Answers the modal: errors in it, or closes it and posts the new card after the ack."""
+    meta = json.loads(view.get("private_metadata") or "{}")
+    record = await surface.registry.card(str(meta.get("card_id") or ""))
+    tool = surface.registry.lookup_or_none(record.tool) if record else None
+    if record is None or tool is None or not tool.editable:
+        await ack()
+        return
+    first_block = f"{_FIELD_PREFIX}{tool.editable[0]}"
+    installation, user = installation_of(context), str(body["user"]["id"])
+    old = first(record, "slack")
+    where = _where(installation, user, old)
+    adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+    team = (body.get("user") or {}).get("team_id")
+    caller = await identity.resolve(
+        surface.directory, adapter, installation, user, user_team=str(team) if team else None
+    )
+    if isinstance(caller, str):
+        await ack(response_action="errors", errors={first_block: texts.NOT_LINKED})
+        return
+    changes = _changes(tool, view["state"]["values"])
+    try:
+        result = await surface.registry.edit(
+            surface.agent, str(meta.get("token", "")), caller, changes
+        )
+    except CountersignError as refused:
+        await ack(response_action="errors", errors={first_block: clip(str(refused), 2000)})
+        return
+    await ack()
+    assert result.proposal is not None
+    conversation = old.conversation if old is not None else None
+    surface.tasks.press(
+        _post(surface, adapter, result.proposal, caller=caller, conversation=conversation),
+        name=f"edit by {user}",
+    )
+
+
+def _where(installation: str, user: str, old: object) -> Where:
+    """Where the new card goes: the old card's channel and thread, else the editor's DM."""
+    if isinstance(old, SlackPlacement):
+        return Where(installation, user, channel=old.channel, thread_ts=old.thread_ts)
+    return Where(installation, user)
+
+
+async def _post(
+    surface: Surface,
+    adapter: SlackAdapter,
+    proposal: Proposal,
+    *,
+    caller: Caller,
+    conversation: str | None,
+) -> None:
+    """The new card where the old was, the old shown replaced, and the model told."""
+    await turns.post_card(
+        surface,
+        adapter,
+        proposal,
+        caller=caller,
+        conversation=conversation or "",
+        installation=adapter.where.installation,
+    )
+    replaced = [await surface.registry.card(card_id) for card_id in proposal.replaced]
+    outcome = next((r.outcome for r in replaced if r is not None and r.outcome), "")
+    if conversation:
+        note = wording.edited_note(caller.name or "Someone", outcome, proposal.summary)
+        await surface.assistant.record(conversation=conversation, text=note)

@@ -1,0 +1,46 @@
+"""The words of the Edit modal in Slack: its title, its fields, and why an edit was refused."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from bot.slack.mrkdwn import esc_data
+
+__all__ = [
+    "EDIT_MODAL_TITLE",
+    "EDIT_SUBMIT",
+    "NOT_LINKED",
+    "editing",
+    "field_hint",
+    "field_label",
+]
+
+EDIT_MODAL_TITLE: Final = "Edit this change"
+EDIT_SUBMIT: Final = "Make new card"
+NOT_LINKED: Final = "Your Slack account is not linked to a person in this shop, so it cannot edit."
+
+# Labels a person reads for the arguments the tools let them edit.
+_LABELS: Final = {
+    "amount": "Refund amount",
+    "reason": "Reason",
+    "delta": "Units to add (negative to remove)",
+    "price": "New price",
+    "note": "Note",
+}
+
+
+def field_label(name: str) -> str:
+    return _LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def field_hint(name: str) -> str | None:
+    if name == "amount":
+        return "For example 200 or 1250.50 (not paise or cents). Leave it empty to refund all that is left."
+    return None
+
+
+def editing(summary: str) -> str:
+    return (
+        f"*{esc_data(summary)}*\nChange what you need: a new card is made from live data, "
+        "and this one is replaced."
+    )

@@ -1,0 +1,103 @@
+"""Edit: the button opens a prefilled modal; a valid edit replaces the card in its thread."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, said
+from tests.support.slack_requests import view_submission
+from tools.merchant.models import Order, Refund
+from tools.proposals import CardStatus
+
+
+async def _order(bot: Bot) -> Order:
+    async with bot.registry.db.session() as session:
+        stmt = (
+            select(Order)
+            .where(Order.tenant_id == 1, Order.status == "fulfilled", Order.total >= 30_000)
+            .order_by(Order.id)
+            .limit(1)
+        )
+        return (await session.scalars(stmt)).one()
+
+
+def _amount(value: str | None, reason: str | None = None) -> dict[str, Any]:
+    """The modal's state as Slack sends it: an emptied input is null."""
+    return {
+        "edit_amount": {"value": {"type": "plain_text_input", "value": value}},
+        "edit_reason": {"value": {"type": "plain_text_input", "value": reason}},
+    }
+
+
+async def _opened(bot: Bot) -> tuple[Order, str, dict[str, Any]]:
+    """Arjun asks for a refund of 300 and presses Edit on its card."""
+    order = await _order(bot)
+    thread = await bot.mention("UARJUN", f"refund order {order.id} 300")
+    card = bot.cards()[0]
+    assert "card_edit" in buttons(card.blocks)
+    await bot.press("UARJUN", card, action="card_edit")
+    opened = bot.slack.called("views.open")
+    assert len(opened) == 1
+    return order, thread, opened[0]["view"]
+
+
+async def test_edit_opens_a_prefilled_modal(bot: Bot) -> None:
+    """The modal holds the card's amount and reason, and nothing changes until it is sent."""
+    _order_row, _thread, view = await _opened(bot)
+    assert view["callback_id"] == "card_edit_modal"
+    inputs = {b["block_id"]: b["element"] for b in view["blocks"] if b["type"] == "input"}
+    assert inputs["edit_amount"]["initial_value"] == "300.00"
+    assert inputs["edit_reason"]["initial_value"] == ""
+    assert json.loads(view["private_metadata"])["card_id"] == card_id(bot.cards()[0])
+    assert bot.slack.called("chat.update") == []
+
+
+async def test_invalid_amount_is_answered_in_the_modal(bot: Bot) -> None:
+    """A negative amount, or more than is left, comes back as modal errors; the card stays."""
+    _order_row, _thread, view = await _opened(bot)
+    card = bot.cards()[0]
+    for typed, words in (("-5", "amount"), ("99999999", "left to refund")):
+        answer = await bot.answer(view_submission("UARJUN", view, values=_amount(typed)))
+        assert answer["response_action"] == "errors"
+        assert words in answer["errors"]["edit_amount"].lower()
+    assert bot.slack.called("chat.update") == []
+    assert len(bot.cards()) == 1
+    stored = await bot.registry.card(card_id(card))
+    assert stored is not None and stored.status is CardStatus.PENDING
+
+
+async def test_valid_edit_replaces_the_card_and_approving_runs_it(bot: Bot) -> None:
+    """200 makes a new card in the thread; the old reads replaced; approving refunds 200 once."""
+    order, thread, view = await _opened(bot)
+    old = bot.cards()[0]
+    answer = await bot.answer(view_submission("UARJUN", view, values=_amount("200")))
+    assert answer.get("response_action") is None
+    new = [c for c in bot.cards() if c.ts != old.ts]
+    assert len(new) == 1 and new[0].thread_ts == thread
+    assert "₹200.00" in said(new[0].blocks)
+    shown = bot.slack.message(CHANNEL, old.ts)
+    assert buttons(shown.blocks) == []
+    assert "Replaced by an edited card: ₹300.00 → ₹200.00" in said(shown.blocks)
+    note = bot.assistant.notes[-1][1]
+    assert "Arjun Mehta edited the card" in note and "₹300.00 → ₹200.00" in note
+
+    await bot.press("UARJUN", new[0])
+    async with bot.registry.db.session() as session:
+        refunds = (await session.scalars(select(Refund).where(Refund.order_id == order.id))).all()
+    assert [r.amount for r in refunds] == [20_000]
+    assert bot.slack.message(CHANNEL, new[0].ts).blocks[0]["text"]["text"] == "Approved and done"
+
+
+async def test_someone_else_cannot_edit(bot: Bot) -> None:
+    """Meera pressing Edit on Arjun's card gets no modal; a forged submission is refused."""
+    _order_row, _thread, view = await _opened(bot)
+    card = bot.cards()[0]
+    await bot.press("UMEERA", card, action="card_edit")
+    assert len(bot.slack.called("views.open")) == 1
+    assert "belongs to <@UARJUN>" in bot.ephemerals("UMEERA")[0]
+    answer = await bot.answer(view_submission("UMEERA", view, values=_amount("200")))
+    assert answer["response_action"] == "errors"
+    assert len(bot.cards()) == 1
