@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import structlog
 from structlog.contextvars import bound_contextvars
 
-from bot import identity, receipts
+from bot import identity, receipts, wording
 from bot.adapter import Adapter
 from bot.copies import send_copies
 from bot.decisions import show_decision
@@ -25,7 +25,7 @@ from bot.placement import stored
 from bot.surface import Surface
 from tools import Caller, Proposal
 
-__all__ = ["Turn", "Typing", "answer", "post_card"]
+__all__ = ["Turn", "Typing", "answer", "post_card", "post_edited"]
 
 log = structlog.get_logger("bot.turns")
 
@@ -183,3 +183,29 @@ async def post_card(
                 installation=installation,
                 token=proposal.card,
             )
+
+
+async def post_edited(
+    surface: Surface,
+    adapter: Adapter,
+    proposal: Proposal,
+    *,
+    caller: Caller,
+    conversation: str | None,
+    installation: str,
+) -> None:
+    """Posts the card an edit made where the old one was, shows the old one replaced, and
+    tells the model what the person changed; the same on every surface."""
+    await post_card(
+        surface,
+        adapter,
+        proposal,
+        caller=caller,
+        conversation=conversation or "",
+        installation=installation,
+    )
+    replaced = [await surface.registry.card(card_id) for card_id in proposal.replaced]
+    outcome = next((r.outcome for r in replaced if r is not None and r.outcome), "")
+    if conversation:
+        note = wording.edited_note(caller.name or "Someone", outcome, proposal.summary)
+        await surface.assistant.record(conversation=conversation, text=note)

@@ -32,29 +32,11 @@ from bot.slack.blocks import (
     card_id_of_block,
 )
 from bot.slack.home import refresh_homes
-from bot.slack.inbound import installation_of
+from bot.slack.inbound import installation_of, pressed_where, user_team
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
 
 __all__ = ["decide", "open_reject", "register"]
-
-
-def _where(body: dict[str, Any], context: AsyncBoltContext) -> Where:
-    container = body.get("container") or {}
-    channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
-    return Where(
-        installation_of(context),
-        str(body["user"]["id"]),
-        channel=channel,
-        thread_ts=(body.get("message") or {}).get("thread_ts"),
-        trigger_id=body.get("trigger_id"),
-    )
-
-
-def _user_team(body: dict[str, Any]) -> str | None:
-    """The presser's own workspace: in a Slack Connect channel it differs from the installation."""
-    team = (body.get("user") or {}).get("team_id")
-    return str(team) if team else None
 
 
 def register(app: AsyncApp, surface: Surface) -> None:
@@ -68,7 +50,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
         ) -> None:
             await ack()
             adapter = SlackAdapter(
-                client, _where(body, context), audit_channel=surface.audit_channel
+                client, pressed_where(body, context), audit_channel=surface.audit_channel
             )
             press = presses.Press(
                 installation=adapter.where.installation,
@@ -76,7 +58,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
                 token=str(action.get("value", "")),
                 verb=verb,
                 card_id=card_id_of_block(str(action.get("block_id", ""))),
-                user_team=_user_team(body),
+                user_team=user_team(body),
             )
             surface.tasks.press(decide(surface, adapter, press), name=f"{verb} by {press.user}")
 
@@ -90,7 +72,9 @@ def register(app: AsyncApp, surface: Surface) -> None:
         client: AsyncWebClient,
     ) -> None:
         await ack()
-        adapter = SlackAdapter(client, _where(body, context), audit_channel=surface.audit_channel)
+        adapter = SlackAdapter(
+            client, pressed_where(body, context), audit_channel=surface.audit_channel
+        )
         card_id = card_id_of_block(str(action.get("block_id", "")))
         await open_reject(surface, adapter, str(action.get("value", "")), card_id)
 
@@ -118,7 +102,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             verb="reject",
             card_id=str(meta.get("card_id") or "") or None,
             reason=str(value.get("value") or ""),
-            user_team=_user_team(body),
+            user_team=user_team(body),
         )
         surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
 

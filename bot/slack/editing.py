@@ -18,16 +18,15 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import identity, turns, wording
+from bot import identity, turns
 from bot.cardspec import clip
 from bot.placement import SlackPlacement, first
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, card_id_of_block, section
-from bot.slack.inbound import installation_of
+from bot.slack.inbound import installation_of, pressed_where, user_team
 from bot.slack.texts import editing as texts
 from bot.surface import Surface
-from tools import CardRecord, Proposal, Tool
-from tools.caller import Caller
+from tools import CardRecord, Tool
 from tools.errors import CountersignError
 
 __all__ = ["edit_modal", "register"]
@@ -100,15 +99,9 @@ def register(app: AsyncApp, surface: Surface) -> None:
         client: AsyncWebClient,
     ) -> None:
         await ack()
-        container = body.get("container") or {}
-        where = Where(
-            installation_of(context),
-            str(body["user"]["id"]),
-            channel=(body.get("channel") or {}).get("id") or container.get("channel_id"),
-            thread_ts=(body.get("message") or {}).get("thread_ts"),
-            trigger_id=body.get("trigger_id"),
+        adapter = SlackAdapter(
+            client, pressed_where(body, context), audit_channel=surface.audit_channel
         )
-        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         card_id = card_id_of_block(str(action.get("block_id", "")))
         await _open(surface, adapter, str(action.get("value", "")), card_id)
 
@@ -169,9 +162,8 @@ async def _submitted(
     old = first(record, "slack")
     where = _where(installation, user, old)
     adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-    team = (body.get("user") or {}).get("team_id")
     caller = await identity.resolve(
-        surface.directory, adapter, installation, user, user_team=str(team) if team else None
+        surface.directory, adapter, installation, user, user_team=user_team(body)
     )
     if isinstance(caller, str):
         await ack(response_action="errors", errors={first_block: texts.NOT_LINKED})
@@ -188,7 +180,14 @@ async def _submitted(
     assert result.proposal is not None
     conversation = old.conversation if old is not None else None
     surface.tasks.press(
-        _post(surface, adapter, result.proposal, caller=caller, conversation=conversation),
+        turns.post_edited(
+            surface,
+            adapter,
+            result.proposal,
+            caller=caller,
+            conversation=conversation,
+            installation=installation,
+        ),
         name=f"edit by {user}",
     )
 
@@ -198,27 +197,3 @@ def _where(installation: str, user: str, old: object) -> Where:
     if isinstance(old, SlackPlacement):
         return Where(installation, user, channel=old.channel, thread_ts=old.thread_ts)
     return Where(installation, user)
-
-
-async def _post(
-    surface: Surface,
-    adapter: SlackAdapter,
-    proposal: Proposal,
-    *,
-    caller: Caller,
-    conversation: str | None,
-) -> None:
-    """The new card where the old was, the old shown replaced, and the model told."""
-    await turns.post_card(
-        surface,
-        adapter,
-        proposal,
-        caller=caller,
-        conversation=conversation or "",
-        installation=adapter.where.installation,
-    )
-    replaced = [await surface.registry.card(card_id) for card_id in proposal.replaced]
-    outcome = next((r.outcome for r in replaced if r is not None and r.outcome), "")
-    if conversation:
-        note = wording.edited_note(caller.name or "Someone", outcome, proposal.summary)
-        await surface.assistant.record(conversation=conversation, text=note)

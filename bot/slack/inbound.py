@@ -16,7 +16,9 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
 
-__all__ = ["bolt_request", "installation_of", "well_formed"]
+from bot.slack.adapter import Where
+
+__all__ = ["bolt_request", "installation_of", "pressed_where", "user_team", "well_formed"]
 
 
 def installation_of(context: AsyncBoltContext) -> str:
@@ -64,3 +66,23 @@ def _shaped(parsed: Any) -> bool:
     ):
         return False
     return view is None or (isinstance(view, dict) and "type" in view)
+
+
+def pressed_where(body: dict[str, Any], context: AsyncBoltContext) -> Where:
+    """Where a button press came from: the installation, the presser, the channel and thread,
+    and the trigger a modal needs."""
+    container = body.get("container") or {}
+    channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
+    return Where(
+        installation_of(context),
+        str(body["user"]["id"]),
+        channel=channel,
+        thread_ts=(body.get("message") or {}).get("thread_ts"),
+        trigger_id=body.get("trigger_id"),
+    )
+
+
+def user_team(body: dict[str, Any]) -> str | None:
+    """The presser's own workspace: in a Slack Connect channel it differs from the installation."""
+    team = (body.get("user") or {}).get("team_id")
+    return str(team) if team else None
