@@ -1,8 +1,8 @@
 """Serves the sandbox's Slack-like web page and its JSON and live-update endpoints; never renders untrusted text as HTML.
 
 ``GET /`` and ``/static/*`` are hand-written files (no build step, nothing from the internet).
-``GET /ui/state`` is a person's whole view; ``GET /ui/feed`` streams what changes for them
-(Server-Sent Events), already filtered: another person's ephemeral message or modal never
+``GET /ui/state`` is a person's whole view; ``GET /ui/feed`` streams it again and then what
+changes for them (Server-Sent Events), already filtered: another person's ephemeral message or modal never
 leaves the server. ``POST /ui/*`` are what the person does. ``guard`` keeps other web sites
 out of all of it (JSON only, same origin, our own host name); refusals are JSON too.
 """
@@ -135,9 +135,13 @@ async def _feed(request: web.Request) -> web.StreamResponse:
     feeds = request.app[FEEDS]
     stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", **_NO_STORE})
     await stream.prepare(request)
+    # The stream opens with the whole view, taken as its queue starts listening (no await in
+    # between): a change made after the page read ``/ui/state`` but before this stream
+    # connected is in the one or the other, never lost. A reconnect gets the same.
     queue = feeds.open(viewer)
+    whole = json.dumps(request.app[ACTING].workspace.snapshot(viewer), separators=(",", ":"))
     try:
-        await stream.write(b": connected\n\n")
+        await stream.write(f"event: state\ndata: {whole}\n\n".encode())
         while True:
             try:
                 change = await asyncio.wait_for(queue.get(), _KEEPALIVE)

@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.sandbox import BOT_TOKEN, FIESTA_OPS, HARBOR_TEAM, WebApi, demo_workspace
 from bot.sandbox.page import ACTING
 from bot.sandbox.store import WorkspaceStore
+from tests.sandbox.feeds import opened
 
 Json = dict[str, Any]
 CARD = [
@@ -123,8 +124,8 @@ async def test_a_card_in_a_dm_is_its_persons_alone(
         session.get(server.make_url("/ui/feed"), params={"as": "UARJUN"}) as arjun_feed,
         session.get(server.make_url("/ui/feed"), params={"as": "UMEERA"}) as meera_feed,
     ):
-        await arjun_feed.content.readline()
-        await meera_feed.content.readline()
+        await opened(arjun_feed)
+        await opened(meera_feed)
         posted = await client.chat_postMessage(channel=dm, text="Ravi asks", blocks=CARD)
         await client.chat_postMessage(channel=FIESTA_OPS, text="for the channel")
         meera_saw = await asyncio.wait_for(_events(meera_feed, 2), 60)

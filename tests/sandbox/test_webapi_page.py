@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.sandbox import BOT_TOKEN, FIESTA_OPS, Message, WebApi, start_sandbox
 from bot.sandbox.page import STATIC
+from tests.sandbox.feeds import opened
 
 
 async def test_auth_test_answers_for_the_fiesta_workspace(page: tuple[WebApi, TestServer]) -> None:
@@ -66,11 +67,29 @@ async def test_the_live_feed_streams_only_what_the_viewer_may_see(
         session.get(server.make_url("/ui/feed"), params={"as": "UMEERA"}) as feed,
     ):
         assert feed.headers["Content-Type"].startswith("text/event-stream")
-        await feed.content.readline()
+        await opened(feed)
         api.workspace.post(_bot_message(api, ephemeral_to="UARJUN", text="secret"))
         api.workspace.post(_bot_message(api, ephemeral_to=None, text="for everyone"))
         seen = await asyncio.wait_for(_read_events(feed, 1), 60)
     assert len(seen) == 1 and '"for everyone"' in seen[0] and "secret" not in seen[0]
+
+
+async def test_the_feed_starts_with_what_changed_after_the_page_read_its_state(
+    page: tuple[WebApi, TestServer],
+) -> None:
+    """A card posted after the page read ``/ui/state`` but before its stream connected is in the
+    stream's first event: the page never misses it (a DM copy sent in that gap once did)."""
+    api, server = page
+    async with aiohttp.ClientSession() as session:
+        before = await (
+            await session.get(server.make_url("/ui/state"), params={"as": "UMEERA"})
+        ).json()
+        api.workspace.post(_bot_message(api, ephemeral_to=None, text="in the gap"))
+        async with session.get(server.make_url("/ui/feed"), params={"as": "UMEERA"}) as feed:
+            whole = await asyncio.wait_for(opened(feed), 60)
+    assert "in the gap" not in [m["text"] for m in before["messages"]]
+    assert "in the gap" in [m["text"] for m in whole["messages"]]
+    assert whole["me"]["id"] == "UMEERA"
 
 
 def _bot_message(api: WebApi, *, ephemeral_to: str | None, text: str) -> Message:

@@ -457,11 +457,17 @@ function listen(person) {
   const feed = new EventSource(`/ui/feed?as=${encodeURIComponent(person)}`);
   S.feed = feed;
   feed.addEventListener("open", () => {
-    const wasDown = document.body.dataset.live === "no";
     document.body.dataset.live = "yes";
     $("#offline").hidden = true;
-    // Back after a stop: what happened meanwhile is only in the state, not in this stream.
-    if (wasDown) load(person).catch((failed) => toast(String(failed.message || failed)));
+  });
+  // Every stream (a reconnect too) starts with the whole view as it stood when the stream
+  // began: what changed since the page's first read, or while the server was away, is in it.
+  feed.addEventListener("state", (e) => {
+    const snap = JSON.parse(e.data);
+    S.channels = Object.fromEntries(snap.channels.map((c) => [c.id, c]));
+    S.messages = new Map(snap.messages.map((m) => [key(m), m]));
+    S.modal = snap.modal; S.home = snap.home;
+    render();
   });
   feed.addEventListener("error", () => {
     // The browser retries by itself; the banner says why nothing answers meanwhile.
