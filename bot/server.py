@@ -256,8 +256,8 @@ async def _until_stopped() -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
+    await stop.wait()
+    # The handlers stay until the loop closes: a repeated Ctrl-C or SIGTERM (``uv run`` forwards
+    # Ctrl-C again 0.2 s later) must not interrupt the shutdown. Removing them here once let a
+    # repeat land inside the database's dispose on a slow machine: a KeyboardInterrupt traceback
+    # from the connection pool and exit status 130 after what was a clean stop.

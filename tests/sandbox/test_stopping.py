@@ -79,3 +79,34 @@ def test_sigterm_stops_the_sandbox_with_status_0(tmp_path: Path) -> None:
     """SIGTERM from a process manager, even sent twice, shuts down cleanly and exits 0."""
     status, stderr = _stop(tmp_path, signal.SIGTERM)
     assert (status, "Traceback" in stderr) == (0, False), stderr
+
+
+# Stops once, then gets the repeat while it is still shutting down (a busy machine's shutdown
+# takes longer than uv's 0.2 s); the repeat must not become a KeyboardInterrupt.
+_REPEAT_DURING_SHUTDOWN = """
+import asyncio, os, signal
+from bot.server import _until_stopped
+
+async def main():
+    waiting = asyncio.create_task(_until_stopped())
+    await asyncio.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGINT)
+    await waiting
+    os.kill(os.getpid(), signal.SIGINT)
+    await asyncio.sleep(0.2)
+    print("shut down")
+
+asyncio.run(main())
+"""
+
+
+def test_a_repeated_ctrl_c_during_shutdown_does_not_interrupt_it() -> None:
+    """A second Ctrl-C arriving after the server began stopping is absorbed, not a traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _REPEAT_DURING_SHUTDOWN],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "shut down"), done.stderr
