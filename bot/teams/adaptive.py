@@ -29,6 +29,7 @@ __all__ = [
     "MAX_CARD_BYTES",
     "REASON_INPUT",
     "VERB_APPROVE",
+    "VERB_EDIT",
     "VERB_REFRESH",
     "VERB_REJECT",
     "VERB_WITHDRAW",
@@ -44,6 +45,7 @@ View = Literal["issuee", "asker", "everyone"]
 
 CARD_TYPE: Final = "application/vnd.microsoft.card.adaptive"
 VERB_APPROVE: Final = "approve"
+VERB_EDIT: Final = "edit"
 VERB_REJECT: Final = "reject"
 VERB_WITHDRAW: Final = "withdraw"
 VERB_REFRESH: Final = "refresh"
@@ -182,7 +184,8 @@ def _refresh(spec: CardSpec, issuee: str) -> Json:
 
 
 def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
-    """The inputs and buttons of ``view``: Approve and Reject (with a reason), or Withdraw."""
+    """The inputs and buttons of ``view``: Approve, Edit (when offered) and Reject (with a
+    reason), or Withdraw."""
     offered = {action.verb for action in spec.actions}
     if view == "asker":
         withdraw = _execute(spec, VERB_WITHDRAW, words.WITHDRAW, "default", "none")
@@ -197,8 +200,13 @@ def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
         "label": f"{words.REASON_LABEL} — used if you reject",
         "placeholder": words.REASON_HINT,
     }
+    # Edit turns the card into a form for its values (``bot.teams.editing``).
+    edit = (
+        [_execute(spec, VERB_EDIT, words.EDIT, "default", "none")] if VERB_EDIT in offered else []
+    )
     actions = [
         _execute(spec, VERB_APPROVE, words.APPROVE, "positive", "none"),
+        *edit,
         _execute(spec, VERB_REJECT, words.REJECT, "destructive", "auto"),
     ]
     return [reason], actions
