@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from tests.support.fake_connector import Call, Member
-from tests.support.teams_activities import CHANNEL, invoke
+from tests.support.teams_activities import CHANNEL, invoke, submit
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, MEERA, TeamsBot, card_data
 from tests.teams.test_routing import copy_for, routed
@@ -177,3 +177,29 @@ async def test_a_managers_1_1_copy_offers_edit_and_the_new_card_goes_to_the_chan
         signed.connector.chat_with(MEERA),
         signed.connector.chat_with(ARJUN),
     }
+
+
+async def test_an_older_clients_submit_gets_the_form_and_its_refusal_in_the_chat(
+    signed: TeamsBot,
+) -> None:
+    """Action.Submit (no Action.Execute): Edit sends the form in the conversation, a refused
+    amount sends it again with the refusal, and a valid one replaces the card like Execute."""
+    order, posted, card_id = await _asked(signed)
+
+    async def send(verb: str, **inputs: str) -> list[Call]:
+        before = len(signed.connector.card_posts())
+        data = {**card_data(posted.cards[0]), "verb": verb, **inputs}
+        url, created = signed.connector.url, str(posted.created)
+        assert (await signed.post(submit(ARJUN, data, service_url=url, reply_to=created)))[0] == 202
+        return signed.connector.card_posts()[before:]
+
+    [form] = await send("edit")
+    assert set(_inputs(form.cards[0])) == {"edit_amount", "edit_reason"}
+    [refused] = await send("edit_save", edit_amount="-5", edit_reason="")
+    assert "amount" in texts(refused.cards[0]).lower() and _inputs(refused.cards[0])
+    assert signed.connector.updates() == []
+    [new] = await send("edit_save", edit_amount="200", edit_reason="")
+    assert "₹200.00" in texts(new.cards[0])
+    old = await signed.registry.card(card_id)
+    assert old is not None and old.status is CardStatus.SUPERSEDED
+    assert await _refunds(signed, order) == []
