@@ -87,8 +87,9 @@ def _problem(error: str) -> Json:
     return {"type": "Container", "style": "attention", "spacing": "Small", "items": [said]}
 
 
-def _action(verb: str, title: str, style: str, data: Json, inputs: str) -> Json:
+def _action(verb: str, title: str, style: str, card: Json, inputs: str) -> Json:
     """An Action.Execute, falling back to Action.Submit (the same data) on older clients."""
+    data = {**card, "verb": verb}
     fallback = {"type": "Action.Submit", "title": title, "style": style, "data": data}
     return {
         "type": "Action.Execute",
@@ -120,18 +121,10 @@ def edit_form(
         body.append(_input(field))
         if error and field.name == error_field:
             body.append(_problem(error))
-    data = {"card": card_id, "token": token}
+    card = {"card": card_id, "token": token}
     actions = [
-        _action(
-            VERB_EDIT_SAVE, texts.EDIT_SUBMIT, "positive", {**data, "verb": VERB_EDIT_SAVE}, "auto"
-        ),
-        _action(
-            VERB_EDIT_CANCEL,
-            texts.EDIT_CANCEL,
-            "default",
-            {**data, "verb": VERB_EDIT_CANCEL},
-            "none",
-        ),
+        _action(VERB_EDIT_SAVE, texts.EDIT_SUBMIT, "positive", card, "auto"),
+        _action(VERB_EDIT_CANCEL, texts.EDIT_CANCEL, "default", card, "none"),
     ]
     return {
         "type": "AdaptiveCard",
