@@ -4,8 +4,8 @@ Approve, Reject and Withdraw arrive as ``Action.Execute`` invokes (``adaptiveCar
 are answered with the card the presser should now see; every copy of the card is updated for
 everyone. Older clients send the same data as an ``Action.Submit`` message, answered in the
 conversation. A refresh (Teams asks for it when someone in ``refresh.userIds`` opens the card)
-returns Approve and Reject to a person it is issued to who has not approved it yet, Withdraw
-to its asker, and the status to anyone else. Nothing here reads the token: the engine verifies
+returns Approve and Reject (and Edit, handled in ``bot.teams.editing``) to a person it is
+issued to who has not approved it yet, Withdraw to its asker, and the status to anyone else. Nothing here reads the token: the engine verifies
 it, and refuses a press by anyone the buttons were not for.
 """
 

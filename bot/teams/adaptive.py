@@ -6,7 +6,8 @@ product called ``**[free](https://x)**`` shows as typed and links nowhere; our o
 ``TextBlock``s. ``{{`` is broken up in data because Teams expands ``{{DATE(…)}}`` in card text.
 
 Three views of one pending card: everyone sees its status (the message as posted); a person it
-is issued to sees Approve and Reject; its asker, when someone else decides it, sees Withdraw.
+is issued to sees Approve, Edit (when it has values a person may change) and Reject; its asker,
+when someone else decides it, sees Withdraw.
 Teams asks for the view of the ids in ``refresh.userIds`` (``29:`` ids) through an
 ``Action.Execute`` "refresh"; a private copy in a 1:1 chat has one reader and is sent in their
 view. A card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB once
