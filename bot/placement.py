@@ -118,7 +118,10 @@ def placements_of_stored(where: dict[str, Any] | None) -> tuple[Placement, ...]:
 
 def stored(placements: Sequence[Placement]) -> dict[str, Any]:
     """The JSON the card's ``surface`` column holds for these copies (flat for one copy)."""
-    dumped = [p.model_dump(mode="json") for p in placements]
+    # A card with nothing to edit is stored with exactly the keys it always was.
+    dumped = [
+        p.model_dump(mode="json", exclude=None if p.editable else {"editable"}) for p in placements
+    ]
     if len(dumped) == 1:
         return dumped[0]
     return {"copies": dumped}
