@@ -25,6 +25,7 @@ from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot import identity, turns
+from bot.decisions import show_decision
 from bot.placement import TeamsPlacement, first
 from bot.surface import Surface
 from bot.teams.actions import refresh, visible
@@ -32,9 +33,10 @@ from bot.teams.adapter import TeamsAdapter, card_activity, decided_card
 from bot.teams.adaptive import CARD_TYPE, VERB_EDIT, notice_card
 from bot.teams.edit_card import VERB_EDIT_CANCEL, VERB_EDIT_SAVE, EditField, edit_form, typed
 from bot.teams.identity import who
+from bot.teams.outbound import Outbound
 from bot.teams.texts import EDIT_TITLE, GONE_HERE
-from tools import Caller, CardRecord, Tool
-from tools.errors import CountersignError, NotYourCardError
+from tools import Caller, CardRecord, CardStatus, Proposal, Tool
+from tools.errors import CardExpiredError, CountersignError, NotYourCardError
 
 __all__ = ["open_form", "register", "save"]
 
@@ -160,14 +162,51 @@ async def _save(surface: Surface, context: TurnContext, data: object) -> tuple[J
         return _not_yours(record, placement, adapter), False
     except CountersignError as refused:
         log.info("edit_refused", card_id=record.card_id, why=type(refused).__name__)
-        return _form(record, tool, token, values=values, error=str(refused)), False
+        fresh = await surface.registry.card(record.card_id) or record
+        if fresh.status is CardStatus.PENDING:
+            return _form(record, tool, token, values=values, error=str(refused)), False
+        return await _ended(surface, adapter, fresh, placement, refused), False
     assert result.proposal is not None, "an accepted edit is a new proposal"
+    posted = await _posted(
+        surface, context, result.proposal, record=record, placement=placement, caller=caller
+    )
+    return posted, True
+
+
+async def _ended(
+    surface: Surface,
+    adapter: TeamsAdapter,
+    record: CardRecord,
+    placement: TeamsPlacement,
+    refused: CountersignError,
+) -> Json:
+    """The card as it stands, with why it could not be edited, once it is no longer waiting.
+
+    A card that ran out of time while its form was open is shown expired on every copy, as a
+    press on it would: a form asking for values nobody can use any more helps no one.
+    """
+    if isinstance(refused, CardExpiredError):
+        await show_decision(surface, adapter, record)
+    return decided_card(record, placement, notice=adapter.words.refused(str(refused)))
+
+
+async def _posted(
+    surface: Surface,
+    context: TurnContext,
+    proposal: Proposal,
+    *,
+    record: CardRecord,
+    placement: TeamsPlacement,
+    caller: Caller,
+) -> Json:
+    """Posts the new card where the old one was asked; the presser's copy as it now stands."""
+    sender = who(context.activity)
     old = first(record, "teams")
-    poster = TeamsAdapter(context, sender, post_to=_where(adapter, old))
+    poster = TeamsAdapter(context, sender, post_to=_where(Outbound(context), old))
     await turns.post_edited(
         surface,
         poster,
-        result.proposal,
+        proposal,
         caller=caller,
         conversation=old.conversation if old is not None else None,
         installation=sender.tenant if sender is not None else "",
@@ -177,15 +216,15 @@ async def _save(surface: Surface, context: TurnContext, data: object) -> tuple[J
     if shown is None:
         fresh = await surface.registry.card(record.card_id)
         shown = decided_card(fresh or record, placement)
-    return shown, True
+    return shown
 
 
-def _where(adapter: TeamsAdapter, old: object) -> str | None:
+def _where(out: Outbound, old: object) -> str | None:
     """Where the new card goes: the old card's conversation when this turn reaches it, else here."""
     if not isinstance(old, TeamsPlacement) or not old.conversation_id:
         return None
-    here = old.conversation_id == adapter.conversation_id
-    return old.conversation_id if here or adapter.out.reaches(old.service_url) else None
+    here = old.conversation_id == out.conversation_id
+    return old.conversation_id if here or out.reaches(old.service_url) else None
 
 
 def _invoke(card: Json) -> AdaptiveCardInvokeResponse:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -131,6 +132,23 @@ async def test_an_edit_replaces_the_card_and_approving_runs_the_edited_value_onc
     again = await _act(signed, ARJUN, new, "approve")
     assert "already" in texts(again).lower()
     assert await _refunds(signed, order) == [20_000]
+
+
+async def test_a_card_that_ran_out_of_time_in_the_form_shows_expired(signed: TeamsBot) -> None:
+    """ "Make new card" after the card's 30 minutes: no new card and no form again; the presser
+    and the channel see the card expired, and nothing is refunded."""
+    order, posted, card_id = await _asked(signed)
+    cards_before = len(signed.connector.card_posts())
+    signed.clock.step(timedelta(minutes=31))
+    answered = await _act(signed, ARJUN, posted, "edit_save", edit_amount="200", edit_reason="")
+    assert "Expired" in texts(answered) and _inputs(answered) == {}
+    assert actions(answered) == []
+    assert len(signed.connector.card_posts()) == cards_before
+    [update] = signed.connector.updates()
+    assert update.activity_id == posted.created and "Expired" in texts(update.cards[0])
+    record = await signed.registry.card(card_id)
+    assert record is not None and record.status is CardStatus.EXPIRED
+    assert await _refunds(signed, order) == []
 
 
 async def test_someone_the_card_is_not_issued_to_cannot_edit(signed: TeamsBot) -> None:
