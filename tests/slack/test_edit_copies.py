@@ -7,7 +7,7 @@ from typing import Any
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status, said
 from tests.slack.test_routed_cards import routed
 from tests.slack.test_two_approvers import big_card
-from tests.support.slack_requests import view_submission
+from tests.support.slack_requests import block_action, view_submission
 from tools.proposals import CardStatus
 
 
@@ -65,3 +65,32 @@ async def test_a_card_redrawn_after_a_first_approval_still_offers_edit(bot: Bot)
     [opened] = bot.slack.called("views.open")
     assert opened["view"]["callback_id"] == "card_edit_modal"
     assert len(bot.cards(CHANNEL)) == 1
+
+
+async def test_edit_from_the_app_home_opens_the_modal_and_replaces_the_card(bot: Bot) -> None:
+    """Arjun presses Edit on Ravi's routed card in his App Home: the modal opens there, and
+    submitting it posts the new card in the thread the card was asked in."""
+    card, _ = await routed(bot)
+    await bot.send({"type": "app_home_opened", "user": "UARJUN", "tab": "home"})
+    home = bot.home("UARJUN")
+    block = next(b for b in home["blocks"] if b["type"] == "actions")
+    button = next(e for e in block["elements"] if e["action_id"] == "card_edit")
+    press = block_action(
+        "UARJUN",
+        action_id="card_edit",
+        value=button["value"],
+        block_id=block["block_id"],
+        channel=None,
+        message_ts=None,
+        view=home,
+    )
+    await bot.interact(press)
+    [opened] = bot.slack.called("views.open")
+    answer = await bot.answer(
+        view_submission("UARJUN", opened["view"], values=_note("Approved for the weekend"))
+    )
+    assert answer.get("response_action") is None, answer
+    [new] = [c for c in bot.cards() if c.ts != card.ts]
+    assert new.thread_ts == card.thread_ts
+    assert "Approved for the weekend" in said(new.blocks)
+    assert "Replaced by an edited card" in said(bot.shown(card).blocks)
