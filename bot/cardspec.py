@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Final, Literal
 
 from bot import wording
+from bot.placement import editable_of
 from tools import CardRecord, CardStatus, Proposal
 
 __all__ = [
@@ -204,13 +205,16 @@ def of_record(
     token: str = "",
     issued_to: str | None = None,
     now: datetime | None = None,
-    editable: bool = False,
+    editable: bool | None = None,
 ) -> CardSpec:
     """A stored card as it stands: pending (with buttons when given the token) or decided.
 
     With ``now``, a pending card past its time shows as expired; nothing is stored by showing it.
-    ``editable``: its tool lets a person change some of its values (an Edit button).
+    ``editable``: its tool lets a person change some of its values (an Edit button); by
+    default, what its copies were posted with (``bot.placement.editable_of``).
     """
+    if editable is None:
+        editable = bool(editable_of(record))
     if record.status is CardStatus.PENDING and not (now and record.expires_at <= now):
         waiting = tuple(i.name for i in record.waiting_for) if record.issued_to else None
         return pending(

@@ -18,7 +18,7 @@ import structlog
 
 from bot import wording
 from bot.adapter import Adapter
-from bot.placement import Placement, placements_of_stored, stored
+from bot.placement import Placement, editable_of, placements_of_stored, stored
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
 from tools.errors import NotFoundError
@@ -57,7 +57,8 @@ async def send_copies(
             continue
         placement = await adapter.send_copy(record, user, token=token, push=push)
         if placement is not None:
-            sent.append(placement)
+            # Each copy keeps what the card may have edited: a copy is redrawn on its own.
+            sent.append(placement.model_copy(update={"editable": editable_of(record)}))
     if sent:
         await _keep(surface, adapter, record.card_id, sent)
     return sent

@@ -28,6 +28,7 @@ __all__ = [
     "Platform",
     "SlackPlacement",
     "TeamsPlacement",
+    "editable_of",
     "first",
     "placements_of",
     "placements_of_stored",
@@ -46,6 +47,10 @@ class _Copy(BaseModel):
     # The signed card, kept so the App Home, /countersign and a Teams refresh can show the
     # same buttons again; useless to anyone but the person it was issued to.
     token: str = ""
+    # The arguments a person may change before approving (the tool's ``editable``), kept so
+    # every redraw of the card (a DM copy, the App Home, a card after a first of two
+    # approvals) offers Edit too; without it only the card as first posted had the button.
+    editable: tuple[str, ...] = ()
 
 
 class SlackPlacement(_Copy):
@@ -113,7 +118,10 @@ def placements_of_stored(where: dict[str, Any] | None) -> tuple[Placement, ...]:
 
 def stored(placements: Sequence[Placement]) -> dict[str, Any]:
     """The JSON the card's ``surface`` column holds for these copies (flat for one copy)."""
-    dumped = [p.model_dump(mode="json") for p in placements]
+    # A card with nothing to edit is stored with exactly the keys it always was.
+    dumped = [
+        p.model_dump(mode="json", exclude=None if p.editable else {"editable"}) for p in placements
+    ]
     if len(dumped) == 1:
         return dumped[0]
     return {"copies": dumped}
@@ -122,3 +130,8 @@ def stored(placements: Sequence[Placement]) -> dict[str, Any]:
 def first(record: CardRecord | None, platform: Platform) -> Placement | None:
     """The card's first copy on ``platform``, or None."""
     return next((p for p in placements_of(record) if p.platform == platform), None)
+
+
+def editable_of(record: CardRecord | None) -> tuple[str, ...]:
+    """The arguments a person may change on the card, as its copies were posted with them."""
+    return next((p.editable for p in placements_of(record) if p.editable), ())

@@ -161,6 +161,7 @@ async def post_card(
     is issued to besides the asker get a private copy of it.
     """
     placement = await adapter.post_card(proposal, caller=caller, conversation=conversation)
+    placement = placement.model_copy(update={"editable": proposal.editable})
     await surface.registry.cards.attach_surface(proposal.card_id, stored([placement]))
     log.info("card_posted", card_id=proposal.card_id, tenant=caller.tenantid, user=caller.userid)
     for replaced in proposal.replaced:

@@ -1,7 +1,7 @@
 """Publishes the App Home tab: the cards waiting for the person and those they asked for; never decides.
 
-Two sections: "Waiting for you" (cards issued to them, routed ones included, with Approve and
-Reject) and "Waiting for others" (cards they asked for that wait on somebody else, with
+Two sections: "Waiting for you" (cards issued to them, routed ones included, with Approve,
+Edit when the card has values to change, and Reject) and "Waiting for others" (cards they asked for that wait on somebody else, with
 Withdraw). A press there is handled like any other and every copy of the card is updated too.
 A tab is published when its person opens it, and again for everyone a card concerns whenever
 the card moves (a press, an expiry, an escalation), so an open tab never offers a card that

@@ -4,8 +4,8 @@ Approve, Reject and Withdraw arrive as ``Action.Execute`` invokes (``adaptiveCar
 are answered with the card the presser should now see; every copy of the card is updated for
 everyone. Older clients send the same data as an ``Action.Submit`` message, answered in the
 conversation. A refresh (Teams asks for it when someone in ``refresh.userIds`` opens the card)
-returns Approve and Reject to a person it is issued to who has not approved it yet, Withdraw
-to its asker, and the status to anyone else. Nothing here reads the token: the engine verifies
+returns Approve and Reject (and Edit, handled in ``bot.teams.editing``) to a person it is
+issued to who has not approved it yet, Withdraw to its asker, and the status to anyone else. Nothing here reads the token: the engine verifies
 it, and refuses a press by anyone the buttons were not for.
 """
 
@@ -38,7 +38,7 @@ from bot.teams.adaptive import (
 from bot.teams.identity import who
 from tools import CardRecord
 
-__all__ = ["PressAnswer", "decide", "refresh", "register"]
+__all__ = ["PressAnswer", "decide", "refresh", "register", "visible"]
 
 log = structlog.get_logger("bot.teams.actions")
 Json = dict[str, Any]
@@ -57,7 +57,7 @@ def _text(data: object, key: str) -> str:
     return str(value) if value is not None else ""
 
 
-async def _visible(
+async def visible(
     surface: Surface, adapter: TeamsAdapter, card_id: str
 ) -> tuple[CardRecord, TeamsPlacement] | None:
     """The card and its copy in the conversation the press came from, if it was posted there.
@@ -97,7 +97,7 @@ async def decide(
 async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, notice: str) -> Json:
     """The card as it stands with the refusal on it, or the refusal alone when it is not here."""
     try:
-        found = await _visible(surface, adapter, card_id)
+        found = await visible(surface, adapter, card_id)
     except presses.DATABASE_DOWN:
         found = None  # the presser is already told the database is unreachable
     if found is None:
@@ -109,7 +109,7 @@ async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, n
 async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
     """The card as this person should see it: buttons for the issuee while pending, else status."""
     adapter = TeamsAdapter(context, who(context.activity))
-    found = await _visible(surface, adapter, _text(data, "card"))
+    found = await visible(surface, adapter, _text(data, "card"))
     if found is None:
         return notice_card("This approval card is no longer available here.")
     record, placement = found

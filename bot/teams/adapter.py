@@ -109,9 +109,14 @@ def decided_card(
 class TeamsAdapter:
     """The core's ``Adapter`` over one turn's context; ``sender`` is who the request came from."""
 
-    def __init__(self, context: TurnContext, sender: Who | None) -> None:
+    def __init__(
+        self, context: TurnContext, sender: Who | None, *, post_to: str | None = None
+    ) -> None:
         self.context, self.sender = context, sender
         self.out = Outbound(context)
+        # Where posts go when not in the request's own conversation: a card edited from a 1:1
+        # copy is posted anew where the old one was asked (reachable on this service URL).
+        self.post_to = post_to or self.out.conversation_id
         # What an invoke answers with: the card as shown by the last update of the copy in this
         # conversation, and the words the presser was told (put on the card they see).
         self.shown: tuple[CardRecord, TeamsPlacement] | None = None
@@ -142,7 +147,7 @@ class TeamsAdapter:
 
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""
-        await self.context.send_activity(_plain(text))
+        await self.out.send(self.post_to, _plain(text))
 
     async def post_card(
         self, proposal: Proposal, *, caller: Caller, conversation: str
@@ -152,12 +157,12 @@ class TeamsAdapter:
         # The asker's client refreshes it: Approve and Reject for their own card, Withdraw
         # for one routed to others (who get private copies).
         card = render(spec, view="everyone", issuee=self.sender.address)
-        response = await self.context.send_activity(card_activity(card, spec.notification))
+        sent = await self.out.send(self.post_to, card_activity(card, spec.notification))
         return TeamsPlacement(
             tenant=self.sender.tenant,
             service_url=self.context.activity.service_url,
-            conversation_id=self.conversation_id or None,
-            activity_id=response.id if response else None,
+            conversation_id=self.post_to or None,
+            activity_id=sent,
             user=self.sender.address,
             aad=self.sender.aad,
             issued_to=wording.who(spec.waiting_for) or spec.issued_to,

@@ -6,7 +6,8 @@ product called ``**[free](https://x)**`` shows as typed and links nowhere; our o
 ``TextBlock``s. ``{{`` is broken up in data because Teams expands ``{{DATE(…)}}`` in card text.
 
 Three views of one pending card: everyone sees its status (the message as posted); a person it
-is issued to sees Approve and Reject; its asker, when someone else decides it, sees Withdraw.
+is issued to sees Approve, Edit (when it has values a person may change) and Reject; its asker,
+when someone else decides it, sees Withdraw.
 Teams asks for the view of the ids in ``refresh.userIds`` (``29:`` ids) through an
 ``Action.Execute`` "refresh"; a private copy in a 1:1 chat has one reader and is sent in their
 view. A card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB once
@@ -29,6 +30,7 @@ __all__ = [
     "MAX_CARD_BYTES",
     "REASON_INPUT",
     "VERB_APPROVE",
+    "VERB_EDIT",
     "VERB_REFRESH",
     "VERB_REJECT",
     "VERB_WITHDRAW",
@@ -44,6 +46,7 @@ View = Literal["issuee", "asker", "everyone"]
 
 CARD_TYPE: Final = "application/vnd.microsoft.card.adaptive"
 VERB_APPROVE: Final = "approve"
+VERB_EDIT: Final = "edit"
 VERB_REJECT: Final = "reject"
 VERB_WITHDRAW: Final = "withdraw"
 VERB_REFRESH: Final = "refresh"
@@ -182,7 +185,8 @@ def _refresh(spec: CardSpec, issuee: str) -> Json:
 
 
 def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
-    """The inputs and buttons of ``view``: Approve and Reject (with a reason), or Withdraw."""
+    """The inputs and buttons of ``view``: Approve, Edit (when offered) and Reject (with a
+    reason), or Withdraw."""
     offered = {action.verb for action in spec.actions}
     if view == "asker":
         withdraw = _execute(spec, VERB_WITHDRAW, words.WITHDRAW, "default", "none")
@@ -197,8 +201,13 @@ def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
         "label": f"{words.REASON_LABEL} — used if you reject",
         "placeholder": words.REASON_HINT,
     }
+    # Edit turns the card into a form for its values (``bot.teams.editing``).
+    edit = (
+        [_execute(spec, VERB_EDIT, words.EDIT, "default", "none")] if VERB_EDIT in offered else []
+    )
     actions = [
         _execute(spec, VERB_APPROVE, words.APPROVE, "positive", "none"),
+        *edit,
         _execute(spec, VERB_REJECT, words.REJECT, "destructive", "auto"),
     ]
     return [reason], actions

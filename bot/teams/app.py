@@ -45,7 +45,7 @@ from bot.decisions import show_decision
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.settings import Settings
 from bot.surface import Surface
-from bot.teams import actions, texts, turns
+from bot.teams import actions, editing, texts, turns
 from bot.teams.adapter import TeamsAdapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from tools import CardRecord
@@ -127,6 +127,7 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
         return turns.is_spoken(context.activity)
 
     actions.register(application, surface)
+    editing.register(application, surface)
     application.add_route(spoken, on_message)
     return teams
 

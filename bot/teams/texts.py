@@ -6,12 +6,21 @@ as typed; the card's own words come from ``bot.wording`` like Slack's.
 
 from __future__ import annotations
 
+from typing import Final
+
 from bot import wording
 from bot.cardspec import clip
 
 __all__ = [
+    "EDIT_CANCEL",
+    "EDIT_SUBMIT",
+    "EDIT_TITLE",
+    "GONE_HERE",
     "audit_text",
     "database_unreachable",
+    "editing",
+    "field_hint",
+    "field_label",
     "model_failed",
     "not_connected",
     "not_linked",
@@ -97,3 +106,37 @@ def audit_text(
 def reply(text: str) -> str:
     """The assistant's answer, cut to a message's length."""
     return clip(text, _TEXT)
+
+
+# The Edit form on a Teams card: its heading, buttons and fields.
+EDIT_TITLE: Final = "Edit this change"
+EDIT_SUBMIT: Final = "Make new card"
+EDIT_CANCEL: Final = "Cancel"
+GONE_HERE: Final = "This approval card is no longer available here."
+
+_LABELS: Final = {
+    "amount": "Refund amount",
+    "reason": "Reason",
+    "delta": "Units to add (negative to remove)",
+    "price": "New price",
+    "note": "Note",
+}
+
+
+def field_label(name: str) -> str:
+    """The label of an argument a person may edit."""
+    return _LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def field_hint(name: str) -> str:
+    """The placeholder of an edited argument's empty input."""
+    if name == "amount":
+        return "For example 200 or 1250.50; empty refunds all that is left"
+    return ""
+
+
+def editing() -> str:
+    return (
+        "Change what you need: a new card is made from live data, and this one is replaced. "
+        "Nothing changes until someone approves the new card."
+    )

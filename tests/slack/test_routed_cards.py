@@ -36,7 +36,7 @@ async def routed(bot: Bot, text: str = "approve request 1") -> tuple[Message, di
 async def test_a_staff_request_is_issued_to_the_managers_each_told_in_a_dm(bot: Bot) -> None:
     """Ravi's 'approve request 1' is not refused: the thread's card says it waits for a
     manager and names them, and each of them (not the owner) gets a copy in their DM whose
-    push says what and who asked, with Approve and Reject only."""
+    push says what and who asked, with Approve, Edit and Reject only."""
     card, copies = await routed(bot)
     validate(card.blocks)
     assert card.blocks[0]["text"]["text"] == TITLE
@@ -47,7 +47,7 @@ async def test_a_staff_request_is_issued_to_the_managers_each_told_in_a_dm(bot: 
         validate(copy.blocks)
         assert copy.text.startswith("Ravi Kumar needs your approval: Approve request 1 — ")
         assert copy.blocks[0]["text"]["text"] == TITLE
-        assert buttons(copy.blocks) == ["card_approve", "card_reject"]
+        assert buttons(copy.blocks) == ["card_approve", "card_edit", "card_reject"]
         assert card_id(copy) == card_id(card), user
     dms = {copy.channel for copy in copies.values()}
     posted = [c for c in bot.slack.called("chat.postMessage") if c["channel"] in dms]
@@ -123,7 +123,7 @@ async def test_reject_on_a_routed_card_opens_no_modal_for_its_asker(bot: Bot) ->
 
 
 async def test_the_app_home_shows_what_waits_for_you_and_what_waits_for_others(bot: Bot) -> None:
-    """Arjun's Home lists Ravi's routed card under "Waiting for you" with Approve and Reject;
+    """Arjun's Home lists Ravi's routed card under "Waiting for you" with Approve, Edit and Reject;
     Ravi's lists it under "Waiting for others", saying whom it waits for, with Withdraw only."""
     await routed(bot)
     for user in ("UARJUN", "URAVI"):
@@ -133,7 +133,7 @@ async def test_the_app_home_shows_what_waits_for_you_and_what_waits_for_others(b
     validate(ravi)
     assert "*Waiting for you* · 1 card" in said(arjun)
     assert "Waiting for others" not in said(arjun)
-    assert buttons(arjun) == ["card_approve", "card_reject"]
+    assert buttons(arjun) == ["card_approve", "card_edit", "card_reject"]
     assert "No cards are waiting for you." in said(ravi)
     assert "*Waiting for others* · 1 card you asked for" in said(ravi)
     assert "Waiting for Arjun Mehta or Meera Iyer · expires <!date^" in said(ravi)
@@ -142,7 +142,7 @@ async def test_the_app_home_shows_what_waits_for_you_and_what_waits_for_others(b
 
 async def test_pending_lists_both_sections_privately(bot: Bot) -> None:
     """`/countersign pending` gives Ravi his routed card under "Waiting for others" with
-    Withdraw, and Meera the same card under "Waiting for you" with Approve and Reject."""
+    Withdraw, and Meera the same card under "Waiting for you" with Approve, Edit and Reject."""
     from tests.slack.test_commands import slash
 
     await routed(bot)
@@ -153,7 +153,7 @@ async def test_pending_lists_both_sections_privately(bot: Bot) -> None:
     await slash(bot, "UMEERA", "pending")
     meera = bot.slack.responses[-1]
     assert meera["text"] == "1 approval card is waiting for you."
-    assert buttons(meera["blocks"]) == ["card_approve", "card_reject"]
+    assert buttons(meera["blocks"]) == ["card_approve", "card_edit", "card_reject"]
     validate(meera["blocks"])
 
 
@@ -174,10 +174,10 @@ async def test_an_escalation_keeps_every_copy_live_and_reaches_the_owner(bot: Bo
         shown = bot.shown(copy)
         validate(shown.blocks)
         assert shown.blocks[0]["text"]["text"] == wider
-        assert buttons(shown.blocks) == ["card_approve", "card_reject"] + (
+        assert buttons(shown.blocks) == ["card_approve", "card_edit", "card_reject"] + (
             ["card_withdraw"] if copy is card else []
         )
     [priya] = bot.cards(bot.dm("UPRIYA"))
     assert priya.text.startswith("Ravi Kumar needs your approval: Approve request 1")
-    assert buttons(bot.home("UPRIYA")["blocks"]) == ["card_approve", "card_reject"]
+    assert buttons(bot.home("UPRIYA")["blocks"]) == ["card_approve", "card_edit", "card_reject"]
     assert await request_status(bot, 1) == "pending"

@@ -34,11 +34,20 @@ async def test_a_first_approval_is_shown_and_runs_nothing(bot: Bot) -> None:
         validate(shown.blocks)
         assert PROGRESS in said(shown.blocks)
         assert shown.blocks[0]["text"]["text"] == "Waiting for a manager: Meera Iyer"
-    assert buttons(bot.shown(card).blocks) == ["card_approve", "card_reject", "card_withdraw"]
-    assert buttons(bot.shown(copies["UMEERA"]).blocks) == ["card_approve", "card_reject"]
+    assert buttons(bot.shown(card).blocks) == [
+        "card_approve",
+        "card_edit",
+        "card_reject",
+        "card_withdraw",
+    ]
+    assert buttons(bot.shown(copies["UMEERA"]).blocks) == [
+        "card_approve",
+        "card_edit",
+        "card_reject",
+    ]
     assert not [m for m in bot.slack.messages if m.reply_broadcast]
     assert buttons(bot.home("UARJUN")["blocks"]) == []
-    assert buttons(bot.home("UMEERA")["blocks"]) == ["card_approve", "card_reject"]
+    assert buttons(bot.home("UMEERA")["blocks"]) == ["card_approve", "card_edit", "card_reject"]
 
 
 async def test_the_same_approver_twice_is_refused(bot: Bot) -> None:

@@ -9,7 +9,7 @@ __all__ = ["actions", "texts", "validate"]
 
 Json = dict[str, Any]
 
-_ELEMENTS = {"TextBlock", "RichTextBlock", "Container", "Input.Text"}
+_ELEMENTS = {"TextBlock", "RichTextBlock", "Container", "Input.Text", "Input.Number"}
 _ACTIONS = {"Action.Execute", "Action.Submit"}
 _STYLES = {None, "default", "positive", "destructive"}
 

@@ -82,7 +82,7 @@ async def test_an_escalated_card_is_shown_still_pending_on_every_copy(signed: Te
         assert "please approve or reject: Approve request 1" in update.body["summary"]
     for manager in (ARJUN, MEERA):
         copy = shown[signed.connector.chat_with(manager)].cards[0]
-        assert [a["verb"] for a in actions(copy)] == ["approve", "reject"]
+        assert [a["verb"] for a in actions(copy)] == ["approve", "edit", "reject"]
     assert "refresh" in shown[CHANNEL].cards[0]
     [priyas] = signed.connector.in_conversation(signed.connector.chat_with(PRIYA))
     assert "Approve request 1" in priyas.body["summary"]

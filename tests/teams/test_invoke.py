@@ -52,7 +52,7 @@ async def test_card_is_posted_with_a_refresh_for_its_owner(teams: TeamsBot) -> N
 
 
 async def test_owner_refresh_shows_execute_buttons_carrying_the_token(teams: TeamsBot) -> None:
-    """Arjun's client refreshes the card and gets Approve/Reject as Action.Execute with the token."""
+    """Arjun's client refreshes the card and gets Approve/Edit/Reject as Action.Execute with the token."""
     posted = await teams.card_for(ARJUN)
     token = posted.cards[0]["refresh"]["action"]["data"]["token"]
     card = await teams.refresh(ARJUN, posted)
@@ -60,10 +60,11 @@ async def test_owner_refresh_shows_execute_buttons_carrying_the_token(teams: Tea
     buttons = actions(card)
     assert [(b["type"], b["verb"], b["style"]) for b in buttons] == [
         ("Action.Execute", "approve", "positive"),
+        ("Action.Execute", "edit", "default"),
         ("Action.Execute", "reject", "destructive"),
     ]
     assert {b["data"]["token"] for b in buttons} == {token}
-    assert {b["fallback"]["data"]["verb"] for b in buttons} == {"approve", "reject"}
+    assert {b["fallback"]["data"]["verb"] for b in buttons} == {"approve", "edit", "reject"}
     assert any(e["type"] == "Input.Text" and e["id"] == "reason" for e in card["body"])
 
 

@@ -70,7 +70,7 @@ async def test_a_staff_request_waits_for_a_manager_and_each_gets_a_private_copy(
         copy = copy_for(signed, manager)
         validate(copy.cards[0])
         assert texts(copy.cards[0]).startswith(f"{waiting}\n")
-        assert [a["verb"] for a in actions(copy.cards[0])] == ["approve", "reject"]
+        assert [a["verb"] for a in actions(copy.cards[0])] == ["approve", "edit", "reject"]
         assert {a["data"]["token"] for a in actions(copy.cards[0])} == {token}
         assert copy.body["summary"].startswith("Ravi Kumar needs your approval: Approve request 1")
         assert copy.cards[0]["refresh"]["userIds"] == [manager.address]
@@ -85,11 +85,11 @@ async def test_a_staff_request_waits_for_a_manager_and_each_gets_a_private_copy(
 
 
 async def test_the_asker_sees_withdraw_and_a_manager_sees_approve(signed: TeamsBot) -> None:
-    """Refreshing the channel's card, Ravi gets Withdraw only and Arjun Approve and Reject."""
+    """Refreshing the channel's card, Ravi gets Withdraw only and Arjun Approve, Edit and Reject."""
     posted = await routed(signed)
     ravi, arjun = await signed.refresh(RAVI, posted), await signed.refresh(ARJUN, posted)
     assert [a["verb"] for a in actions(ravi)] == ["withdraw"]
-    assert [a["verb"] for a in actions(arjun)] == ["approve", "reject"]
+    assert [a["verb"] for a in actions(arjun)] == ["approve", "edit", "reject"]
 
 
 async def test_a_manager_approves_from_her_copy_once_and_every_copy_shows_it(

@@ -37,7 +37,7 @@ async def test_the_first_approval_is_one_of_two_and_the_second_runs_it(signed: T
         assert FIRST in texts(update.cards[0])
         assert not texts(update.cards[0]).splitlines()[0].endswith("Arjun Mehta")
     meera = shown[signed.connector.chat_with(MEERA)].cards[0]
-    assert [a["verb"] for a in actions(meera)] == ["approve", "reject"]
+    assert [a["verb"] for a in actions(meera)] == ["approve", "edit", "reject"]
     assert shown[posted.conversation].cards[0]["refresh"]["userIds"] == [RAVI.address]
     assert not [t for t in signed.connector.texts() if t.startswith("✅")]
 
@@ -45,7 +45,7 @@ async def test_the_first_approval_is_one_of_two_and_the_second_runs_it(signed: T
     arjun_now = await signed.refresh(ARJUN, copy_for(signed, ARJUN), personal=True)
     meera_now = await signed.refresh(MEERA, copy_for(signed, MEERA), personal=True)
     assert actions(arjun_now) == [] and FIRST in texts(arjun_now)
-    assert [a["verb"] for a in actions(meera_now)] == ["approve", "reject"]
+    assert [a["verb"] for a in actions(meera_now)] == ["approve", "edit", "reject"]
 
     _, again = await signed.press(ARJUN, "approve", copy_for(signed, ARJUN), personal=True)
     assert "You have already approved this card" in texts(again["value"])
