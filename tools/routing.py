@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller, Role
 from tools.db import PolicyRow
-from tools.db.prescoped import execute, tenant_statement
+from tools.db.prescoped import connection, execute, tenant_statement
 from tools.errors import CardLiveError
 from tools.people import Person
 from tools.policy import Policy, route
@@ -38,7 +38,7 @@ _POLICY_OF = select(
 
 async def policy(session: AsyncSession, tenantid: int) -> Policy:
     """The merchant's policy (as ``tools.policy.policy_of`` reads a stored row)."""
-    conn = await session.connection()
+    conn = await connection(session)
     row = (await conn.execute(_POLICY_OF, {"tenant": tenantid})).first()
     if row is None:
         return Policy()

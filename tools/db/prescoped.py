@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from sqlalchemy import CursorResult, Integer, bindparam
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.dml import Delete, Insert, Update
 from sqlalchemy.sql.selectable import CompoundSelect, Select
 
@@ -36,7 +36,7 @@ from tools.db.tenancy import (
     _scoped,
 )
 
-__all__ = ["TENANT_PARAM", "execute", "tenant_statement"]
+__all__ = ["TENANT_PARAM", "connection", "execute", "tenant_statement"]
 
 # The bound parameter every pre-scoped statement compares ``tenant_id`` with.
 TENANT_PARAM = "countersign_tenant"
@@ -47,6 +47,8 @@ S = TypeVar("S", Select[Any], CompoundSelect[Any], Insert, Update, Delete)
 # The statements ``tenant_statement`` made. Identity, not a flag on the statement: an execution
 # option anyone could set would let an unscoped statement through.
 _MADE: weakref.WeakSet[Any] = weakref.WeakSet()
+# Where a session keeps the connection of its current transaction (see ``connection``).
+_HELD = "countersign.prescoped.connection"
 
 
 def tenant_statement(statement: S) -> S:
@@ -110,6 +112,19 @@ async def execute(
     if TENANT_PARAM in values or _TENANT_COLUMN in values:
         raise CrossTenantWriteError("a pre-scoped statement takes its tenant from the session")
     values[TENANT_PARAM] = tenantid
-    conn = await session.connection()
+    conn = await connection(session)
     result: CursorResult[Any] = await conn.execute(statement, values)
     return result
+
+
+async def connection(session: AsyncSession) -> AsyncConnection:
+    """The session's connection in its current transaction, asked of the session once per
+    transaction: ``AsyncSession.connection`` costs more than some of the statements it runs."""
+    transaction = session.sync_session.get_transaction()
+    held = session.info.get(_HELD)
+    if transaction is not None and transaction.is_active and held and held[0] is transaction:
+        conn: AsyncConnection = held[1]
+        return conn
+    conn = await session.connection()
+    session.info[_HELD] = (session.sync_session.get_transaction(), conn)
+    return conn
