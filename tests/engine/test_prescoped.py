@@ -15,7 +15,7 @@ from sqlalchemy import Table, bindparam, insert, select, text, update
 from tools.db import Database
 from tools.db.prescoped import TENANT_PARAM, execute, tenant_statement
 from tools.db.tenancy import CrossTenantWriteError, TenantScopeError, UnscopedStatementError
-from tools.merchant.models import Branch, Product, Stock
+from tools.merchant.models import Branch, Product, Stock, Tenant
 
 FIESTA, HARBOR = 1, 2
 _B, _P, _S = (cast("Table", m.__table__) for m in (Branch, Product, Stock))
@@ -101,10 +101,20 @@ async def test_only_statements_scoped_when_built_run(db: Database) -> None:
         insert(_B).from_select(["name"], select(_B.c.name)),
         insert(_B).values(tenant_id=HARBOR),
         update(_B).values(tenant_id=HARBOR),
+        select(Tenant.id),
+        insert(Tenant),
     ],
-    ids=["text", "insert-select", "insert-names-tenant", "update-moves-tenant"],
+    ids=[
+        "text",
+        "insert-select",
+        "insert-names-tenant",
+        "update-moves-tenant",
+        "no-tenant-table",
+        "insert-no-tenant-table",
+    ],
 )
 def test_what_cannot_be_scoped_is_refused_when_built(statement: Any) -> None:
-    """text(), INSERT … SELECT, and statements that set tenant_id are refused at build time."""
+    """text(), INSERT … SELECT, statements that set tenant_id or touch no tenant table are
+    refused when built."""
     with pytest.raises(TenantScopeError):
         tenant_statement(statement)

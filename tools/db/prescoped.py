@@ -3,8 +3,8 @@
 ``tools.db.tenancy`` scopes every statement a tenant session executes, at execution: it walks
 the statement, adds the tenant's criterion, and for ORM statements builds their compile state
 again. Right for the tools' many ad-hoc reads, and the largest cost of an approval: about a
-millisecond of Python per statement on an idle machine, eight statements a stock correction,
-against a tenth of that for the database to answer them.
+millisecond of Python per statement on this project's two-core machine, eight statements a
+stock correction, against a tenth of that for the driver and the database to answer them.
 
 A statement on a hot path is therefore scoped here, once, at import: ``tenant_statement`` adds
 the same criteria ``tenancy`` would (every tenant table of every FROM, an UPDATE's or DELETE's
@@ -55,8 +55,8 @@ def tenant_statement(statement: S) -> S:
     """``statement`` limited to the tenant ``execute`` runs it for; build it once, at import.
 
     Raises:
-        UnscopedStatementError: a ``text()`` fragment, an INSERT … SELECT or upsert, or a
-            statement kind that cannot be scoped.
+        UnscopedStatementError: a ``text()`` fragment, an INSERT … SELECT or upsert, a
+            statement kind that cannot be scoped, or one that touches no tenant table.
         CrossTenantWriteError: the statement itself sets ``tenant_id``.
     """
     _refuse_text(statement)
@@ -68,6 +68,9 @@ def tenant_statement(statement: S) -> S:
         scoped = _scoped(statement, _TENANT)
     else:
         raise UnscopedStatementError(f"{type(statement).__name__} cannot be scoped to a tenant")
+    if TENANT_PARAM not in scoped.compile().params:
+        # No tenant table in it: ``execute`` would hand it a tenant it has nowhere to put.
+        raise UnscopedStatementError("it touches no tenant table; run it as plain Core")
     _MADE.add(scoped)
     made: S = scoped
     return made
@@ -75,7 +78,7 @@ def tenant_statement(statement: S) -> S:
 
 def _insert(statement: Insert) -> Insert:
     if not _is_tenant_table(statement):
-        return statement
+        return statement  # refused by the caller: nothing to scope
     if statement.select is not None or statement._post_values_clause is not None:
         raise UnscopedStatementError("INSERT … SELECT and upserts cannot be scoped to a tenant")
     if _names_tenant(statement) or statement._multi_values:
