@@ -26,6 +26,7 @@ from tools.agent import Agent
 from tools.audit import Outcome
 from tools.caller import Caller
 from tools.checks import check, needed_role, standing_approvals, verify
+from tools.db import prescoped
 from tools.errors import (
     CardBusyError,
     CountersignError,
@@ -201,7 +202,7 @@ async def _execute(
             ctx = await registry.context(session, caller, record.decided_at, card_id)
             result = await tool.execute(ctx, clean)
             await session.flush()
-            conn, outcome = await session.connection(), _describe(result)
+            conn, outcome = await prescoped.connection(session), _describe(result)
             if not await registry.cards.move(
                 card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, conn=conn, outcome=outcome
             ):

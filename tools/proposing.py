@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tools import editing, routing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
+from tools.db import prescoped
 from tools.errors import ConflictError
 from tools.proposals import CardRecord, CardStatus
 from tools.tokens import CardClaims, args_digest
@@ -82,7 +83,7 @@ async def propose(
     issued = await routing.routing(
         ctx.session, ctx.caller, tool_role=tool.role, amount=proposal.amount
     )
-    conn = await ctx.session.connection()
+    conn = await prescoped.connection(ctx.session)
     replaced = (
         await routing.replace_live(
             registry.cards,

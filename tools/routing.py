@@ -10,27 +10,44 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller, Role
 from tools.db import PolicyRow
+from tools.db.prescoped import connection, execute, tenant_statement
 from tools.errors import CardLiveError
 from tools.people import Person
-from tools.policy import Policy, policy_of, route
+from tools.policy import Policy, route
 from tools.proposals import CardRecord, CardStatus, CardStore, Issuee
 from tools.tool import Routing
 
 __all__ = ["owners", "policy", "replace_live", "routing"]
 
 
+# Read on every proposal, so built once and run as Core (see ``tools.db.prescoped``).
+_PEOPLE = Person.__table__.c
+_PEOPLE_OF = tenant_statement(
+    select(_PEOPLE.id, _PEOPLE.tenant_id, _PEOPLE.role, _PEOPLE.name).order_by(_PEOPLE.id)
+)
+_POLICIES = PolicyRow.__table__.c
+_POLICY_OF = select(
+    _POLICIES.approver_role, _POLICIES.two_approvers_from, _POLICIES.escalate_after
+).where(_POLICIES.tenant_id == bindparam("tenant"))
+
+
 async def policy(session: AsyncSession, tenantid: int) -> Policy:
-    return policy_of(await session.get(PolicyRow, tenantid))
+    """The merchant's policy (as ``tools.policy.policy_of`` reads a stored row)."""
+    conn = await connection(session)
+    row = (await conn.execute(_POLICY_OF, {"tenant": tenantid})).first()
+    if row is None:
+        return Policy()
+    return Policy(Role(row.approver_role), row.two_approvers_from, row.escalate_after)
 
 
 async def _people(session: AsyncSession) -> list[Caller]:
-    """The people of the session's merchant (the tenant session scopes the query)."""
-    rows = await session.scalars(select(Person).order_by(Person.id))
+    """The people of the session's merchant (the statement is scoped to the session's tenant)."""
+    rows = await execute(session, _PEOPLE_OF)
     return [Caller(p.id, p.tenant_id, Role(p.role), p.name) for p in rows]
 
 

@@ -7,9 +7,10 @@ few hundred characters long whatever the arguments (Slack caps a button value at
 
 A token is ``base64(c2~card~tool~user~tenant~digest~minted).signature``: itsdangerous's
 ``Signer`` with HMAC-SHA256 over a ``~``-separated payload holding the minting time (epoch
-seconds), without the JSON, compression and per-call signer of ``URLSafeTimedSerializer``. The previous format
-(a JSON list through ``URLSafeTimedSerializer``, HMAC-SHA1) is still accepted until the cards
-minted in it have expired; see ``_LegacyCards``.
+seconds), without the JSON, compression and per-call signer of ``URLSafeTimedSerializer``.
+The signer is built once per process with each key's HMAC already keyed, and one pattern reads
+the payload back. The previous format (a JSON list through ``URLSafeTimedSerializer``,
+HMAC-SHA1) is still accepted until the cards minted in it have expired; see ``_LegacyCards``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
+import time
 from base64 import urlsafe_b64encode
+from binascii import Error as BinasciiError
 from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +54,14 @@ _FIELD = "~"
 # base64 JSON starts "Wy" (or "." when compressed).
 _PREFIX = urlsafe_b64encode(f"{_FORMAT}{_FIELD}".encode()).decode()
 _SEPARATORS = 6  # format, card, tool, user, tenant, digest, minted
+# Integers in their one canonical form only: not "²", " 7", "+7" or "07" (ASCII digits, no
+# leading zero, "-" only before a non-zero number). One match reads the whole payload.
+_INTEGER = r"(0|-?[1-9][0-9]*)"
+_PAYLOAD = re.compile(
+    rf"{_FORMAT}{_FIELD}([^{_FIELD}]*){_FIELD}([^{_FIELD}]*){_FIELD}{_INTEGER}{_FIELD}{_INTEGER}"
+    rf"{_FIELD}([^{_FIELD}]*){_FIELD}{_INTEGER}",
+    re.ASCII,
+)
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
@@ -79,11 +91,14 @@ class CardClaims:
 
     def to_payload(self, minted: int) -> bytes:
         """The signed value: the fields and the minting time, ``~``-joined, in URL-safe base64."""
-        fields = (self.card_id, self.tool, str(self.userid), str(self.tenantid), self.digest)
-        plain = _FIELD.join((_FORMAT, *fields, str(minted)))
+        # _FORMAT and _FIELD spelled out: one f-string costs a third of joining a tuple.
+        plain = (
+            f"c2~{self.card_id}~{self.tool}~{self.userid}~{self.tenantid}~{self.digest}~{minted}"
+        )
         if plain.count(_FIELD) != _SEPARATORS or "%" in plain:
             # Card ids are hex, tools identifiers and digests base64url, so this never happens
             # to a real card; it keeps a "~" in any field from being read back as a separator.
+            fields = (self.card_id, self.tool, str(self.userid), str(self.tenantid), self.digest)
             plain = _FIELD.join((_FORMAT, *map(_escape, fields), str(minted)))
         return b2a_base64(plain.encode(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
 
@@ -91,14 +106,13 @@ class CardClaims:
     def from_payload(cls, payload: bytes) -> tuple[CardClaims, int]:
         """The claims and when they were minted (seconds since the epoch)."""
         plain = a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
-        match plain.split(_FIELD):
-            case [form, card_id, tool, userid, tenantid, digest, minted] if form == _FORMAT:
-                numbers = _integers(userid, tenantid, minted)
-                if numbers is not None:
-                    if "%" in plain:
-                        card_id, tool, digest = map(_unescape, (card_id, tool, digest))
-                    return cls(card_id, tool, numbers[0], numbers[1], digest), numbers[2]
-        raise InvalidCardError("its contents are not a card")
+        fields = _PAYLOAD.fullmatch(plain)
+        if fields is None:
+            raise InvalidCardError("its contents are not a card")
+        card_id, tool, userid, tenantid, digest, minted = fields.groups()
+        if "%" in plain:
+            card_id, tool, digest = map(_unescape, (card_id, tool, digest))
+        return cls(card_id, tool, int(userid), int(tenantid), digest), int(minted)
 
     @classmethod
     def from_wire(cls, value: Any) -> CardClaims:
@@ -118,23 +132,6 @@ def _unescape(field: str) -> str:
     return field.replace("%7E", _FIELD).replace("%25", "%")
 
 
-def _integers(*texts: str) -> list[int] | None:
-    """The integers written in their one canonical form: not "²", " 7", "+7" or "07"."""
-    numbers: list[int] = []
-    for text in texts:
-        if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
-            numbers.append(int(text))
-            continue
-        try:  # the rare case: a negative number, or not a number at all
-            number = int(text)
-        except ValueError:
-            return None
-        if str(number) != text:
-            return None
-        numbers.append(number)
-    return numbers
-
-
 class _HmacSha256(HMACAlgorithm):
     """HMAC-SHA256 through ``hmac.digest``, OpenSSL's one-shot call, instead of an HMAC object."""
 
@@ -146,7 +143,13 @@ class _HmacSha256(HMACAlgorithm):
 
 
 class _Signer(Signer):
-    """itsdangerous's signer, HMAC-SHA256, with each key derived once instead of on every call."""
+    """itsdangerous's signer, HMAC-SHA256, with each key derived once instead of on every call.
+
+    Its two hot methods do what ``Signer``'s do, byte for byte (base64url without padding of
+    the HMAC under the derived key, every key tried when verifying), in one call each: through
+    ``Signer``'s own chain a card spent more time converting bytes between its layers than
+    hashing. ``sign``, ``unsign`` and ``validate`` are ``Signer``'s, on top of these.
+    """
 
     def __init__(self, secrets: Sequence[str]) -> None:
         # itsdangerous signs with the *last* key of the list and verifies with all of them.
@@ -158,10 +161,37 @@ class _Signer(Signer):
         )
         derive = super().derive_key
         self._derived = {key: derive(key) for key in self.secret_keys}
+        # Each key's HMAC with the key already absorbed; a card copies it instead of keying
+        # HMAC again (half of what an HMAC of a short value costs).
+        keyed = {
+            key: hmac.new(derived, digestmod=hashlib.sha256)
+            for key, derived in self._derived.items()
+        }
+        self._signing = keyed[self.secret_keys[-1]]
+        self._verifying = tuple(keyed[key] for key in reversed(self.secret_keys))
 
     def derive_key(self, secret_key: str | bytes | None = None) -> bytes:
         key = self.secret_keys[-1] if secret_key is None else want_bytes(secret_key)
         return self._derived.get(key) or super().derive_key(key)
+
+    def get_signature(self, value: str | bytes) -> bytes:
+        signing = self._signing.copy()
+        signing.update(want_bytes(value))
+        return b2a_base64(signing.digest(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+
+    def verify_signature(self, value: str | bytes, sig: str | bytes) -> bool:
+        signature = want_bytes(sig)
+        try:  # as itsdangerous's base64_decode: URL-safe alphabet, padding restored
+            mac = a2b_base64(signature.translate(_FROM_URLSAFE) + b"=" * (-len(signature) % 4))
+        except (BinasciiError, ValueError):
+            return False
+        value = want_bytes(value)
+        for keyed in self._verifying:
+            check = keyed.copy()
+            check.update(value)
+            if hmac.compare_digest(mac, check.digest()):
+                return True
+        return False
 
 
 class CardSigner:
@@ -186,9 +216,15 @@ class CardSigner:
         self._signer = _Signer(secrets)
         self._legacy = _LegacyCards(secrets, clock)
 
+    def _now(self) -> int:
+        """Seconds since the epoch by ``clock``; the system clock read directly when that is it
+        (the same value, without building a datetime twice per card)."""
+        if self.clock is utcnow:
+            return int(time.time())
+        return int(self.clock().timestamp())
+
     def mint(self, claims: CardClaims) -> str:
-        minted = int(self.clock().timestamp())
-        value = claims.to_payload(minted)
+        value = claims.to_payload(self._now())
         return (value + b"." + self._signer.get_signature(value)).decode()
 
     def parse(self, token: str) -> CardClaims:
@@ -206,7 +242,7 @@ class CardSigner:
             raise InvalidCardError("the signature does not match") from bad
         # As itsdangerous's TimestampSigner decides: older than the TTL, or minted "later" than
         # now by this process's clock, is expired.
-        age = int(self.clock().timestamp()) - minted
+        age = self._now() - minted
         if age > self._max_age or age < 0:
             raise CardExpiredError(card_id=claims.card_id)
         return claims

@@ -8,7 +8,7 @@ from base64 import urlsafe_b64encode
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from itsdangerous import TimestampSigner, URLSafeTimedSerializer
+from itsdangerous import Signer, TimestampSigner, URLSafeTimedSerializer
 
 from tests.engine.conftest import ARJUN, EVERYTHING, SECRET
 from tests.support.clock import SteppedClock
@@ -92,6 +92,24 @@ def test_rotation_accepts_both_formats_signed_with_the_old_key() -> None:
     assert rotated.parse(_sha1_token(CLAIMS)) == CLAIMS
     with pytest.raises(InvalidCardError):
         CardSigner([SECRET]).parse(rotated.mint(CLAIMS))
+
+
+def test_signatures_are_itsdangerous_signers_own() -> None:
+    """A card verifies with a stock itsdangerous Signer (SHA-256), and one it signs with the
+    current or the previous key verifies here; a changed signature is refused."""
+    old, new = SECRET, "new-secret-0123456789abcdef"
+    salt, sha256 = "countersign.card.v1", hashlib.sha256
+    stock = Signer([old, new], salt=salt, digest_method=sha256)  # signs with the last key
+    rotated = CardSigner([new, old])
+    for ours in (rotated, CardSigner([old])):
+        assert stock.validate(ours.mint(CLAIMS))
+    value = rotated.mint(CLAIMS).rsplit(".", 1)[0]
+    for key in (new, old):
+        signed = Signer(key, salt=salt, digest_method=sha256).sign(value).decode()
+        assert rotated.parse(signed) == CLAIMS
+        bad = signed[:-2] + ("AA" if signed[-2:] != "AA" else "BB")
+        with pytest.raises(InvalidCardError):
+            rotated.parse(bad)
 
 
 @pytest.mark.parametrize(

@@ -112,7 +112,7 @@ def _refuse_text(statement: Any) -> None:
             raise UnscopedStatementError("text() cannot be scoped to a tenant; use select()")
 
 
-def _scoped(statement: ExternallyTraversible, tenantid: int) -> Any:
+def _scoped(statement: ExternallyTraversible, tenantid: int | BindParameter[int]) -> Any:
     """``statement`` with the tenant criterion on every tenant table of every SELECT in it."""
 
     def replace(element: Any, **kw: Any) -> Any:
@@ -132,7 +132,9 @@ def _scoped(statement: ExternallyTraversible, tenantid: int) -> Any:
     return scoped
 
 
-def _criteria(froms: Sequence[Any], tenantid: int) -> list[ColumnElement[bool]]:
+def _criteria(
+    froms: Sequence[Any], tenantid: int | BindParameter[int]
+) -> list[ColumnElement[bool]]:
     return [source.c[_TENANT_COLUMN] == tenantid for source in _tenant_sources(froms)]
 
 

@@ -8,15 +8,24 @@ with a ledger row (StockMovement, PriceChange) keyed by the card's id.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import cast
 
 from pydantic import Field, field_validator
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Role
+from tools.db.prescoped import execute, tenant_statement
 from tools.errors import ConflictError, NotFoundError
-from tools.merchant.models import Branch, PriceChange, Product, Stock, StockMovement
-from tools.merchant.scope import Money, find_branch, find_product
+from tools.merchant.models import PriceChange, Product, Stock, StockMovement
+from tools.merchant.scope import (
+    BranchRef,
+    Money,
+    ProductRef,
+    find_product,
+    resolve_branch,
+    resolve_product,
+)
 from tools.merchant.writes_common import (
     APPROVAL_NOTE,
     Reason,
@@ -79,33 +88,46 @@ class SetPriceArgs(Args):
     )
 
 
+# The stock line, its update and its ledger row: the statements of the commonest write, scoped to
+# the tenant once (``tools.db.prescoped``) instead of on every execution.
+_S = Stock.__table__.c
+_LINE = select(_S.id, _S.quantity).where(
+    _S.branch_id == bindparam("branch"), _S.product_id == bindparam("product")
+)
+_STOCK_LINE = tenant_statement(_LINE)
+# A second card for the same line waits here and then sees the first one's quantity, so two
+# removals cannot both pass the "never below zero" check.
+_STOCK_LINE_LOCKED = tenant_statement(_LINE.with_for_update())
+_SET_QUANTITY = tenant_statement(
+    update(cast("Table", Stock.__table__)).where(_S.id == bindparam("stock"))
+)
+_MOVEMENT = tenant_statement(insert(cast("Table", StockMovement.__table__)))
+
+
 async def _stock_line(
-    session: AsyncSession, branch: Branch, product: Product, *, lock: bool
-) -> Stock:
-    stmt = select(Stock).where(Stock.branch_id == branch.id, Stock.product_id == product.id)
-    if lock:
-        # A second card for the same line waits here and then sees the first one's quantity,
-        # so two removals cannot both pass the "never below zero" check.
-        stmt = locked(stmt)
-    stock = (await session.scalars(stmt)).one_or_none()
-    if stock is None:
+    session: AsyncSession, branch: BranchRef, product: ProductRef, *, lock: bool
+) -> tuple[int, int]:
+    """The stock line's id and quantity."""
+    stmt = _STOCK_LINE_LOCKED if lock else _STOCK_LINE
+    row = (await execute(session, stmt, {"branch": branch.id, "product": product.id})).first()
+    if row is None:
         raise NotFoundError(
             f"{branch.name} (branch {branch.id}) does not stock {product.name} (SKU {product.sku})."
         )
-    return stock
+    return row.id, row.quantity
 
 
-def _after(stock: Stock, delta: int, branch: Branch, product: Product) -> int:
-    after = stock.quantity + delta
+def _after(quantity: int, delta: int, branch: BranchRef, product: ProductRef) -> int:
+    after = quantity + delta
     if after < 0:
         raise ConflictError(
-            f"{branch.name} (branch {branch.id}) has {stock.quantity} of {product.name} "
+            f"{branch.name} (branch {branch.id}) has {quantity} of {product.name} "
             f"(SKU {product.sku}); removing {-delta} would leave {after}, so nothing was changed."
         )
     return after
 
 
-def _stock_summary(delta: int, product: Product, branch: Branch) -> str:
+def _stock_summary(delta: int, product: ProductRef, branch: BranchRef) -> str:
     units = (
         f"{abs(delta)} unit{'s' if abs(delta) != 1 else ''} of {product.name} (SKU {product.sku})"
     )
@@ -116,10 +138,10 @@ def _stock_summary(delta: int, product: Product, branch: Branch) -> str:
 
 
 async def _propose_stock(ctx: ToolContext, args: AdjustStockArgs) -> Proposal:
-    branch = await find_branch(ctx.session, args.branch)
-    product = await find_product(ctx.session, args.sku)
-    stock = await _stock_line(ctx.session, branch, product, lock=False)
-    after = _after(stock, args.delta, branch, product)
+    branch = await resolve_branch(ctx.session, args.branch)
+    product = await resolve_product(ctx.session, args.sku)
+    _, quantity = await _stock_line(ctx.session, branch, product, lock=False)
+    after = _after(quantity, args.delta, branch, product)
     warning = None
     if after == 0:
         warning = f"This leaves {branch.name} with no {product.name} at all."
@@ -129,7 +151,7 @@ async def _propose_stock(ctx: ToolContext, args: AdjustStockArgs) -> Proposal:
             ProposalDetail("Branch", branch_label(branch)),
             ProposalDetail("Product", product_label(product)),
             ProposalDetail("Change", f"{args.delta:+d}"),
-            ProposalDetail("Quantity", arrow(stock.quantity, after)),
+            ProposalDetail("Quantity", arrow(quantity, after)),
             ProposalDetail("Reason", args.reason),
         ),
         warning=warning,
@@ -137,29 +159,27 @@ async def _propose_stock(ctx: ToolContext, args: AdjustStockArgs) -> Proposal:
             branch=branch.id, sku=product.sku, delta=args.delta, reason=args.reason
         ),
         target=f"stock:{branch.id}:{product.sku}",
-        standing=f"{product.name} at {branch.name} stays at {stock.quantity}",
+        standing=f"{product.name} at {branch.name} stays at {quantity}",
     )
 
 
 async def _execute_stock(ctx: ToolContext, args: AdjustStockArgs) -> Result:
-    branch = await find_branch(ctx.session, args.branch)
-    product = await find_product(ctx.session, args.sku)
-    stock = await _stock_line(ctx.session, branch, product, lock=True)
+    branch = await resolve_branch(ctx.session, args.branch)
+    product = await resolve_product(ctx.session, args.sku)
+    stock_id, before = await _stock_line(ctx.session, branch, product, lock=True)
     # The delta is what was approved ("remove the 5 damaged ones"); the quantity it lands on is
     # re-checked here, because stock may have moved since the card was drawn.
-    before, after = stock.quantity, _after(stock, args.delta, branch, product)
-    stock.quantity = after
-    ctx.session.add(
-        StockMovement(
-            stock_id=stock.id,
-            delta=args.delta,
-            reason=args.reason,
-            approved_by=ctx.caller.userid,
-            card_id=card_key(ctx),
-            created_at=ctx.now,
-        )
-    )
-    await ctx.session.flush()
+    after = _after(before, args.delta, branch, product)
+    await execute(ctx.session, _SET_QUANTITY, {"stock": stock_id, "quantity": after})
+    movement = {
+        "stock_id": stock_id,
+        "delta": args.delta,
+        "reason": args.reason,
+        "approved_by": ctx.caller.userid,
+        "card_id": card_key(ctx),
+        "created_at": ctx.now,
+    }
+    await execute(ctx.session, _MOVEMENT, movement)
     note = f"{product.name} at {branch.name} (branch {branch.id}): {arrow(before, after)}."
     row = {"branch_id": branch.id, "sku": product.sku, "quantity": after}
     return done(ctx, note, row, f"stock of {product.sku} at branch {branch.id}")

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tools.errors import InvalidArgumentsError
 from tools.merchant.models import Branch, Person, Product
 from tools.merchant.money import parse_money
-from tools.merchant.scope import Money, load_tenant
+from tools.merchant.scope import BranchRef, Money, ProductRef, load_tenant
 from tools.tool import Result, ToolContext
 
 T = TypeVar("T")
@@ -96,11 +96,11 @@ async def person_name(session: AsyncSession, person_id: int | None) -> str:
     return person.name if person else "someone no longer listed"
 
 
-def branch_label(branch: Branch) -> str:
+def branch_label(branch: Branch | BranchRef) -> str:
     return f"{branch.name} (branch {branch.id}, {branch.city})"
 
 
-def product_label(product: Product) -> str:
+def product_label(product: Product | ProductRef) -> str:
     return f"{product.name} (SKU {product.sku}, product {product.id})"
 
 
