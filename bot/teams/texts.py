@@ -11,6 +11,7 @@ from bot.cardspec import clip
 
 __all__ = [
     "audit_text",
+    "batch_audit_text",
     "database_unreachable",
     "model_failed",
     "not_connected",
@@ -97,3 +98,8 @@ def audit_text(
 def reply(text: str) -> str:
     """The assistant's answer, cut to a message's length."""
     return clip(text, _TEXT)
+
+
+def batch_audit_text(text: str) -> str:
+    """The record of a settled batch the conversation sees (the core's plain words)."""
+    return clip(f"🗂 {text}", _TEXT)

@@ -1,0 +1,176 @@
+"""One card for several writes of one turn: one Approve, each write run once and on its own."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections import Counter
+
+from sqlalchemy import select, update
+
+from bot.sandbox import Message
+from tests.slack.conftest import CHANNEL, Bot, buttons, request_status, said, validate
+from tests.support.slack_requests import view_submission
+from tools import CardStatus
+from tools.db import AuditRow
+from tools.merchant.models import BranchRequest
+
+
+def approve_button(card: Message) -> dict[str, object]:
+    block = next(b for b in card.blocks if b["type"] == "actions")
+    return dict(next(e for e in block["elements"] if e["action_id"] == "card_approve"))
+
+
+async def cards_of(bot: Bot, *request_ids: int) -> dict[int, str]:
+    """The card id proposed for each request (the newest), read from the proposals table."""
+    found: dict[int, str] = {}
+    for card in await bot.registry.cards.rows():
+        request = card.args.get("request_id")
+        if request in request_ids and card.status == "pending":
+            found[int(request)] = card.id
+    return found
+
+
+async def outcomes(bot: Bot, card_ids: list[str]) -> Counter[tuple[str, str]]:
+    """How many of each (card, outcome) audit line there are for these cards."""
+    async with bot.registry.db.session() as session:
+        rows = await session.execute(
+            select(AuditRow.card_id, AuditRow.outcome).where(AuditRow.card_id.in_(card_ids))
+        )
+    return Counter((str(r.card_id), str(r.outcome)) for r in rows)
+
+
+def broadcasts(bot: Bot) -> list[str]:
+    return [m.text for m in bot.slack.messages if m.channel == CHANNEL and m.reply_broadcast]
+
+
+async def test_several_writes_of_one_turn_are_one_card(bot: Bot) -> None:
+    """ "approve requests 1, 2 and 3" posts one card listing each request with its ids and
+    names, one "Approve all 3" with a confirm, Reject and Withdraw; within Slack's limits."""
+    await bot.mention("UARJUN", "approve requests 1, 2 and 3")
+    [card] = bot.cards()
+    validate(card.blocks)
+    text = said(card.blocks)
+    for number in (1, 2, 3):
+        assert f"Approve request {number} — " in text, text
+    assert "(branch " in text and "asked by " in text
+    assert buttons(card.blocks) == ["card_approve", "card_reject", "card_withdraw"]
+    approve = approve_button(card)
+    assert approve["text"] == {"type": "plain_text", "text": "Approve all 3", "emoji": True}
+    assert "confirm" in approve and len(str(approve["value"])) < 2000
+    assert card.blocks[0]["text"]["text"] == "Approval needed from Arjun Mehta"
+    cards = await cards_of(bot, 1, 2, 3)
+    records = [await bot.registry.card(cid) for cid in cards.values()]
+    assert len({r.batch_id for r in records if r is not None}) == 1
+    # The cards' own tokens never reach a button: only the batch's.
+    assert all(r is not None and r.batch_id for r in records)
+
+
+async def test_a_write_that_can_no_longer_run_fails_alone(bot: Bot) -> None:
+    """Request 2 decided meanwhile: approving the batch runs 1 and 3, fails 2 with the reason
+    in plain words, and the channel gets one line with each outcome."""
+    await bot.mention("UARJUN", "approve requests 1, 2 and 3")
+    [card] = bot.cards()
+    async with bot.registry.db.session(write=True) as session:
+        await session.execute(
+            update(BranchRequest)
+            .where(BranchRequest.id == 2)
+            .values(status="approved", decided_by=None, decided_at=bot.clock())
+        )
+        await session.commit()
+    assert await bot.press("UARJUN", card) == 200
+    assert [await request_status(bot, n) for n in (1, 2, 3)] == ["approved", "approved", "approved"]
+    shown = bot.shown(card)
+    validate(shown.blocks)
+    assert shown.blocks[0]["text"]["text"] == "Approved: 2 done, 1 failed"
+    text = said(shown.blocks)
+    assert "Failed: Request 2 was already approved" in text, text
+    assert text.count("Done") == 2 and buttons(shown.blocks) == []
+    [line] = broadcasts(bot)
+    assert "Approved: 2 done, 1 failed (Arjun Mehta)" in line
+    assert "Approve request 2" in line and "Failed" in line
+
+
+async def test_two_presses_at_once_run_each_write_once(bot: Bot) -> None:
+    """A double tap (two presses at the same moment) approves each request exactly once:
+    one "done" line per card in the audit log, one line for the channel."""
+    await bot.mention("UARJUN", "approve requests 1, 2 and 3")
+    [card] = bot.cards()
+    cards = await cards_of(bot, 1, 2, 3)
+    await asyncio.gather(bot.press("UARJUN", card), bot.press("UARJUN", card))
+    assert [await request_status(bot, n) for n in (1, 2, 3)] == ["approved"] * 3
+    counted = await outcomes(bot, list(cards.values()))
+    for cid in cards.values():
+        assert counted[(cid, "done")] == 1, counted
+        record = await bot.registry.card(cid)
+        assert record is not None and record.status is CardStatus.DONE
+    assert len(broadcasts(bot)) == 1
+    assert bot.shown(card).blocks[0]["text"]["text"] == "Approved and done"
+
+
+async def test_a_staff_batch_is_routed_and_a_manager_approves_it(bot: Bot) -> None:
+    """Ravi (staff) asks for two: the card waits for a manager, each manager gets one copy of
+    the batch, Ravi's own press is refused, Meera's approval from her DM runs both and every
+    copy shows it."""
+    await bot.mention("URAVI", "approve requests 1 and 2")
+    [card] = bot.cards()
+    assert card.blocks[0]["text"]["text"] == "Waiting for a manager: Arjun Mehta or Meera Iyer"
+    copies = {user: bot.cards(bot.dm(user)) for user in ("UARJUN", "UMEERA")}
+    assert all(len(found) == 1 for found in copies.values()), copies
+    assert buttons(copies["UMEERA"][0].blocks) == ["card_approve", "card_reject"]
+    await bot.press("URAVI", card)
+    assert await request_status(bot, 1) == "pending"
+    assert len(bot.ephemerals("URAVI")) == 1
+    await bot.press("UMEERA", copies["UMEERA"][0])
+    assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
+    for shown in (card, copies["UARJUN"][0], copies["UMEERA"][0]):
+        blocks = bot.shown(shown).blocks
+        assert blocks[0]["text"]["text"] == "Approved and done" and buttons(blocks) == []
+    assert len(broadcasts(bot)) == 1
+
+
+async def test_a_batch_needs_two_approvers_when_one_write_does(bot: Bot) -> None:
+    """Requests 1 and 5 (₹42,000) together need two managers: the first approval is counted
+    on both and runs nothing; the second runs both once."""
+    await bot.mention("URAVI", "approve requests 1 and 5")
+    [card] = bot.cards()
+    assert "Needs 2 approvals from different people." in said(card.blocks)
+    copies = {user: bot.cards(bot.dm(user))[0] for user in ("UARJUN", "UMEERA")}
+    await bot.press("UARJUN", copies["UARJUN"])
+    assert [await request_status(bot, n) for n in (1, 5)] == ["pending", "pending"]
+    assert "Approved by Arjun Mehta, 1 of 2" in said(bot.shown(card).blocks)
+    assert broadcasts(bot) == []
+    await bot.press("UMEERA", copies["UMEERA"])
+    assert [await request_status(bot, n) for n in (1, 5)] == ["approved", "approved"]
+    assert bot.shown(card).blocks[0]["text"]["text"] == "Approved and done"
+    [line] = broadcasts(bot)
+    assert "Arjun Mehta and Meera Iyer" in line or "Meera Iyer" in line
+
+
+async def test_reject_all_with_one_reason(bot: Bot) -> None:
+    """ "reject requests 4 and 6 because …" is one card; Reject all with a reason ends both
+    cards, changes neither request, and the channel reads the reason once."""
+    await bot.mention("UARJUN", "reject requests 4 and 6 because over budget")
+    [card] = bot.cards()
+    assert "Reject request 4" in said(card.blocks) and "Reject request 6" in said(card.blocks)
+    await bot.press("UARJUN", card, action="card_reject")
+    view = bot.slack.called("views.open")[0]["view"]
+    await bot.interact(view_submission("UARJUN", view, reason="Wait for the audit"))
+    assert [await request_status(bot, n) for n in (4, 6)] == ["pending", "pending"]
+    shown = bot.shown(card)
+    assert shown.blocks[0]["text"]["text"] == "Not approved"
+    assert "Wait for the audit" in said(shown.blocks)
+    assert len(broadcasts(bot)) == 1
+
+
+async def test_the_asker_withdraws_a_batch(bot: Bot) -> None:
+    """Withdraw on a batch ends every card in it; nothing runs, and Approve afterwards is
+    refused privately."""
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    [card] = bot.cards()
+    stale = copy.deepcopy(card)  # the card as a slow phone still shows it, buttons and all
+    await bot.press("UARJUN", card, action="card_withdraw")
+    assert bot.shown(card).blocks[0]["text"]["text"] == "Withdrawn"
+    await bot.press("UARJUN", stale)
+    assert [await request_status(bot, n) for n in (1, 2)] == ["pending", "pending"]
+    assert len(bot.ephemerals("UARJUN")) == 1
