@@ -15,19 +15,37 @@ import structlog
 
 from bot import batchwords, receipts
 from bot.adapter import Adapter
-from bot.placement import Placement, SlackPlacement, placements_of_stored, stored
+from bot.placement import (
+    Placement,
+    SlackPlacement,
+    placements_of,
+    placements_of_stored,
+    stored,
+)
 from bot.surface import Surface
-from tools import CardStatus
+from tools import CardRecord, CardStatus
 from tools.batching import BatchRecord, change_surface, load
 from tools.connections import Connections
 
-__all__ = ["settled", "show_batch"]
+__all__ = ["copies_of", "settled", "show_batch"]
 
 log = structlog.get_logger("bot.batch_show")
 
 # Nobody decided these: no line for the channel.
 _UNAUDITED = frozenset({CardStatus.EXPIRED, CardStatus.SUPERSEDED})
 _OPEN = frozenset({CardStatus.PENDING, CardStatus.EXECUTING})
+
+
+async def copies_of(surface: Surface, record: CardRecord) -> tuple[Placement, ...]:
+    """Where a card is shown: its own copies, or, for a card in a batch, the batch's.
+
+    A card in a batch has no message of its own; without this the expiry sweep and the
+    reconciler found nowhere to show it, and the batch kept live buttons.
+    """
+    if record.batch_id is None:
+        return placements_of(record)
+    batch = await load(surface.registry, record.batch_id)
+    return placements_of_stored(batch.surface) if batch is not None else ()
 
 
 def settled(batch: BatchRecord) -> bool:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot import batchwords, wording
-from bot.cardspec import LIMITS, CardAction, Decided, clip
+from bot.cardspec import LIMITS, CardAction, CardSpec, Decided, clip
 from tools import CardRecord, CardStatus
 from tools.batching import BatchRecord
 
-__all__ = ["BatchLine", "BatchSpec", "of_batch", "statuses"]
+__all__ = ["BatchLine", "BatchSpec", "as_card", "of_batch", "statuses"]
 
 # The summary a line carries: twenty lines of this fit a Slack message and a phone screen.
 _LINE = 400
@@ -153,3 +153,24 @@ def _decider(batch: BatchRecord) -> CardRecord | None:
     """The card whose decision names who decided the batch (a press decides them all)."""
     decided = [c for c in batch.items if c.decided_by_name and c.decided_at]
     return max(decided, key=lambda c: c.decided_at or batch.created_at, default=None)
+
+
+def as_card(batch: BatchRecord, *, token: str = "", now: datetime | None = None) -> CardSpec:
+    """The batch as one entry of a list of cards (the App Home, ``/countersign pending``):
+    a card whose details are its writes, with the batch's buttons."""
+    spec = of_batch(batch, token=token, now=now)
+    warnings = [f"{n}. {line.warning}" for n, line in enumerate(spec.lines, 1) if line.warning]
+    return CardSpec(
+        card_id=batch.batch_id,
+        status=spec.status if spec.is_pending else str(CardStatus.EXPIRED),
+        title=spec.title,
+        summary=batchwords.summary(len(spec.lines)),
+        details=tuple((f"{n}.", line.summary) for n, line in enumerate(spec.lines, 1)),
+        warning=clip(" ".join(warnings), LIMITS.warning) if warnings else None,
+        issued_to=None,
+        expires_at=spec.expires_at,
+        notification=spec.notification,
+        actions=spec.actions,
+        waiting_for=spec.waiting_for,
+        progress=spec.progress,
+    )

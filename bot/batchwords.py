@@ -26,6 +26,7 @@ __all__ = [
     "intro",
     "item_result",
     "model_note",
+    "summary",
 ]
 
 REJECT_ALL: Final = "Reject all"
@@ -144,3 +145,8 @@ def model_note(by: str, notes: Sequence[tuple[str, str, str | None, str | None]]
         wording.conversation_note(status, summary, by, reason, outcome)
         for status, summary, reason, outcome in notes
     )
+
+
+def summary(count: int) -> str:
+    """What a batch is, as a list of cards names it."""
+    return f"{count} changes in one card, with one approval."

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import Counter
+from datetime import timedelta
 
 from sqlalchemy import select, update
 
+from bot import sweeps
 from bot.sandbox import Message
 from tests.slack.conftest import CHANNEL, Bot, buttons, request_status, said, validate
 from tests.support.slack_requests import view_submission
@@ -174,3 +176,34 @@ async def test_the_asker_withdraws_a_batch(bot: Bot) -> None:
     await bot.press("UARJUN", stale)
     assert [await request_status(bot, n) for n in (1, 2)] == ["pending", "pending"]
     assert len(bot.ephemerals("UARJUN")) == 1
+
+
+async def test_the_app_home_lists_a_batch_once_with_its_buttons(bot: Bot) -> None:
+    """A routed batch is one entry in each manager's Home ("2 changes in one card") with the
+    batch's Approve and Reject, and one entry with Withdraw in its asker's."""
+    await bot.mention("URAVI", "approve requests 1 and 2")
+    for user in ("UARJUN", "URAVI"):
+        await bot.send({"type": "app_home_opened", "user": user, "tab": "home"})
+    arjun, ravi = bot.home("UARJUN")["blocks"], bot.home("URAVI")["blocks"]
+    validate(arjun)
+    validate(ravi)
+    assert "*Waiting for you* · 1 card" in said(arjun)
+    assert said(arjun).count("2 changes in one card") == 1
+    assert "Approve request 1 — " in said(arjun) and "Approve request 2 — " in said(arjun)
+    assert buttons(arjun) == ["card_approve", "card_reject"]
+    assert buttons(ravi) == ["card_withdraw"]
+    value = next(e["value"] for b in arjun if b["type"] == "actions" for e in b["elements"])
+    assert value == approve_button(bot.cards()[0])["value"]
+
+
+async def test_the_expiry_sweep_shows_a_batch_expired(bot: Bot) -> None:
+    """Past its time, the sweep expires every card of the batch and the batch card says
+    "Expired" with no buttons; the channel hears nothing (nobody decided)."""
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    [card] = bot.cards()
+    bot.clock.step(timedelta(minutes=31))
+    assert await sweeps.expire(bot.surface, bot.mounted, now=bot.clock()) == 2
+    shown = bot.shown(card)
+    validate(shown.blocks)
+    assert shown.blocks[0]["text"]["text"] == "Expired" and buttons(shown.blocks) == []
+    assert broadcasts(bot) == []
