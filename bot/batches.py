@@ -19,23 +19,24 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot import batchwords
+from bot import batchwords, receipts
 from bot.batch_show import show_batch
 from bot.copies import address
 from bot.decisions import show_decision
-from bot.placement import Placement, placements_of_stored, stored
+from bot.placement import Placement, SlackPlacement, placements_of_stored, stored
 from bot.surface import Surface
 from tools import Caller, CardStatus, Proposal
 from tools.batch_approval import BatchDecision, approve_batch, reject_batch, withdraw_batch
-from tools.batching import MAX_ITEMS, Batch, bundle, change_surface, load
+from tools.batching import MAX_ITEMS, Batch, BatchRecord, bundle, change_surface, load
 from tools.errors import CardExpiredError, ConflictError, CountersignError, NotYourCardError
+from tools.proposals import Issuee
 from tools.tokens import is_batch_token
 
 if TYPE_CHECKING:
     from bot.adapter import Adapter
     from bot.presses import Outcome, Press
 
-__all__ = ["is_batch_token", "ladder", "post_batch", "post_turn_cards"]
+__all__ = ["escalated", "is_batch_token", "ladder", "post_batch", "post_turn_cards"]
 
 log = structlog.get_logger("bot.batches")
 
@@ -93,13 +94,45 @@ async def post_batch(
                 await show_decision(surface, adapter, old)
     others = [i for i in batch.routing.issued_to if i.userid != caller.userid]
     if others:
-        await _send_copies(surface, adapter, batch, others, installation=installation)
+        await _send_copies(
+            surface, adapter, batch.record, others, token=batch.token, installation=installation
+        )
+
+
+async def escalated(
+    surface: Surface, adapter: Adapter, batch_id: str, bosses: Sequence[Issuee]
+) -> None:
+    """Shows a batch's wider list of approvers and sends the owners their copy, once.
+
+    Its cards are escalated one by one (each is a card); the owners get one copy of the batch,
+    sent by whichever process claims that first.
+    """
+    batch = await show_batch(surface, adapter, batch_id)
+    if batch is None or not bosses or not batch.live:
+        return
+    thread = next(
+        (p for p in placements_of_stored(batch.surface) if p.platform == adapter.platform), None
+    )
+    if thread is None or not thread.token:
+        return
+    key = f"batch:escalated:{batch_id}"
+    if not await receipts.claim(surface.registry.db, key, surface.registry.clock()):
+        return
+    installation = thread.team if isinstance(thread, SlackPlacement) else thread.tenant or ""
+    await _send_copies(
+        surface, adapter, batch, bosses, token=thread.token, installation=installation
+    )
 
 
 async def _send_copies(
-    surface: Surface, adapter: Adapter, batch: Batch, people: Sequence[Any], *, installation: str
+    surface: Surface,
+    adapter: Adapter,
+    record: BatchRecord,
+    people: Sequence[Issuee],
+    *,
+    token: str,
+    installation: str,
 ) -> None:
-    record = batch.record
     push = _push(record.items[0].issued_to, record.userid, len(record.items))
     sent: list[Placement] = []
     for person in people:
@@ -107,7 +140,7 @@ async def _send_copies(
         if user is None:
             log.info("copy_unreachable", batch_id=record.batch_id, person=person.userid)
             continue
-        placement = await adapter.send_batch_copy(record, user, token=batch.token, push=push)
+        placement = await adapter.send_batch_copy(record, user, token=token, push=push)
         if placement is not None:
             sent.append(placement)
     if not sent:
@@ -121,7 +154,7 @@ async def _send_copies(
         await show_batch(surface, adapter, record.batch_id)  # decided while on their way
 
 
-def _push(issued: Sequence[Any], asker: int, count: int) -> str:
+def _push(issued: Sequence[Issuee], asker: int, count: int) -> str:
     name = next((i.name for i in issued if i.userid == asker), "")
     return batchwords.copy_text(count, name)
 

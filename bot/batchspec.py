@@ -129,7 +129,7 @@ def _pending(
         status=str(CardStatus.PENDING),
         title=wording.pending_title(
             waiting,
-            role=first.needed_role,
+            role=_role(first),
             routed=first.routed,
             all_of=left > 1 and left >= len(waiting),
         ),
@@ -147,6 +147,14 @@ def _pending(
             batchwords.confirm_text([line.summary for line in lines if line.result is None]),
         ),
     )
+
+
+def _role(card: CardRecord) -> str | None:
+    """The role a waiting batch names: "manager", or "manager or the owner" once escalated."""
+    role = card.needed_role
+    if role and card.escalated_at is not None and role != "owner":
+        return f"{role} or the owner"
+    return role
 
 
 def _decider(batch: BatchRecord) -> CardRecord | None:

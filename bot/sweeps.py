@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.adapter import Adapter
 from bot.batch_show import copies_of
+from bot.batches import escalated
 from bot.copies import send_copies
 from bot.decisions import show_decision, update_copies
 from bot.placement import Placement, SlackPlacement, placements_of
@@ -126,6 +127,15 @@ async def _tell(
     surface: Surface, mounted: Mapping[str, Shows], record: CardRecord, bosses: list[Issuee]
 ) -> None:
     """Shows the wider list of approvers on every copy and sends the owners their copies."""
+    if record.batch_id is not None:
+        batch_id = record.batch_id
+
+        async def batch_work(adapter: Adapter) -> None:
+            await escalated(surface, adapter, batch_id, bosses)
+
+        copies = await copies_of(surface, record)
+        await _each_platform(record, mounted, batch_work, copies=copies)
+        return
 
     async def work(adapter: Adapter) -> None:
         await update_copies(surface, adapter, record)

@@ -207,3 +207,19 @@ async def test_the_expiry_sweep_shows_a_batch_expired(bot: Bot) -> None:
     validate(shown.blocks)
     assert shown.blocks[0]["text"]["text"] == "Expired" and buttons(shown.blocks) == []
     assert broadcasts(bot) == []
+
+
+async def test_an_escalated_batch_reaches_the_owner_once(bot: Bot) -> None:
+    """A routed batch left undecided is escalated: every copy names the owner too, and Priya
+    gets one copy of the batch (not one per write), whose Approve runs both writes."""
+    await bot.mention("URAVI", "approve requests 1 and 2")
+    [card] = bot.cards()
+    bot.clock.step(timedelta(minutes=16))
+    assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 2
+    wider = "Waiting for a manager or the owner: Arjun Mehta, Meera Iyer or Priya Raman"
+    assert bot.shown(card).blocks[0]["text"]["text"] == wider
+    [priya] = bot.cards(bot.dm("UPRIYA"))
+    assert buttons(priya.blocks) == ["card_approve", "card_reject"]
+    await bot.press("UPRIYA", priya)
+    assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
+    assert bot.shown(card).blocks[0]["text"]["text"] == "Approved and done"
