@@ -215,7 +215,8 @@ async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
         if isinstance(part, ToolReturnPart | RetryPromptPart)
     ]
     if results:
-        return _text("\n\n".join(_phrase(part) for part in results))
+        # Several writes of one turn read alike ("Not done yet: …"): each thing is said once.
+        return _text("\n\n".join(dict.fromkeys(_phrase(part) for part in results)))
     decision = understand(_latest_prompt(last))
     if isinstance(decision, str):
         return _text(decision)

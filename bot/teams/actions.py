@@ -35,7 +35,7 @@ from bot.teams.adaptive import (
     notice_card,
     render,
 )
-from bot.teams.batch_refresh import refresh_batch
+from bot.teams.batch_refresh import batch_answer, refresh_batch
 from bot.teams.identity import who
 from tools import CardRecord
 from tools.tokens import is_batch_token
@@ -93,6 +93,9 @@ async def decide(
     if shown is not None:
         return PressAnswer(shown, adapter.notice)
     notice = adapter.notice or ""
+    if is_batch_token(press.token):
+        found = await batch_answer(surface, adapter, press.card_id or "", notice, ended.caller)
+        return PressAnswer(found, notice)
     return PressAnswer(await _refusal_card(surface, adapter, press.card_id or "", notice), notice)
 
 

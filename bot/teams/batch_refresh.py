@@ -18,9 +18,10 @@ from bot.teams.adapter import TeamsAdapter
 from bot.teams.adaptive import notice_card
 from bot.teams.batch import batch_card, batch_view
 from bot.teams.identity import who
+from tools import Caller
 from tools.batching import load
 
-__all__ = ["refresh_batch"]
+__all__ = ["batch_answer", "refresh_batch"]
 
 
 async def refresh_batch(surface: Surface, context: TurnContext, batch_id: str) -> dict[str, Any]:
@@ -38,3 +39,16 @@ async def refresh_batch(surface: Surface, context: TurnContext, batch_id: str) -
     caller = None if isinstance(resolved, str) else resolved
     view = batch_view(batch, caller)
     return batch_card(batch, token=placement.token, view=view, issuee=placement.user)[0]
+
+
+async def batch_answer(
+    surface: Surface, adapter: TeamsAdapter, batch_id: str, notice: str, viewer: Caller | None
+) -> dict[str, Any]:
+    """The batch as it stands with what the presser was told on it (a refusal, a note), or
+    the notice alone when the batch is not shown in this conversation."""
+    batch = await load(surface.registry, batch_id) if batch_id else None
+    placement = adapter.here(placements_of_stored(batch.surface if batch else None))
+    if batch is None or not isinstance(placement, TeamsPlacement):
+        return notice_card(notice)
+    view = batch_view(batch, viewer)
+    return batch_card(batch, token=placement.token, view=view, notice=notice or None)[0]

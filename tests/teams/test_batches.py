@@ -33,15 +33,19 @@ async def test_a_routed_batch_is_approved_once_by_two_managers_pressing_at_once(
     signed: TeamsBot,
 ) -> None:
     """Ravi asks for requests 1 and 2: each manager's 1:1 chat gets the one batch card; both
-    pressing Approve at the same moment approve each request exactly once."""
+    pressing Approve at the same moment approve each request exactly once, and each is
+    answered with the batch card."""
     posted = await routed(signed, "approve requests 1 and 2")
     assert "Waiting for a manager" in texts(posted.cards[0])
     arjun, meera = copy_for(signed, ARJUN), copy_for(signed, MEERA)
     assert [a["title"] for a in actions(arjun.cards[0])] == ["Approve all 2", "Reject all"]
-    await asyncio.gather(
+    answers = await asyncio.gather(
         signed.press(ARJUN, "approve", arjun, personal=True),
         signed.press(MEERA, "approve", meera, personal=True),
     )
+    for status, answer in answers:
+        # Whoever came second still sees the batch (with what they were told), not a blank.
+        assert status == 200 and "Approve request 1 — " in texts(answer["value"])
     assert [await request_status(signed, n) for n in (1, 2)] == ["approved", "approved"]
     for cid in {r.id for r in await signed.registry.cards.rows() if r.batch_id}:
         rows = await signed.registry.audit.recent(card_id=cid)
