@@ -94,7 +94,7 @@ def of_batch(batch: BatchRecord, *, token: str = "", now: datetime | None = None
         batch_id=batch.batch_id,
         status="decided",
         title=batchwords.decided_title(shown),
-        intro=batchwords.count_line(shown),
+        intro=batchwords.settled_intro(count),
         lines=lines,
         expires_at=batch.expires_at,
         notification=f"{batchwords.decided_title(shown)}: {count} changes in one card.",

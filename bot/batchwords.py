@@ -26,6 +26,7 @@ __all__ = [
     "intro",
     "item_result",
     "model_note",
+    "settled_intro",
     "summary",
 ]
 
@@ -51,7 +52,7 @@ def confirm_title(count: int) -> str:
 def confirm_text(summaries: Sequence[str]) -> str:
     """The confirm dialog's text (Slack allows 300 characters): what runs, briefly."""
     listed = "; ".join(s.rstrip(".") for s in summaries)
-    return f"{listed}. Each runs as soon as you confirm."
+    return f"Each runs on its own as soon as you confirm, checked again first: {listed}."
 
 
 def card_text(count: int, for_name: str) -> str:
@@ -145,6 +146,11 @@ def model_note(by: str, notes: Sequence[tuple[str, str, str | None, str | None]]
         wording.conversation_note(status, summary, by, reason, outcome)
         for status, summary, reason, outcome in notes
     )
+
+
+def settled_intro(count: int) -> str:
+    """The line under a settled batch's heading (the heading already counts the outcomes)."""
+    return f"{count} changes in one card."
 
 
 def summary(count: int) -> str:
