@@ -197,16 +197,20 @@ async def test_the_app_home_lists_a_batch_once_with_its_buttons(bot: Bot) -> Non
 
 
 async def test_the_expiry_sweep_shows_a_batch_expired(bot: Bot) -> None:
-    """Past its time, the sweep expires every card of the batch and the batch card says
-    "Expired" with no buttons; the channel hears nothing (nobody decided)."""
+    """Past its time, the sweep expires every card of the batch, the batch card says
+    "Expired" with no buttons, the asker's open Home tab loses it, and the channel hears
+    nothing (nobody decided)."""
     await bot.mention("UARJUN", "approve requests 1 and 2")
     [card] = bot.cards()
+    await bot.send({"type": "app_home_opened", "user": "UARJUN", "tab": "home"})
+    assert buttons(bot.home("UARJUN")["blocks"]) == ["card_approve", "card_reject"]
     bot.clock.step(timedelta(minutes=31))
     assert await sweeps.expire(bot.surface, bot.mounted, now=bot.clock()) == 2
     shown = bot.shown(card)
     validate(shown.blocks)
     assert shown.blocks[0]["text"]["text"] == "Expired" and buttons(shown.blocks) == []
     assert broadcasts(bot) == []
+    assert buttons(bot.home("UARJUN")["blocks"]) == []  # the open Home tab was refreshed
 
 
 async def test_an_escalated_batch_reaches_the_owner_once(bot: Bot) -> None:
