@@ -52,3 +52,16 @@ async def test_a_routed_batch_is_approved_once_by_two_managers_pressing_at_once(
         assert [r.outcome for r in rows].count("done") == 1
     for update in shown_everywhere(signed, posted).values():
         assert "Approved and done" in texts(update.cards[0]) and actions(update.cards[0]) == []
+
+
+async def test_reject_all_takes_the_reason_typed_on_the_card(signed: TeamsBot) -> None:
+    """Reject all with a reason typed on the batch card ends every card in it with that
+    reason; the requests stay as they were."""
+    posted = await signed.card_for(ARJUN, "approve requests 3 and 4")
+    status, answer = await signed.press(ARJUN, "reject", posted, reason="Budget is frozen")
+    assert status == 200
+    shown = texts(answer["value"])
+    assert "Not approved" in shown and "Budget is frozen" in shown
+    assert [await request_status(signed, n) for n in (3, 4)] == ["pending", "pending"]
+    reasons = {r.reason for r in await signed.registry.cards.rows() if r.batch_id}
+    assert reasons == {"Budget is frozen"}
