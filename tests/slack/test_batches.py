@@ -7,14 +7,19 @@ import copy
 from collections import Counter
 from datetime import timedelta
 
+from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import select, update
 
 from bot import sweeps
-from bot.sandbox import Message
+from bot.batches import post_turn_cards
+from bot.sandbox import BOT_TOKEN, Message
+from bot.sandbox.payloads import TEAM
+from bot.slack.adapter import SlackAdapter, Where
 from tests.slack.conftest import CHANNEL, Bot, buttons, request_status, said, validate
 from tests.support.slack_requests import view_submission
 from tools import CardStatus
 from tools.db import AuditRow
+from tools.errors import ConflictError
 from tools.merchant.models import BranchRequest
 
 
@@ -227,3 +232,34 @@ async def test_an_escalated_batch_reaches_the_owner_once(bot: Bot) -> None:
     await bot.press("UPRIYA", priya)
     assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
     assert bot.shown(card).blocks[0]["text"]["text"] == "Approved and done"
+
+
+async def test_a_twenty_first_write_of_a_turn_gets_its_own_card(bot: Bot) -> None:
+    """Twenty-one refunds proposed in one turn: the first twenty are one batch card, the
+    twenty-first is a card of its own, so every one stays decidable."""
+    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    assert arjun is not None
+    proposals = []
+    for order in range(1, 200):
+        try:
+            result = await bot.registry.call(
+                bot.surface.agent, "refund_order", {"order_id": order, "amount": "1"}, arjun
+            )
+        except ConflictError:  # refunded in full, or cancelled
+            continue
+        assert result.proposal is not None
+        proposals.append(result.proposal)
+        if len(proposals) == 21:
+            break
+    client = AsyncWebClient(token=BOT_TOKEN, base_url=bot.slack.base_url)
+    adapter = SlackAdapter(client, Where(TEAM, "UARJUN", channel=CHANNEL, thread_ts=bot.ts()))
+    left = await post_turn_cards(
+        bot.surface, adapter, proposals, caller=arjun, conversation="c", installation=TEAM
+    )
+    assert [p.card_id for p in left] == [proposals[20].card_id]
+    [card] = bot.cards()
+    validate(card.blocks)
+    assert len(card.blocks) <= 50
+    assert "'Approve all 20'" in str(approve_button(card)["text"])
+    last = await bot.registry.card(proposals[20].card_id)
+    assert last is not None and last.batch_id is None
