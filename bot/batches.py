@@ -164,7 +164,9 @@ async def ladder(surface: Surface, adapter: Adapter, press: Press, caller: Calle
     try:
         decision = await _engine(surface, press, caller)
     except NotYourCardError:
-        await adapter.post_privately(adapter.words.not_your_card(None))
+        await adapter.post_privately(
+            adapter.words.not_your_card(await _owner(surface, adapter, press))
+        )
         log.info("press_refused", why="not_your_card")
         return "refused"
     except CardExpiredError as expired:
@@ -186,6 +188,8 @@ async def ladder(surface: Surface, adapter: Adapter, press: Press, caller: Calle
         # Every card was decided by someone else first (a double tap, two approvers at once):
         # the presser is told privately; the press that decided them shows the card.
         refusal = decision.refusal
+        if isinstance(refusal, CardExpiredError):  # its cards ran out of time unswept
+            await show_batch(surface, adapter, decision.batch.batch_id)
         await adapter.post_privately(adapter.words.refused(str(refusal) if refusal else ""))
         log.info("press_refused", why=type(refusal).__name__)
         return "refused"
@@ -194,6 +198,13 @@ async def ladder(surface: Surface, adapter: Adapter, press: Press, caller: Calle
         await show_batch(surface, adapter, decision.batch.batch_id)
     log.info("batch_decided", batch_id=decision.batch.batch_id, verb=press.verb)
     return "decided"
+
+
+async def _owner(surface: Surface, adapter: Adapter, press: Press) -> str | None:
+    """Whom the batch's copy here names as its owner (as a refused presser is told), if any."""
+    batch = await load(surface.registry, press.card_id) if press.card_id else None
+    placement = adapter.here(placements_of_stored(batch.surface if batch else None))
+    return placement.owner if placement is not None else None
 
 
 async def _engine(surface: Surface, press: Press, caller: Caller) -> BatchDecision:

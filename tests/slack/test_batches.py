@@ -263,3 +263,16 @@ async def test_a_twenty_first_write_of_a_turn_gets_its_own_card(bot: Bot) -> Non
     assert "'Approve all 20'" in str(approve_button(card)["text"])
     last = await bot.registry.card(proposals[20].card_id)
     assert last is not None and last.batch_id is None
+
+
+async def test_someone_elses_batch_is_refused_naming_its_owner(bot: Bot) -> None:
+    """Meera pressing Approve all on Arjun's batch is told privately it is his; nothing runs
+    and the card is left as it was."""
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    [card] = bot.cards()
+    before = copy.deepcopy(card.blocks)
+    await bot.press("UMEERA", card)
+    [told] = bot.ephemerals("UMEERA")
+    assert "<@UARJUN>" in told
+    assert bot.shown(card).blocks == before
+    assert [await request_status(bot, n) for n in (1, 2)] == ["pending", "pending"]
