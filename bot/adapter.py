@@ -19,6 +19,7 @@ from typing import Literal, Protocol
 
 from bot.placement import Placement, Platform
 from tools import Caller, CardRecord, Proposal
+from tools.batching import Batch, BatchRecord
 
 __all__ = ["Adapter", "Form", "Words"]
 
@@ -116,6 +117,27 @@ class Adapter(Protocol):
         records so every copy is updated when the card changes; None when it could not be
         delivered (logged; the card stays live where it was posted).
         """
+        ...
+
+    async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
+        """Posts a fresh batch card (several writes, one Approve) where the request came from."""
+        ...
+
+    async def update_batch(self, batch: BatchRecord, placement: Placement) -> Placement | None:
+        """Shows a batch card as it stands now, in place (as ``update`` does for a card)."""
+        ...
+
+    async def send_batch_copy(
+        self, batch: BatchRecord, user: str, *, token: str, push: str
+    ) -> Placement | None:
+        """Sends one person a private copy of a batch card, with its buttons (as ``send_copy``)."""
+        ...
+
+    async def post_batch_audit(
+        self, text: str, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
+        """Posts a settled batch's one line (plain text, worded by the core) where that copy's
+        channel sees it, and in ``audit_channel`` when set."""
         ...
 
     async def typing(self, *, on: bool) -> None:

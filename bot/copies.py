@@ -24,7 +24,7 @@ from tools import CardRecord, CardStatus
 from tools.errors import NotFoundError
 from tools.proposals import Issuee
 
-__all__ = ["send_copies"]
+__all__ = ["address", "send_copies"]
 
 log = structlog.get_logger("bot.copies")
 
@@ -51,7 +51,7 @@ async def send_copies(
     for person in people:
         if person.userid == record.userid:
             continue
-        user = await _address(surface, adapter, person.userid, installation)
+        user = await address(surface, adapter, person.userid, installation)
         if user is None:
             log.info("copy_unreachable", card_id=record.card_id, person=person.userid)
             continue
@@ -69,9 +69,7 @@ async def _name(surface: Surface, userid: int) -> str:
     return person.name if person is not None else ""
 
 
-async def _address(
-    surface: Surface, adapter: Adapter, userid: int, installation: str
-) -> str | None:
+async def address(surface: Surface, adapter: Adapter, userid: int, installation: str) -> str | None:
     """The person's platform id in this installation: their linked identity, or else the
     member the platform vouches has their email (then linked, as on a first message).
 

@@ -19,6 +19,7 @@ import structlog
 
 from bot import wording
 from bot.adapter import Adapter
+from bot.batch_show import show_batch
 from bot.placement import (
     Placement,
     SlackPlacement,
@@ -36,7 +37,13 @@ log = structlog.get_logger("bot.decisions")
 
 
 async def show_decision(surface: Surface, adapter: Adapter, record: CardRecord) -> None:
-    """Updates every copy on this surface, posts the audit line once and tells the model once."""
+    """Updates every copy on this surface, posts the audit line once and tells the model once.
+
+    A card shown in a batch is shown as its batch (the copies are the batch's).
+    """
+    if record.batch_id is not None:
+        await show_batch(surface, adapter, record.batch_id)
+        return
     copies = await update_copies(surface, adapter, record)
     if copies and record.status not in _UNAUDITED:
         channel = await audit_channel(surface, copies[0])

@@ -26,7 +26,7 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from structlog.contextvars import bound_contextvars
 
-from bot import identity
+from bot import batches, identity
 from bot.adapter import Adapter
 from bot.decisions import show_decision
 from bot.placement import placements_of
@@ -103,7 +103,10 @@ async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
         await adapter.post_privately(identity.tell_unresolved(adapter, caller))
         return Ended("unlinked")
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
-        outcome = await _ladder(surface, adapter, press, caller)
+        if batches.is_batch_token(press.token):
+            outcome = await batches.ladder(surface, adapter, press, caller)
+        else:
+            outcome = await _ladder(surface, adapter, press, caller)
     return Ended(outcome, caller)
 
 

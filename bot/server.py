@@ -28,9 +28,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot import sweeps
 from bot.adapter import Adapter
+from bot.batch_show import copies_of
 from bot.lanes import Lane
 from bot.metrics import METRICS, METRICS_DB, METRICS_TOKEN, Metrics, metrics_handler
-from bot.placement import Placement, Platform, placements_of
+from bot.placement import Placement, Platform
 from bot.settings import Settings, SettingsError
 from bot.slack.routes import SlackRoutes
 from bot.surface import Background, Surface
@@ -176,7 +177,7 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Settles cards whose process is gone and shows each copy where it was posted."""
     for record in await reconcile(runtime.surface.registry, now=now):
         shown = False
-        for placement in placements_of(record):
+        for placement in await copies_of(runtime.surface, record):
             mounted = runtime.mounted.get(placement.platform)
             if mounted is not None:
                 await mounted.show_settled(record, placement)

@@ -9,7 +9,7 @@ it, and the App Home kept counting it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -17,6 +17,8 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.adapter import Adapter
+from bot.batch_show import copies_of
+from bot.batches import escalated
 from bot.copies import send_copies
 from bot.decisions import show_decision, update_copies
 from bot.placement import Placement, SlackPlacement, placements_of
@@ -53,7 +55,10 @@ async def expire(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
 
     records = await surface.registry.cards.expire_due(now, audited=audited)
     for record in records:
-        await _guarded(record, _each_platform(record, mounted, _shown(surface, record)))
+        copies = await copies_of(surface, record)
+        await _guarded(
+            record, _each_platform(record, mounted, _shown(surface, record), copies=copies)
+        )
         log.info("card_expired", card_id=record.card_id, tenant=record.tenantid)
     return len(records)
 
@@ -122,6 +127,15 @@ async def _tell(
     surface: Surface, mounted: Mapping[str, Shows], record: CardRecord, bosses: list[Issuee]
 ) -> None:
     """Shows the wider list of approvers on every copy and sends the owners their copies."""
+    if record.batch_id is not None:
+        batch_id = record.batch_id
+
+        async def batch_work(adapter: Adapter) -> None:
+            await escalated(surface, adapter, batch_id, bosses)
+
+        copies = await copies_of(surface, record)
+        await _each_platform(record, mounted, batch_work, copies=copies)
+        return
 
     async def work(adapter: Adapter) -> None:
         await update_copies(surface, adapter, record)
@@ -149,10 +163,13 @@ async def _each_platform(
     record: CardRecord,
     mounted: Mapping[str, Shows],
     work: Callable[[Adapter], Awaitable[None]],
+    *,
+    copies: Sequence[Placement] | None = None,
 ) -> None:
-    """Runs ``work`` once per platform the card has copies on, then refreshes per-person views."""
+    """Runs ``work`` once per platform the card has copies on (``copies``: its batch's, for a
+    card shown in one), then refreshes per-person views."""
     seen: set[str] = set()
-    for placement in placements_of(record):
+    for placement in placements_of(record) if copies is None else copies:
         shows = mounted.get(placement.platform)
         if shows is None or placement.platform in seen:
             continue

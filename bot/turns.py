@@ -19,6 +19,7 @@ from structlog.contextvars import bound_contextvars
 
 from bot import identity, receipts, wording
 from bot.adapter import Adapter
+from bot.batches import post_turn_cards
 from bot.copies import send_copies
 from bot.decisions import show_decision
 from bot.placement import stored
@@ -135,7 +136,15 @@ async def _run(
     if reply.text:
         await adapter.post(adapter.words.reply(reply.text))
     log.info("answered", proposals=len(reply.proposals))
-    for proposal in reply.proposals:
+    alone = await post_turn_cards(
+        surface,
+        adapter,
+        reply.proposals,
+        caller=caller,
+        conversation=turn.conversation,
+        installation=turn.installation,
+    )
+    for proposal in alone:
         await post_card(
             surface,
             adapter,

@@ -39,7 +39,7 @@ from tools.trail import Trail, lost_claim
 if TYPE_CHECKING:
     from tools.registry import Registry
 
-__all__ = ["Decision", "approve"]
+__all__ = ["Decision", "approve", "approve_verified"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,23 @@ async def approve(registry: Registry, agent: Agent, token: str, caller: Caller) 
     """
     trail = Trail(registry, agent, caller)
     claims, tool = await verify(registry, trail, token, caller)
+    return await approve_verified(
+        registry, trail, agent=agent, claims=claims, tool=tool, caller=caller
+    )
+
+
+async def approve_verified(
+    registry: Registry,
+    trail: Trail,
+    *,
+    agent: Agent,
+    claims: CardClaims,
+    tool: Tool,
+    caller: Caller,
+) -> Decision:
+    """Everything ``approve`` does once the claims are verified: the stored card's checks, the
+    claim (or a first of two approvals), the write. A batch runs each of its cards through
+    here, with claims its own verified token vouched for (``tools.batch_approval``)."""
     with registry.lease.executing(claims.card_id):
         for _ in range(_RACES):
             step = await _claim(

@@ -44,6 +44,7 @@ __all__ = [
     "qualified",
     "standing_approvals",
     "stored_card",
+    "tool_of",
     "verify",
 ]
 
@@ -65,18 +66,24 @@ async def verify(
         raise
     except InvalidCardError as invalid:
         raise await trail.refuse(invalid) from None
-    trail.entry.tool, trail.entry.card_id = claims.tool, claims.card_id
     if claims.tenantid != caller.tenantid:
+        trail.entry.tool, trail.entry.card_id = claims.tool, claims.card_id
         # Another merchant's card: refused before the database is asked anything about it.
         raise await trail.refuse(
             NotYourCardError(card_id=claims.card_id, owner_userid=claims.userid)
         )
+    return claims, await tool_of(registry, trail, claims)
+
+
+async def tool_of(registry: Registry, trail: Trail, claims: CardClaims) -> Tool:
+    """The write tool a card names, or an audited refusal: it must still exist and still write."""
+    trail.entry.tool, trail.entry.card_id = claims.tool, claims.card_id
     tool = registry.lookup_or_none(claims.tool)
     if tool is None:
         raise await trail.refuse(UnknownToolError(claims.tool))
     if tool.scope is not Scope.WRITE or tool.execute is None:
         raise await trail.refuse(NotAWriteError(claims.tool, card_id=claims.card_id))
-    return claims, tool
+    return tool
 
 
 def stored_card(claims: CardClaims, record: CardRecord | None) -> CardRecord:

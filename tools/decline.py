@@ -15,12 +15,14 @@ from tools.caller import Caller
 from tools.checks import issued_to, qualified, stored_card, verify
 from tools.errors import CountersignError, NotTheAskerError
 from tools.proposals import CardRecord, CardStatus
+from tools.tokens import CardClaims
+from tools.tool import Tool
 from tools.trail import Trail, lost_claim
 
 if TYPE_CHECKING:
     from tools.registry import Registry
 
-__all__ = ["reject", "withdraw"]
+__all__ = ["end_verified", "reject", "withdraw"]
 
 
 async def reject(
@@ -68,6 +70,31 @@ async def _end(
 ) -> Decision:
     trail = Trail(registry, agent, caller)
     claims, tool = await verify(registry, trail, token, caller)
+    return await end_verified(
+        registry,
+        trail,
+        claims=claims,
+        tool=tool,
+        caller=caller,
+        to=to,
+        audited=audited,
+        reason=reason,
+    )
+
+
+async def end_verified(
+    registry: Registry,
+    trail: Trail,
+    *,
+    claims: CardClaims,
+    tool: Tool,
+    caller: Caller,
+    to: CardStatus,
+    audited: tuple[Outcome, str],
+    reason: str | None = None,
+) -> Decision:
+    """Ends a card whose claims were verified: rejected by someone it is issued to, or
+    withdrawn by its asker; one transaction. A batch ends each of its cards through here."""
     now = registry.clock()
     refused: CountersignError | None = None
     async with registry.db.begin(write=True) as conn:

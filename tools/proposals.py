@@ -138,6 +138,8 @@ class CardRecord:
     standing: str | None = None
     escalated_at: datetime | None = None
     replaced_by: str | None = None
+    # The batch it is shown in (one card, one Approve for several writes); None: on its own.
+    batch_id: str | None = None
 
     def issued_to_person(self, userid: int, tenantid: int) -> bool:
         """Whether this person may decide the card: one of those it is issued to, same tenant.
@@ -191,6 +193,7 @@ class CardRecord:
             standing=row.standing,
             escalated_at=row.escalated_at,
             replaced_by=row.replaced_by,
+            batch_id=row.batch_id,
         )
 
 

@@ -41,7 +41,16 @@ from itsdangerous.signer import HMACAlgorithm
 
 from tools.errors import CardExpiredError, InvalidCardError
 
-__all__ = ["CARD_TTL", "CardClaims", "CardSigner", "Clock", "args_digest", "utcnow"]
+__all__ = [
+    "CARD_TTL",
+    "BatchClaims",
+    "CardClaims",
+    "CardSigner",
+    "Clock",
+    "args_digest",
+    "is_batch_token",
+    "utcnow",
+]
 
 CARD_TTL = timedelta(minutes=30)
 _SALT = "countersign.card.v1"
@@ -122,6 +131,45 @@ class CardClaims:
                 return cls(card_id, tool, userid, tenantid, digest)
             case _:
                 raise InvalidCardError("its contents are not a card")
+
+
+# A batch token (one Approve for several cards): its own format marker, so a batch token is
+# never read as a card's nor a card's as a batch's, whatever the fields hold.
+_BATCH_FORMAT = "b2"
+_BATCH_PREFIX = urlsafe_b64encode(f"{_BATCH_FORMAT}{_FIELD}".encode()).decode()
+
+
+def is_batch_token(token: object) -> bool:
+    """Whether a button carries a batch's token (it is verified only by ``parse_batch``)."""
+    return isinstance(token, str) and token.startswith(_BATCH_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchClaims:
+    """What a verified batch token says: which batch, whose, and a digest of its items (each
+    item's card id and its own arguments' digest), so no card joins or leaves it unseen."""
+
+    batch_id: str
+    userid: int
+    tenantid: int
+    digest: str
+
+    def to_payload(self, minted: int) -> bytes:
+        fields = (self.batch_id, str(self.userid), str(self.tenantid), self.digest, str(minted))
+        if any(_FIELD in f or "%" in f for f in fields):
+            raise ValueError("a batch id or digest holds a separator")  # hex and base64url never do
+        plain = _FIELD.join((_BATCH_FORMAT, *fields))
+        return b2a_base64(plain.encode(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+
+    @classmethod
+    def from_payload(cls, payload: bytes) -> tuple[BatchClaims, int]:
+        plain = a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
+        match plain.split(_FIELD):
+            case [form, batch_id, userid, tenantid, digest, minted] if form == _BATCH_FORMAT:
+                numbers = _integers(userid, tenantid, minted)
+                if numbers is not None:
+                    return cls(batch_id, numbers[0], numbers[1], digest), numbers[2]
+        raise InvalidCardError("its contents are not a card")
 
 
 def _escape(field: str) -> str:
@@ -246,6 +294,26 @@ class CardSigner:
         if age > self._max_age or age < 0:
             raise CardExpiredError(card_id=claims.card_id)
         return claims
+
+    def mint_batch(self, claims: BatchClaims) -> str:
+        """A batch's one token: the same key, salt and HMAC-SHA256 as a card's, another format."""
+        value = claims.to_payload(int(self.clock().timestamp()))
+        return (value + b"." + self._signer.get_signature(value)).decode()
+
+    def parse_batch(self, token: str) -> tuple[BatchClaims, bool]:
+        """Verifies a batch token: its claims, and whether its time ran out (the claims of an
+        expired batch are still returned, so its cards can be shown expired)."""
+        if not is_batch_token(token) or len(token) > _MAX_TOKEN:
+            raise InvalidCardError("it is empty or too long")
+        value, _, signature = token.encode().rpartition(b".")
+        try:
+            if not self._signer.verify_signature(value, signature):
+                raise BadSignature("the signature does not match")
+            claims, minted = BatchClaims.from_payload(value)
+        except (BadData, UnicodeError, ValueError) as bad:
+            raise InvalidCardError("the signature does not match") from bad
+        age = int(self.clock().timestamp()) - minted
+        return claims, age > self._max_age or age < 0
 
 
 class _LegacyCards:

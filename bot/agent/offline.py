@@ -54,10 +54,10 @@ _POLITE_END = re.compile(
 @dataclass(frozen=True, slots=True)
 class _Intent:
     pattern: re.Pattern[str]
-    build: Callable[[re.Match[str]], Call | str]
+    build: Callable[[re.Match[str]], Call | list[Call] | str]
 
 
-def _intent(pattern: str, build: Callable[[re.Match[str]], Call | str]) -> _Intent:
+def _intent(pattern: str, build: Callable[[re.Match[str]], Call | list[Call] | str]) -> _Intent:
     return _Intent(re.compile(pattern, re.IGNORECASE), build)
 
 
@@ -77,8 +77,30 @@ def _reject(m: re.Match[str]) -> Call | str:
     return "reject_request", {"request_id": number, "reason": m["reason"]}
 
 
+def _numbers(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\d+", text)]
+
+
+def _reject_many(m: re.Match[str]) -> list[Call] | str:
+    if not m["reason"]:
+        return 'Tell me why, and I\'ll prepare them: "reject requests 4 and 6 because …".'
+    return [
+        ("reject_request", {"request_id": n, "reason": m["reason"]}) for n in _numbers(m["ids"])
+    ]
+
+
+# "requests 1, 2 and 3", "reqs #4 & #6": several requests, one write each in one turn (one card).
+_MANY = r"(?:requests?|reqs?\.?) (?P<ids>#?\d+(?:(?:\s*,\s*|\s*,?\s+(?:and|&)\s+)#?\d+)+)"
+
 _INTENTS = (
     _intent(r"help|\?|what can you do|commands", lambda m: phrasing.HELP),
+    _intent(
+        rf"approve {_MANY}(?:[,:]? (?:with note|note|saying):? (?P<note>.+))?",
+        lambda m: [
+            ("approve_request", _with(request_id=n, note=m["note"])) for n in _numbers(m["ids"])
+        ],
+    ),
+    _intent(rf"reject {_MANY}(?:[,:]? (?:because|reason:?) (?P<reason>.+))?", _reject_many),
     _intent(
         r"(?:show |list )?(?:my|all my) (?:approval )?cards",
         lambda m: ("my_cards", {}),
@@ -174,8 +196,8 @@ def normalise(text: str) -> str:
     return bare or text
 
 
-def understand(text: str) -> Call | str:
-    """The tool call one message asks for, or the answer to give without one."""
+def understand(text: str) -> Call | list[Call] | str:
+    """The tool call (or calls, one per request) a message asks for, or the answer to give."""
     said = normalise(text)
     for intent in _INTENTS:
         match = intent.pattern.fullmatch(said)
@@ -193,14 +215,17 @@ async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
         if isinstance(part, ToolReturnPart | RetryPromptPart)
     ]
     if results:
-        return _text("\n\n".join(_phrase(part) for part in results))
+        # Several writes of one turn read alike ("Not done yet: …"): each thing is said once.
+        return _text("\n\n".join(dict.fromkeys(_phrase(part) for part in results)))
     decision = understand(_latest_prompt(last))
     if isinstance(decision, str):
         return _text(decision)
-    tool, args = decision
-    if tool not in {definition.name for definition in info.function_tools}:
-        return _text(phrasing.phrase_missing_tool(tool))
-    return ModelResponse(parts=[ToolCallPart(tool, args)])
+    calls = decision if isinstance(decision, list) else [decision]
+    known = {definition.name for definition in info.function_tools}
+    missing = next((tool for tool, _ in calls if tool not in known), None)
+    if missing is not None:
+        return _text(phrasing.phrase_missing_tool(missing))
+    return ModelResponse(parts=[ToolCallPart(tool, args) for tool, args in calls])
 
 
 def offline_model() -> FunctionModel:

@@ -35,6 +35,8 @@ PHRASINGS = (
     "show request <number>",
     "approve request <number>",
     "reject request <number> because <reason>",
+    "approve requests 1, 2 and 3 (one card for all of them)",
+    "reject requests 4 and 6 because <reason>",
     "branches",
     "close branch <name> / reopen branch <name>",
     "orders (or orders today, orders at <branch>)",

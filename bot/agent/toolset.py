@@ -25,7 +25,7 @@ from tools.agent import Agent
 from tools.caller import Caller
 from tools.errors import CountersignError, InvalidArgumentsError
 from tools.registry import Registry
-from tools.tool import Proposal
+from tools.tool import Proposal, Scope
 
 __all__ = ["TurnDeps", "build_toolset", "compact_schema"]
 
@@ -54,6 +54,9 @@ def build_toolset(registry: Registry, agent: Agent) -> FunctionToolset[TurnDeps]
                 description=tool.description,
                 json_schema=copy.deepcopy(_model_schema(tool.args)),
                 takes_ctx=True,
+                # Writes run one at a time in the order the model asked for them, so the cards
+                # of one turn (shown together as one batch card) are listed in that order.
+                sequential=tool.scope is Scope.WRITE,
             )
             for tool in registry.tools_for(agent)
         ]

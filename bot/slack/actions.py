@@ -22,6 +22,7 @@ from bot import presses
 from bot.adapter import Form
 from bot.placement import first
 from bot.slack.adapter import SlackAdapter, Where
+from bot.slack.batch_actions import first_of_batch, open_batch_reject
 from bot.slack.blocks import (
     APPROVE_ACTION,
     REASON_BLOCK,
@@ -35,6 +36,7 @@ from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of, pressed_where, user_team
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
+from tools.tokens import is_batch_token
 
 __all__ = ["decide", "open_reject", "register"]
 
@@ -122,7 +124,9 @@ async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) 
     ended = await presses.decide(surface, adapter, press)
     if ended.outcome not in ("decided", "failed", "refused") or press.card_id is None:
         return
-    record = await surface.registry.card(press.card_id)
+    record = await surface.registry.card(press.card_id) or await first_of_batch(
+        surface, press.card_id
+    )
     if record is None:
         return
     if ended.outcome == "refused" and record.status is not CardStatus.EXPIRED:
@@ -138,6 +142,9 @@ async def open_reject(
     The owner check here is a courtesy (no modal for a card that is not yours); the engine
     checks again, and authoritatively, when the rejection is submitted.
     """
+    if is_batch_token(token):
+        await open_batch_reject(surface, adapter, token, card_id)
+        return
     record = await surface.registry.card(card_id) if card_id else None
     placement = first(record, "slack")
     owner = placement.owner if placement is not None else None

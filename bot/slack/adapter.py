@@ -22,8 +22,11 @@ from bot import cardspec
 from bot.adapter import Form, Words
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import texts
+from bot.slack.batch import batch_message, update_batch
 from bot.slack.blocks import DECIDING, Block, card_message, reject_modal, render_pending
+from bot.slack.mrkdwn import esc_data
 from tools import Caller, CardRecord, Proposal
+from tools.batching import Batch, BatchRecord
 
 __all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
 
@@ -304,6 +307,64 @@ class SlackAdapter:
             conversation=None,
             token=token,
         )
+
+    async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
+        channel = self.where.channel or self.where.user
+        text, blocks = batch_message(batch.record, token=batch.token, private=False)
+        response = await self.client.chat_postMessage(
+            channel=channel,
+            thread_ts=self.where.thread_ts,
+            text=text,
+            blocks=blocks,
+            **POST_OPTIONS,
+        )
+        alone = [i.userid for i in batch.routing.issued_to] == [caller.userid]
+        return SlackPlacement(
+            team=self.where.installation,
+            channel=channel,
+            thread_ts=self.where.thread_ts,
+            user=self.where.user if alone else None,
+            conversation=conversation,
+            ts=str(response["ts"]),
+            token=batch.token,
+        )
+
+    async def update_batch(self, batch: BatchRecord, placement: Placement) -> Placement | None:
+        await update_batch(self.client, batch, placement)
+        return None
+
+    async def send_batch_copy(
+        self, batch: BatchRecord, user: str, *, token: str, push: str
+    ) -> Placement | None:
+        _, blocks = batch_message(batch, token=token, private=True)
+        try:
+            opened = await self.client.conversations_open(users=user)
+            channel = str(opened["channel"]["id"])
+            response = await self.client.chat_postMessage(
+                channel=channel, text=texts.notification(push), blocks=blocks, **POST_OPTIONS
+            )
+        except SlackApiError as failed:
+            log.error("copy_failed", batch_id=batch.batch_id, error=slack_error(failed))
+            return None
+        return SlackPlacement(
+            team=self.where.installation,
+            channel=channel,
+            ts=str(response["ts"]),
+            user=user,
+            conversation=None,
+            token=token,
+        )
+
+    async def post_batch_audit(
+        self, text: str, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
+        assert isinstance(placement, SlackPlacement)
+        said = texts.clip(esc_data(text), 3000)
+        for target in self._audit_targets(placement, audit_channel or self.audit_channel):
+            try:
+                await self.client.chat_postMessage(text=said, **target, **POST_OPTIONS)
+            except SlackApiError as failed:
+                log.error("audit_post_failed", channel=target["channel"], error=slack_error(failed))
 
     async def typing(self, *, on: bool) -> None:
         """The hourglass on the message; a missing reaction is never worth failing over."""

@@ -19,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import cardspec, identity
+from bot.batch_lists import listed
 from bot.cardspec import CardSpec
 from bot.placement import first
 from bot.slack.adapter import SlackAdapter, Where, slack_error
@@ -61,14 +62,14 @@ async def pending_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
     """The cards waiting on this person's decision, routed ones included."""
     now = surface.registry.clock()
     records = await surface.registry.cards.pending_for(caller.userid, caller.tenantid, now)
-    return [_spec(r) for r in records]
+    return await listed(surface, records, _spec, "slack")
 
 
 async def asked_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
     """The cards this person asked for that wait on somebody else."""
     now = surface.registry.clock()
     records = await surface.registry.cards.asked_by(caller.userid, caller.tenantid, now)
-    return [_spec(r) for r in records]
+    return await listed(surface, records, _spec, "slack")
 
 
 async def publish_home(

@@ -18,8 +18,9 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapter import Adapter
+from bot.batch_show import copies_of
 from bot.decisions import show_decision
-from bot.placement import Placement, Platform, SlackPlacement, first
+from bot.placement import Placement, Platform, SlackPlacement
 from bot.settings import Settings, SlackMode
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.app import Bolt, build_bolt
@@ -88,8 +89,9 @@ class SlackRoutes:
         Its issuees and its asker, those with a Slack identity where the card was posted:
         without this an expired or escalated card stayed in open Home tabs as it was.
         """
-        placement = first(record, "slack")
-        if not isinstance(placement, SlackPlacement):
+        copies = await copies_of(self.surface, record)  # a card in a batch: the batch's
+        placement = next((p for p in copies if isinstance(p, SlackPlacement)), None)
+        if placement is None:
             return
         client = await self._client_for(placement.team)
         if client is None:

@@ -35,8 +35,10 @@ from bot.teams.adaptive import (
     notice_card,
     render,
 )
+from bot.teams.batch_refresh import batch_answer, refresh_batch
 from bot.teams.identity import who
 from tools import CardRecord
+from tools.tokens import is_batch_token
 
 __all__ = ["PressAnswer", "decide", "refresh", "register", "visible"]
 
@@ -91,6 +93,9 @@ async def decide(
     if shown is not None:
         return PressAnswer(shown, adapter.notice)
     notice = adapter.notice or ""
+    if is_batch_token(press.token):
+        found = await batch_answer(surface, adapter, press.card_id or "", notice, ended.caller)
+        return PressAnswer(found, notice)
     return PressAnswer(await _refusal_card(surface, adapter, press.card_id or "", notice), notice)
 
 
@@ -108,6 +113,8 @@ async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, n
 
 async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
     """The card as this person should see it: buttons for the issuee while pending, else status."""
+    if is_batch_token(_text(data, "token")):
+        return await refresh_batch(surface, context, _text(data, "card"))
     adapter = TeamsAdapter(context, who(context.activity))
     found = await visible(surface, adapter, _text(data, "card"))
     if found is None:

@@ -23,9 +23,11 @@ from bot.cardspec import clip, of_proposal, of_record
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.teams import texts
 from bot.teams.adaptive import CARD_TYPE, View, render
+from bot.teams.batch import batch_card, batch_view
 from bot.teams.identity import Who, member_email
 from bot.teams.outbound import FAILURES, Outbound
 from tools import Caller, CardRecord, CardStatus, Proposal
+from tools.batching import Batch, BatchRecord
 
 __all__ = [
     "TeamsAdapter",
@@ -120,6 +122,7 @@ class TeamsAdapter:
         # What an invoke answers with: the card as shown by the last update of the copy in this
         # conversation, and the words the presser was told (put on the card they see).
         self.shown: tuple[CardRecord, TeamsPlacement] | None = None
+        self.shown_batch: tuple[BatchRecord, TeamsPlacement] | None = None
         self.notice: str | None = None
 
     @property
@@ -267,6 +270,79 @@ class TeamsAdapter:
         log.info("copy_sent", card_id=record.card_id, tenant=record.tenantid, person=user)
         return placement.model_copy(update={"activity_id": sent})
 
+    async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
+        assert self.sender is not None, "a card is posted only for a resolved sender"
+        card, summary = batch_card(
+            batch.record, token=batch.token, view="everyone", issuee=self.sender.address
+        )
+        response = await self.context.send_activity(card_activity(card, summary))
+        waiting = wording.who(tuple(i.name for i in batch.routing.issued_to))
+        return TeamsPlacement(
+            tenant=self.sender.tenant,
+            service_url=self.context.activity.service_url,
+            conversation_id=self.conversation_id or None,
+            activity_id=response.id if response else None,
+            user=self.sender.address,
+            aad=self.sender.aad,
+            issued_to=waiting or caller.name or self.sender.name,
+            conversation=conversation,
+            token=batch.token,
+        )
+
+    async def update_batch(self, batch: BatchRecord, placement: Placement) -> Placement | None:
+        assert isinstance(placement, TeamsPlacement)
+        if placement.conversation_id == self.conversation_id:
+            self.shown_batch = (batch, placement)
+        where = placement.conversation_id
+        if not placement.activity_id or not where or not self._reaches(placement):
+            log.warning("batch_copy_unreachable", batch_id=batch.batch_id, conversation=where)
+            return None
+        view: View = "issuee" if is_private(placement) else "everyone"
+        card, summary = batch_card(batch, token=placement.token, view=view, issuee=placement.user)
+        try:
+            await self.out.update(
+                where, card_activity(card, summary, activity_id=placement.activity_id)
+            )
+        except FAILURES as failed:
+            log.error("batch_update_failed", batch_id=batch.batch_id, error=type(failed).__name__)
+        return None
+
+    async def send_batch_copy(
+        self, batch: BatchRecord, user: str, *, token: str, push: str
+    ) -> Placement | None:
+        tenant = self._tenant()
+        try:
+            chat = await self.out.open_personal(user, tenant)
+            address, name = await self.out.member(chat, user) or (None, None)
+            placement = TeamsPlacement(
+                tenant=tenant,
+                service_url=self.out.service_url,
+                conversation_id=chat,
+                user=address,
+                aad=user,
+                issued_to=name or None,
+                token=token,
+            )
+            card, _ = batch_card(batch, token=token, view="issuee")
+            sent = await self.out.send(chat, card_activity(card, push))
+        except FAILURES as failed:
+            log.error("copy_failed", batch_id=batch.batch_id, error=type(failed).__name__)
+            return None
+        return placement.model_copy(update={"activity_id": sent})
+
+    async def post_batch_audit(
+        self, text: str, placement: Placement, *, audit_channel: str | None = None
+    ) -> None:
+        assert isinstance(placement, TeamsPlacement)
+        where = placement.conversation_id or self.conversation_id
+        if not self._reaches(placement):
+            log.warning("audit_unreachable", conversation=where)
+            return
+        try:
+            await self.out.send(where, _plain(texts.batch_audit_text(text)))
+        except FAILURES as failed:
+            log.error("audit_post_failed", error=type(failed).__name__)
+
     def _reaches(self, placement: TeamsPlacement) -> bool:
         """A copy in this conversation, or in another one on the service URL this turn uses."""
         here = placement.conversation_id in (None, self.conversation_id)
@@ -302,6 +378,11 @@ class TeamsAdapter:
         self, *, with_notice: bool = False, viewer: Caller | None = None
     ) -> Json | None:
         """The card last shown here by ``update``, as ``viewer`` may act on it, or None."""
+        if self.shown_batch is not None:
+            batch, where = self.shown_batch
+            notice = self.notice if with_notice else None
+            view = batch_view(batch, viewer)
+            return batch_card(batch, token=where.token, view=view, notice=notice)[0]
         if self.shown is None:
             return None
         record, placement = self.shown

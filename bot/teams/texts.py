@@ -17,6 +17,7 @@ __all__ = [
     "EDIT_TITLE",
     "GONE_HERE",
     "audit_text",
+    "batch_audit_text",
     "database_unreachable",
     "editing",
     "field_hint",
@@ -140,3 +141,8 @@ def editing() -> str:
         "Change what you need: a new card is made from live data, and this one is replaced. "
         "Nothing changes until someone approves the new card."
     )
+
+
+def batch_audit_text(text: str) -> str:
+    """The record of a settled batch the conversation sees (the core's plain words)."""
+    return clip(f"🗂 {text}", _TEXT)

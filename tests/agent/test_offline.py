@@ -196,3 +196,40 @@ async def test_a_proposal_is_said_in_one_short_line(assistant: Assistant) -> Non
     assert "expires" not in reply.text  # the card shows its expiry once, in each reader's zone
     for detail in reply.proposals[0].details:
         assert f"{detail.label}:" not in reply.text
+
+
+async def test_several_requests_are_one_call_each_in_one_turn(assistant: Assistant) -> None:
+    """ "approve requests 1, 2 and 3" calls approve_request once per request, in that order,
+    in one turn: three proposals the core shows as one card."""
+    reply = await assistant.reply(
+        conversation="c", caller=ARJUN, text="approve requests 1, 2 and 3"
+    )
+    stored = await assistant.store.load("c")
+    assert tool_calls(stored.messages) == [
+        ("approve_request", {"request_id": n}) for n in (1, 2, 3)
+    ]
+    assert [p.summary.split(" — ")[0] for p in reply.proposals] == [
+        f"Approve request {n}" for n in (1, 2, 3)
+    ]
+
+
+async def test_rejecting_several_requests_takes_one_reason_for_all(assistant: Assistant) -> None:
+    """ "reject requests 4 and 6 because …" rejects each with that reason; without a reason
+    it asks for one and calls nothing."""
+    asked = await assistant.reply(conversation="a", caller=ARJUN, text="reject requests 4 and 6")
+    assert "because" in asked.text and asked.proposals == []
+    await assistant.reply(
+        conversation="c", caller=ARJUN, text="reject requests 4 and 6 because over budget"
+    )
+    assert tool_calls((await assistant.store.load("c")).messages) == [
+        ("reject_request", {"request_id": n, "reason": "over budget"}) for n in (4, 6)
+    ]
+
+
+def test_one_request_still_reads_as_one() -> None:
+    """The plural phrasing leaves "approve request 3" and "approve #3" a single call."""
+    assert understand("approve request 3") == ("approve_request", {"request_id": 3})
+    assert understand("approve requests 1 & 2") == [
+        ("approve_request", {"request_id": 1}),
+        ("approve_request", {"request_id": 2}),
+    ]

@@ -137,19 +137,26 @@ async def test_injected_instructions_write_nothing_and_render_escaped(
             "refund_order",
         ]
         assert {r.status for r in records} == {CardStatus.PENDING}
-        cards = bot.cards()
-        assert len(cards) == 3
+        # The three writes of the turn are one card (a batch) listing each of them.
+        [card] = bot.cards()
         for sent in _posted(slack):
             assert not any(live in sent for live in LIVE), sent
-        shown = json.dumps([c.blocks for c in cards])
-        assert "&lt;!channel&gt;" in shown and "&lt;!here&gt;" in shown and "&amp; Co" in shown
-        assert "&lt;https://evil.example|click&gt;" in shown
+        shown = json.dumps(card.blocks)
+        assert "&lt;!here&gt;" in shown and "&amp; Co" in shown  # the branch, in its sentence
+        assert "Approve request 2" in shown and "Refund" in shown and "Close" in shown
+        # The batch lists each write's sentence; the injected reasons reach the thread only
+        # through the model's reply, escaped like everything else.
+        everything = " ".join(_posted(slack))
+        assert "&lt;!channel&gt;" in everything
+        assert "&lt;https://evil.example|click&gt;" in everything
 
-        # The person approves one card: only that write happens, and its update is escaped too.
-        card = next(c for c in cards if "Approve request 2" in json.dumps(c.blocks))
+        # The person approves the card: the writes it lists run (each on its own, checked
+        # again), prices and stock stay as they were, and its update is escaped too.
         assert await bot.press("UPRIYA", card) == 200
         after = await _merchant_state(db)
-        assert after[0] != before[0] and after[1:] == before[1:]
+        assert after[0] != before[0] and after[3:5] == before[3:5]
+        ended = {r.status for r in await bot.registry.cards.rows()}
+        assert ended <= {CardStatus.DONE, CardStatus.FAILED}
         for sent in _posted(slack):
             assert not any(live in sent for live in LIVE), sent
-        assert "&lt;!channel&gt;" in json.dumps(slack.message(CHANNEL, card.ts).blocks)
+        assert "&lt;!here&gt;" in json.dumps(slack.message(CHANNEL, card.ts).blocks)

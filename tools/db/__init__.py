@@ -4,9 +4,11 @@ from tools.db.base import Base, BigId, TenantScoped, UTCDateTime
 from tools.db.database import DEFAULT_URL, Database
 from tools.db.tables import (
     AUDIT,
+    BATCHES,
     LEASES,
     PROPOSALS,
     AuditRow,
+    BatchRow,
     ConnectionRow,
     ConversationRow,
     InviteRow,
@@ -18,11 +20,13 @@ from tools.db.tables import (
 
 __all__ = [
     "AUDIT",
+    "BATCHES",
     "DEFAULT_URL",
     "LEASES",
     "PROPOSALS",
     "AuditRow",
     "Base",
+    "BatchRow",
     "BigId",
     "ConnectionRow",
     "ConversationRow",

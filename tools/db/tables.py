@@ -13,9 +13,11 @@ from tools.db.base import Base, BigId, UTCDateTime
 
 __all__ = [
     "AUDIT",
+    "BATCHES",
     "LEASES",
     "PROPOSALS",
     "AuditRow",
+    "BatchRow",
     "ConnectionRow",
     "ConversationRow",
     "InviteRow",
@@ -78,6 +80,8 @@ class ProposalRow(Base):
     standing: Mapped[str | None] = mapped_column(Text)
     escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     replaced_by: Mapped[str | None] = mapped_column(String(32))
+    # The batch it is shown in (``BatchRow``), when one turn proposed it with others.
+    batch_id: Mapped[str | None] = mapped_column(String(32), index=True)
 
     __table_args__ = (
         Index("ix_proposals_tenant_status", "tenant_id", "status"),
@@ -93,6 +97,28 @@ class ProposalRow(Base):
         # The sweep looks for ``executing`` cards every few seconds in every process.
         Index("ix_proposals_status", "status"),
     )
+
+
+class BatchRow(Base):
+    """Several cards of one turn shown as one card, with one Approve (``tools.batching``).
+
+    Each item stays its own row in ``proposals`` (own arguments, digest, status, audit lines);
+    this row is what the batch's one signed token names, and where its message was posted.
+    ``digest`` covers the items and their own digests, so no card joins a batch after its
+    token was minted.
+    """
+
+    __tablename__ = "batches"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(Integer, index=True)
+    user_id: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    digest: Mapped[str] = mapped_column(String(64))
+    # Its cards' ids in the order they were proposed (the order the card lists them).
+    items: Mapped[list[str]] = mapped_column(JSON)
+    surface: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class AuditRow(Base):
@@ -213,4 +239,5 @@ class LeaseRow(Base):
 # The tables themselves, for Core statements on the approval path (see ``tools.proposals``).
 PROPOSALS = cast("Table", ProposalRow.__table__)
 AUDIT = cast("Table", AuditRow.__table__)
+BATCHES = cast("Table", BatchRow.__table__)
 LEASES = cast("Table", LeaseRow.__table__)

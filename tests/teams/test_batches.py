@@ -1,0 +1,67 @@
+"""One card for several writes in Teams, over signed /api/messages: one Approve, each write once."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.teams.adaptive import actions, texts, validate
+from tests.teams.conftest import ARJUN, MEERA, TeamsBot
+from tests.teams.test_invoke import request_status
+from tests.teams.test_routing import copy_for, routed, shown_everywhere
+
+
+async def test_several_writes_are_one_card_and_approve_all_runs_each(signed: TeamsBot) -> None:
+    """Arjun's "approve requests 1, 2 and 3" is one card listing the three; his refreshed view
+    offers "Approve all 3"; approving runs each request once and the card says so."""
+    posted = await signed.card_for(ARJUN, "approve requests 1, 2 and 3")
+    card = posted.cards[0]
+    validate(card)
+    for number in (1, 2, 3):
+        assert f"Approve request {number} — " in texts(card)
+    mine = await signed.refresh(ARJUN, posted)
+    validate(mine)
+    assert [a["title"] for a in actions(mine)] == ["Approve all 3", "Reject all"]
+    status, answer = await signed.press(ARJUN, "approve", posted)
+    assert status == 200
+    validate(answer["value"])
+    assert "Approved and done" in texts(answer["value"]) and actions(answer["value"]) == []
+    assert [await request_status(signed, n) for n in (1, 2, 3)] == ["approved"] * 3
+    assert len([t for t in signed.connector.texts() if t.startswith("🗂")]) == 1
+
+
+async def test_a_routed_batch_is_approved_once_by_two_managers_pressing_at_once(
+    signed: TeamsBot,
+) -> None:
+    """Ravi asks for requests 1 and 2: each manager's 1:1 chat gets the one batch card; both
+    pressing Approve at the same moment approve each request exactly once, and each is
+    answered with the batch card."""
+    posted = await routed(signed, "approve requests 1 and 2")
+    assert "Waiting for a manager" in texts(posted.cards[0])
+    arjun, meera = copy_for(signed, ARJUN), copy_for(signed, MEERA)
+    assert [a["title"] for a in actions(arjun.cards[0])] == ["Approve all 2", "Reject all"]
+    answers = await asyncio.gather(
+        signed.press(ARJUN, "approve", arjun, personal=True),
+        signed.press(MEERA, "approve", meera, personal=True),
+    )
+    for status, answer in answers:
+        # Whoever came second still sees the batch (with what they were told), not a blank.
+        assert status == 200 and "Approve request 1 — " in texts(answer["value"])
+    assert [await request_status(signed, n) for n in (1, 2)] == ["approved", "approved"]
+    for cid in {r.id for r in await signed.registry.cards.rows() if r.batch_id}:
+        rows = await signed.registry.audit.recent(card_id=cid)
+        assert [r.outcome for r in rows].count("done") == 1
+    for update in shown_everywhere(signed, posted).values():
+        assert "Approved and done" in texts(update.cards[0]) and actions(update.cards[0]) == []
+
+
+async def test_reject_all_takes_the_reason_typed_on_the_card(signed: TeamsBot) -> None:
+    """Reject all with a reason typed on the batch card ends every card in it with that
+    reason; the requests stay as they were."""
+    posted = await signed.card_for(ARJUN, "approve requests 3 and 4")
+    status, answer = await signed.press(ARJUN, "reject", posted, reason="Budget is frozen")
+    assert status == 200
+    shown = texts(answer["value"])
+    assert "Not approved" in shown and "Budget is frozen" in shown
+    assert [await request_status(signed, n) for n in (3, 4)] == ["pending", "pending"]
+    reasons = {r.reason for r in await signed.registry.cards.rows() if r.batch_id}
+    assert reasons == {"Budget is frozen"}
