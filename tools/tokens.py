@@ -137,6 +137,11 @@ class CardClaims:
 # never read as a card's nor a card's as a batch's, whatever the fields hold.
 _BATCH_FORMAT = "b2"
 _BATCH_PREFIX = urlsafe_b64encode(f"{_BATCH_FORMAT}{_FIELD}".encode()).decode()
+_BATCH_PAYLOAD = re.compile(
+    rf"{_BATCH_FORMAT}{_FIELD}([^{_FIELD}]*){_FIELD}{_INTEGER}{_FIELD}{_INTEGER}"
+    rf"{_FIELD}([^{_FIELD}]*){_FIELD}{_INTEGER}",
+    re.ASCII,
+)
 
 
 def is_batch_token(token: object) -> bool:
@@ -164,12 +169,11 @@ class BatchClaims:
     @classmethod
     def from_payload(cls, payload: bytes) -> tuple[BatchClaims, int]:
         plain = a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
-        match plain.split(_FIELD):
-            case [form, batch_id, userid, tenantid, digest, minted] if form == _BATCH_FORMAT:
-                numbers = _integers(userid, tenantid, minted)
-                if numbers is not None:
-                    return cls(batch_id, numbers[0], numbers[1], digest), numbers[2]
-        raise InvalidCardError("its contents are not a card")
+        fields = _BATCH_PAYLOAD.fullmatch(plain)
+        if fields is None:
+            raise InvalidCardError("its contents are not a card")
+        batch_id, userid, tenantid, digest, minted = fields.groups()
+        return cls(batch_id, int(userid), int(tenantid), digest), int(minted)
 
 
 def _escape(field: str) -> str:
