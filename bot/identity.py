@@ -47,7 +47,7 @@ async def resolve(
     ``installation`` is where the app is installed (never the clicker's own team); ``user_team``
     is the user's own workspace when the platform says (None: the installation itself).
     """
-    merchant = await directory.merchant_of(adapter.platform, installation)
+    merchant, caller = await directory.identify(adapter.platform, installation, user)
     if merchant is None:
         log.info("installation_not_connected", installation=installation)
         return "not_connected"
@@ -55,7 +55,6 @@ async def resolve(
     if foreign and await directory.merchant_of(adapter.platform, user_team or "") != merchant:
         log.info("identity_foreign", installation=installation, user_team=user_team, user=user)
         return "not_linked"
-    caller = await directory.resolve(adapter.platform, installation, user)
     if caller is not None:
         return caller
     return await _link(directory, adapter, installation, user)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from tools.caller import Caller, Role
@@ -22,6 +22,30 @@ from tools.people import Identity, Person
 from tools.tokens import Clock, utcnow
 
 __all__ = ["Directory"]
+
+
+# The two lookups every message makes (``identify``), as Core statements built once: the
+# installation's merchant, and the person its identity is linked to through that connection.
+_P, _I, _C = Person.__table__.c, Identity.__table__.c, ConnectionRow.__table__.c
+_MERCHANT = select(_C.tenant_id).where(
+    _C.platform == bindparam("platform"), _C.installation == bindparam("installation")
+)
+_LINKED = (
+    select(_P.id, _P.tenant_id, _P.role, _P.name)
+    .join_from(Person.__table__, Identity.__table__, _I.person_id == _P.id)
+    .join(
+        ConnectionRow.__table__,
+        (_C.platform == _I.platform)
+        & (_C.installation == _I.installation)
+        & (_C.tenant_id == _P.tenant_id),
+    )
+    .where(
+        _I.platform == bindparam("platform"),
+        _I.installation == bindparam("installation"),
+        _I.platform_user_id == bindparam("user"),
+    )
+    .limit(1)
+)
 
 
 def _caller(person: Person) -> Caller:
@@ -41,6 +65,25 @@ class Directory:
     async def merchant_of(self, platform: str, installation: str) -> int | None:
         """The merchant an installation is connected to, or None (then it reaches nobody)."""
         return await self.connections.tenant_of(platform, installation)
+
+    async def identify(
+        self, platform: str, installation: str, user_id: str
+    ) -> tuple[int | None, Caller | None]:
+        """``merchant_of`` and ``resolve`` read together, in one transaction.
+
+        Every message a person writes asks both; two transactions per message were a
+        measurable share of a burst's database time.
+        """
+        where = {"platform": platform, "installation": installation}
+        async with self._db.begin() as conn:
+            merchant = (await conn.execute(_MERCHANT, where)).scalar()
+            found = (await conn.execute(_LINKED, {**where, "user": user_id})).first()
+        if found is None:
+            return merchant, None
+        caller = Caller(
+            userid=found.id, tenantid=found.tenant_id, role=Role(found.role), name=found.name
+        )
+        return merchant, caller
 
     async def resolve(self, platform: str, installation: str, user_id: str) -> Caller | None:
         """The person linked to this chat identity, while its installation is connected to

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from pydantic import ValidationError
@@ -24,7 +24,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from sqlalchemy import update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from tools.db import ConversationRow, Database
@@ -36,6 +36,25 @@ log = structlog.get_logger(__name__)
 MAX_MESSAGES = 40
 MAX_CHARS = 200_000
 _ATTEMPTS = 8
+
+# Core statements built once: a turn reads and saves its conversation through these instead of
+# an ORM session, whose unit of work cost more than the single statement each one runs. Their
+# compiled forms are cached by SQLAlchemy; only the bound values change from turn to turn.
+_TABLE = cast("Table", ConversationRow.__table__)
+_LOAD = select(_TABLE.c.messages, _TABLE.c.version, _TABLE.c.tenant_id).where(
+    _TABLE.c.key == bindparam("key")
+)
+_CREATE = insert(_TABLE)
+_MOVE_ON = (
+    update(_TABLE)
+    .where(_TABLE.c.key == bindparam("at_key"), _TABLE.c.version == bindparam("seen"))
+    .values(
+        messages=bindparam("new_messages"),
+        version=bindparam("new_version"),
+        tenant_id=bindparam("new_tenant"),
+        updated_at=bindparam("new_at"),
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,19 +77,19 @@ class ConversationStore:
         self.max_chars = max_chars
 
     async def load(self, key: str) -> Stored:
-        async with self.db.session() as session:
-            row = await session.get(ConversationRow, key)
-            if row is None:
-                return Stored([], 0, None)
-            try:
-                messages = list(ModelMessagesTypeAdapter.validate_json(row.messages))
-            except ValidationError:
-                # A history this version cannot read (written by another release, or damaged)
-                # would fail every turn of the thread forever; starting afresh keeps it usable,
-                # and the next save replaces it (the version check still holds).
-                log.exception("conversation.unreadable", conversation=key)
-                messages = []
-            return Stored(messages, row.version, row.tenant_id)
+        async with self.db.begin() as conn:
+            row = (await conn.execute(_LOAD, {"key": key})).first()
+        if row is None:
+            return Stored([], 0, None)
+        try:
+            messages = list(ModelMessagesTypeAdapter.validate_json(row.messages))
+        except ValidationError:
+            # A history this version cannot read (written by another release, or damaged)
+            # would fail every turn of the thread forever; starting afresh keeps it usable,
+            # and the next save replaces it (the version check still holds).
+            log.exception("conversation.unreadable", conversation=key)
+            messages = []
+        return Stored(messages, row.version, row.tenant_id)
 
     async def append(
         self, key: str, added: Sequence[ModelMessage], *, tenant_id: int | None, seen: Stored
@@ -98,30 +117,24 @@ class ConversationStore:
 
     async def _save(self, key: str, blob: str, tenant_id: int | None, version: int) -> bool:
         now = datetime.now(UTC)
-        async with self.db.session() as session:
-            if version == 0:
-                session.add(
-                    ConversationRow(
-                        key=key, tenant_id=tenant_id, messages=blob, version=1, updated_at=now
-                    )
-                )
-                try:
-                    await session.commit()
-                except IntegrityError:
-                    # Another turn created the conversation first; re-read and append after it.
-                    await session.rollback()
-                    return False
-                return True
-            stmt = (
-                update(ConversationRow)
-                .where(ConversationRow.key == key, ConversationRow.version == version)
-                .values(messages=blob, version=version + 1, tenant_id=tenant_id, updated_at=now)
+        if version == 0:
+            row = {"key": key, "tenant_id": tenant_id, "messages": blob, "version": 1}
+            try:
+                async with self.db.begin() as conn:
+                    await conn.execute(_CREATE, {**row, "updated_at": now})
+            except IntegrityError:
+                # Another turn created the conversation first; re-read and append after it.
+                return False
+            return True
+        values = {"new_messages": blob, "new_version": version + 1, "new_tenant": tenant_id}
+        async with self.db.begin() as conn:
+            result = await conn.execute(
+                _MOVE_ON, {**values, "new_at": now, "at_key": key, "seen": version}
             )
-            moved = _matched(await session.execute(stmt))
-            await session.commit()
-            if not moved:
-                log.debug("conversation.version_moved", conversation=key, version=version)
-            return moved
+            moved = _matched(result)
+        if not moved:
+            log.debug("conversation.version_moved", conversation=key, version=version)
+        return moved
 
 
 def starts_turn(message: ModelMessage) -> bool:

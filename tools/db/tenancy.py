@@ -126,10 +126,24 @@ def _scoped(statement: ExternallyTraversible, tenantid: int | BindParameter[int]
 
     scoped = visitors.replacement_traverse(statement, {}, replace)
     if isinstance(scoped, Select):
-        return scoped.where(*_criteria(scoped.get_final_froms(), tenantid))
+        return scoped.where(*_criteria(_final_froms(scoped), tenantid))
     if isinstance(scoped, Update | Delete):
         return scoped.where(*_criteria([scoped.table], tenantid))
     return scoped
+
+
+def _final_froms(statement: Select[Any]) -> Sequence[FromClause]:
+    """``statement.get_final_froms()``, without first compiling the whole statement to SQL text.
+
+    SQLAlchemy's accessor renders the statement with a string compiler nobody reads, then builds
+    the compile state that lists the FROMs; the compile state alone gives the same list. The
+    rendering was a quarter of every tenant read's CPU (measured on ``list_branches``).
+    """
+    dialect = statement._default_dialect()  # type: ignore[no-untyped-call]
+    compiler = dialect.statement_compiler(dialect, None)
+    state = statement._compile_state_factory(statement, compiler)
+    froms: Sequence[FromClause] = state._get_display_froms()
+    return froms
 
 
 def _criteria(
