@@ -16,17 +16,17 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.batchspec import BatchSpec, of_batch
-from bot.cardspec import CardAction, Verb
+from bot.cardspec import Verb
 from bot.placement import Placement, SlackPlacement
 from bot.slack import texts
 from bot.slack.blocks import (
-    APPROVE_ACTION,
     DECIDING,
     EVERY,
-    REJECT_ACTION,
-    WITHDRAW_ACTION,
     Block,
+    button,
     context,
+    dialog,
+    plain,
     section,
 )
 from bot.slack.mrkdwn import esc, esc_data
@@ -36,22 +36,14 @@ __all__ = ["batch_message", "render_batch", "update_batch"]
 
 log = structlog.get_logger("bot.slack.batch")
 
-_ACTION_IDS: Final[dict[Verb, str]] = {
-    "approve": APPROVE_ACTION,
-    "reject": REJECT_ACTION,
-    "withdraw": WITHDRAW_ACTION,
-}
-_STYLES: Final[dict[Verb, str]] = {"approve": "primary", "reject": "danger"}
+# A batch has no Edit: each of its cards is edited, if at all, before it joins the batch.
+_BATCH_VERBS: Final[frozenset[Verb]] = frozenset({"approve", "reject", "withdraw"})
 _MARKS: Final = {
     "done": ":white_check_mark:",
     "failed": ":x:",
     "executing": ":hourglass_flowing_sand:",
 }
 _VALUE = 2000
-
-
-def _plain(text: str, limit: int) -> dict[str, Any]:
-    return {"type": "plain_text", "text": texts.clip(text, limit), "emoji": True}
 
 
 def _line(number: int, spec: BatchSpec, index: int) -> Block:
@@ -67,39 +59,21 @@ def _line(number: int, spec: BatchSpec, index: int) -> Block:
 
 def _confirm(spec: BatchSpec, verb: Verb) -> dict[str, Any] | None:
     if verb == "approve":
-        title, text, ok = spec.confirm[0], spec.confirm[1], texts.confirm_ok()
-    elif verb == "withdraw":
-        title, ok = texts.withdraw_title(), texts.withdraw_ok()
-        text = f"{len(spec.lines)} changes: nobody will be able to approve them."
-    else:
-        return None
-    return {
-        "title": _plain(title, 100),
-        "text": _plain(text, 300),
-        "confirm": _plain(ok, 30),
-        "deny": _plain(texts.CONFIRM_DENY, 30),
-    }
-
-
-def _button(spec: BatchSpec, action: CardAction) -> dict[str, Any]:
-    button: dict[str, Any] = {
-        "type": "button",
-        "action_id": _ACTION_IDS[action.verb],
-        "text": _plain(action.label, 75),
-        "value": action.token,
-    }
-    if action.verb in _STYLES:
-        button["style"] = _STYLES[action.verb]
-    confirm = _confirm(spec, action.verb)
-    if confirm is not None:
-        button["confirm"] = confirm
-    return button
+        return dialog(spec.confirm[0], spec.confirm[1], texts.confirm_ok())
+    if verb == "withdraw":
+        count = len(spec.lines)
+        return dialog(texts.withdraw_title(), texts.withdraw_batch_text(count), texts.withdraw_ok())
+    return None
 
 
 def _buttons(spec: BatchSpec, verbs: frozenset[Verb]) -> list[Block]:
     if len(spec.token) > _VALUE:
         raise ValueError(f"batch {spec.batch_id}: token longer than a button value may be")
-    shown = [_button(spec, a) for a in spec.actions if a.verb in verbs and a.verb in _ACTION_IDS]
+    shown = [
+        button(a, _confirm(spec, a.verb))
+        for a in spec.actions
+        if a.verb in verbs and a.verb in _BATCH_VERBS
+    ]
     if not shown:
         return []
     # ``card-<batch id>-<nonce>``: what a press reads beside the button, to show it afterwards.
@@ -113,7 +87,7 @@ def render_batch(spec: BatchSpec, *, verbs: frozenset[Verb] = EVERY) -> list[Blo
     head = {
         "type": "header",
         "block_id": f"head-{uuid.uuid4().hex[:8]}",
-        "text": _plain(spec.title, 150),
+        "text": plain(spec.title, 150),
     }
     blocks: list[Block] = [head, context(esc(spec.intro))]
     blocks += [_line(n, spec, n - 1) for n in range(1, len(spec.lines) + 1)]

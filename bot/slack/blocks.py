@@ -85,7 +85,7 @@ def card_id_of_block(block_id: str) -> str | None:
     return parts[1] if len(parts) == 3 and parts[0] == "card" else None
 
 
-def _plain(text: str, limit: int) -> dict[str, Any]:
+def plain(text: str, limit: int) -> dict[str, Any]:
     return {"type": "plain_text", "text": clip(text, limit), "emoji": True}
 
 
@@ -132,28 +132,36 @@ def _confirm(spec: CardSpec, verb: Verb) -> dict[str, Any] | None:
         words = (texts.withdraw_title(), texts.withdraw_text(spec.summary), texts.withdraw_ok())
     else:
         return None
-    title, text, ok = words
+    return dialog(*words)
+
+
+def dialog(title: str, text: str, ok: str) -> dict[str, Any]:
+    """The confirm dialog a button opens before its press is sent."""
     return {
-        "title": _plain(title, 100),
-        "text": _plain(text, 300),
-        "confirm": _plain(ok, 30),
-        "deny": _plain(texts.CONFIRM_DENY, 30),
+        "title": plain(title, 100),
+        "text": plain(text, 300),
+        "confirm": plain(ok, 30),
+        "deny": plain(texts.CONFIRM_DENY, 30),
     }
 
 
 def _button(spec: CardSpec, action: CardAction) -> dict[str, Any]:
-    button: dict[str, Any] = {
+    return button(action, _confirm(spec, action.verb))
+
+
+def button(action: CardAction, confirm: dict[str, Any] | None) -> dict[str, Any]:
+    """One of a card's buttons (a single card's or a batch's), with its dialog if it has one."""
+    made: dict[str, Any] = {
         "type": "button",
         "action_id": _ACTION_IDS[action.verb],
-        "text": _plain(action.label, 75),
+        "text": plain(action.label, 75),
         "value": action.token,
     }
     if action.verb in _STYLES:
-        button["style"] = _STYLES[action.verb]
-    confirm = _confirm(spec, action.verb)
+        made["style"] = _STYLES[action.verb]
     if confirm is not None:
-        button["confirm"] = confirm
-    return button
+        made["confirm"] = confirm
+    return made
 
 
 def buttons(spec: CardSpec, verbs: frozenset[Verb] = EVERY) -> list[Block]:
@@ -173,7 +181,7 @@ def _capped(top: list[Block], tail: list[Block]) -> list[Block]:
 
 
 def _head(spec: CardSpec) -> Block:
-    return {"type": "header", "block_id": _id("head"), "text": _plain(spec.title, _HEADER)}
+    return {"type": "header", "block_id": _id("head"), "text": plain(spec.title, _HEADER)}
 
 
 def render_pending(
@@ -253,17 +261,17 @@ def reject_modal(
         "type": "modal",
         "callback_id": REJECT_VIEW,
         "private_metadata": meta,
-        "title": _plain(texts.REJECT_MODAL_TITLE, 24),
-        "submit": _plain(texts.REJECT, 24),
-        "close": _plain(texts.CONFIRM_DENY, 24),
+        "title": plain(texts.REJECT_MODAL_TITLE, 24),
+        "submit": plain(texts.REJECT, 24),
+        "close": plain(texts.CONFIRM_DENY, 24),
         "blocks": [
             section(texts.rejecting(summary)),
             {
                 "type": "input",
                 "block_id": REASON_BLOCK,
                 "optional": True,
-                "label": _plain(texts.REASON_LABEL, 2000),
-                "hint": _plain(texts.REASON_HINT, 2000),
+                "label": plain(texts.REASON_LABEL, 2000),
+                "hint": plain(texts.REASON_HINT, 2000),
                 "element": {
                     "type": "plain_text_input",
                     "action_id": REASON_INPUT,

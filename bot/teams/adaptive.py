@@ -157,18 +157,28 @@ def _decided_lines(spec: CardSpec) -> list[Json]:
 
 
 def _data(spec: CardSpec, verb: str) -> Json:
-    return {"card": spec.card_id, "token": spec.token, "verb": verb}
+    return press_data(spec.card_id, spec.token, verb)
+
+
+def press_data(card: str, token: str, verb: str) -> Json:
+    """What a press sends back: the card (or batch) id, its signed token and the verb."""
+    return {"card": card, "token": token, "verb": verb}
 
 
 def _execute(spec: CardSpec, verb: str, title: str, style: str, inputs: str) -> Json:
+    return execute(spec.card_id, spec.token, verb, title, style, inputs)
+
+
+def execute(card: str, token: str, verb: str, title: str, style: str, inputs: str) -> Json:  # noqa: PLR0917 - an action is these six things
     """An Action.Execute, falling back to Action.Submit (the same data) on older clients."""
-    fallback = {"type": "Action.Submit", "title": title, "style": style, "data": _data(spec, verb)}
+    data = press_data(card, token, verb)
+    fallback = {"type": "Action.Submit", "title": title, "style": style, "data": data}
     return {
         "type": "Action.Execute",
         "verb": verb,
         "title": title,
         "style": style,
-        "data": _data(spec, verb),
+        "data": data,
         "associatedInputs": inputs,
         "fallback": fallback,
     }

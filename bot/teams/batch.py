@@ -20,6 +20,8 @@ from bot.teams.adaptive import (
     VERB_REJECT,
     VERB_WITHDRAW,
     View,
+    execute,
+    press_data,
     safe,
 )
 from tools import Caller
@@ -60,20 +62,11 @@ def _lines(spec: BatchSpec) -> list[Json]:
 
 
 def _data(spec: BatchSpec, verb: str) -> Json:
-    return {"card": spec.batch_id, "token": spec.token, "verb": verb}
+    return press_data(spec.batch_id, spec.token, verb)
 
 
 def _execute(spec: BatchSpec, verb: str, title: str, style: str, inputs: str) -> Json:
-    fallback = {"type": "Action.Submit", "title": title, "style": style, "data": _data(spec, verb)}
-    return {
-        "type": "Action.Execute",
-        "verb": verb,
-        "title": title,
-        "style": style,
-        "data": _data(spec, verb),
-        "associatedInputs": inputs,
-        "fallback": fallback,
-    }
+    return execute(spec.batch_id, spec.token, verb, title, style, inputs)
 
 
 def _controls(spec: BatchSpec, view: View) -> tuple[list[Json], list[Json]]:

@@ -110,6 +110,10 @@ def withdraw_text(summary: str) -> str:
     return clip(f"{summary} Nobody will be able to approve it, and nothing will be changed.", 300)
 
 
+def withdraw_batch_text(count: int) -> str:
+    return f"{count} changes: nobody will be able to approve them."
+
+
 def withdraw_ok() -> str:
     return "Yes, withdraw"
 
