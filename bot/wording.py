@@ -25,6 +25,7 @@ __all__ = [
     "decided_text",
     "decided_verb",
     "edited_note",
+    "field_label",
     "names_decider",
     "not_your_card",
     "outcome",
@@ -237,3 +238,18 @@ def edited_note(by: str, outcome: str, summary: str) -> str:
         f"{by} edited the card before approving. {outcome}. The new card: {summary} "
         "It has NOT been done; it waits for approval on the new card."
     )
+
+
+# What a person reads for each argument the tools let them edit, on every surface.
+_FIELD_LABELS: Final = {
+    "amount": "Refund amount",
+    "reason": "Reason",
+    "delta": "Units to add (negative to remove)",
+    "price": "New price",
+    "note": "Note",
+}
+
+
+def field_label(name: str) -> str:
+    """The label of an argument a person may edit before approving."""
+    return _FIELD_LABELS.get(name, name.replace("_", " ").capitalize())

@@ -66,7 +66,7 @@ def _words(text: str, **style: Any) -> Json:
     return {"type": "TextBlock", "text": text, "wrap": True, **style}
 
 
-def _runs(*runs: tuple[str, bool], subtle: bool = False) -> Json:
+def data_line(*runs: tuple[str, bool], subtle: bool = False) -> Json:
     """A line of data: each run is (text, bold), shown verbatim.
 
     Any line holding a name, a value or a note goes here, never into a TextBlock: Teams reads a
@@ -104,9 +104,9 @@ def _detail(label: str, value: str) -> list[Json]:
     """
     found = _STAMP.fullmatch(value.strip())
     if found is None:
-        return [_runs((f"{label}: ", True), (value, False))]
+        return [data_line((f"{label}: ", True), (value, False))]
     at = datetime.strptime(f"{found[1]} {found[2]}", "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
-    return [_runs((f"{label}:", True)), _words(_when(at), spacing="None")]
+    return [data_line((f"{label}:", True)), _words(_when(at), spacing="None")]
 
 
 def _body(spec: CardSpec) -> list[Json]:
@@ -115,12 +115,12 @@ def _body(spec: CardSpec) -> list[Json]:
     heading = {"type": "RichTextBlock", "inlines": [run]}
     body: list[Json] = [
         heading,
-        _runs((spec.summary, True)),
+        data_line((spec.summary, True)),
     ]
     for label, value in spec.details:
         body += _detail(label, value)
     if spec.warning:
-        warn = _runs(("⚠ ", False), (spec.warning, False))
+        warn = data_line(("⚠ ", False), (spec.warning, False))
         body.append({"type": "Container", "style": "warning", "items": [warn]})
     return body
 
@@ -128,9 +128,9 @@ def _body(spec: CardSpec) -> list[Json]:
 def _pending_lines(spec: CardSpec) -> list[Json]:
     # Whom the card waits for is its heading; a card that cannot name them says it here. The
     # approvals line of a card needing two names who approved: data, so a TextRun.
-    lines = [] if spec.waiting_for else [_runs(("For ", False), ("the person who asked", True))]
+    lines = [] if spec.waiting_for else [data_line(("For ", False), ("the person who asked", True))]
     if spec.progress:
-        lines.append(_runs((spec.progress, False)))
+        lines.append(data_line((spec.progress, False)))
     if spec.expires_at is not None:
         lines.append(_words(f"Expires {_when(spec.expires_at)}", isSubtle=True, spacing="None"))
     return lines
@@ -145,12 +145,12 @@ def _decided_lines(spec: CardSpec) -> list[Json]:
     lines: list[Json] = []
     decided, outcome = spec.decided, spec.outcome
     if decided is not None and not (decided.in_outcome and outcome):
-        lines.append(_runs((f"{decided.verb} by ", False), (decided.by or "someone", True)))
+        lines.append(data_line((f"{decided.verb} by ", False), (decided.by or "someone", True)))
     if spec.note is not None:
-        lines.append(_runs((spec.note, False)))
+        lines.append(data_line((spec.note, False)))
     if outcome:
         label, text = outcome
-        lines.append(_runs((f"{label}: " if label else "", True), (text, False)))
+        lines.append(data_line((f"{label}: " if label else "", True), (text, False)))
     if decided is not None and decided.at is not None:
         lines.append(_words(_when(decided.at), isSubtle=True, spacing="None"))
     return lines
@@ -227,7 +227,7 @@ def _card(spec: CardSpec, view: View, issuee: str | None, notice: str | None) ->
     body = _body(spec)
     card: Json = {"type": "AdaptiveCard", "$schema": _SCHEMA, "version": "1.5"}
     if notice:
-        alert = _runs((notice, False))
+        alert = data_line((notice, False))
         body.insert(0, {"type": "Container", "style": "attention", "items": [alert]})
     if not spec.is_pending:
         card["body"] = body + _decided_lines(spec)
@@ -271,5 +271,5 @@ def render(
 
 def notice_card(notice: str) -> Json:
     """A card holding only a notice, for a press on a card this person cannot be shown."""
-    alert = {"type": "Container", "style": "attention", "items": [_runs((notice, False))]}
+    alert = {"type": "Container", "style": "attention", "items": [data_line((notice, False))]}
     return {"type": "AdaptiveCard", "$schema": _SCHEMA, "version": "1.5", "body": [alert]}

@@ -20,6 +20,7 @@ from bot.teams.adaptive import (
     VERB_REJECT,
     VERB_WITHDRAW,
     View,
+    data_line,
     execute,
     press_data,
     safe,
@@ -34,30 +35,16 @@ _SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 _MARKS = {"done": "✅ ", "failed": "❌ ", "executing": "⏳ "}
 
 
-def _runs(*runs: tuple[str, bool], subtle: bool = False) -> Json:
-    inlines = [
-        {
-            "type": "TextRun",
-            "text": safe(text),
-            **({"weight": "Bolder"} if bold else {}),
-            **({"isSubtle": True} if subtle else {}),
-        }
-        for text, bold in runs
-        if text
-    ]
-    return {"type": "RichTextBlock", "inlines": inlines}
-
-
 def _lines(spec: BatchSpec) -> list[Json]:
     body: list[Json] = []
     for number, line in enumerate(spec.lines, start=1):
-        body.append(_runs((f"{number}. ", True), (line.summary, False)))
+        body.append(data_line((f"{number}. ", True), (line.summary, False)))
         if line.warning:
-            warn = _runs(("⚠ ", False), (line.warning, False))
+            warn = data_line(("⚠ ", False), (line.warning, False))
             body.append({"type": "Container", "style": "warning", "items": [warn]})
         if line.result:
             mark = _MARKS.get(line.status, "⛔ ")
-            body.append(_runs((mark, False), (line.result, False), subtle=True))
+            body.append(data_line((mark, False), (line.result, False), subtle=True))
     return body
 
 
@@ -94,13 +81,13 @@ def _controls(spec: BatchSpec, view: View) -> tuple[list[Json], list[Json]]:
 def _tail(spec: BatchSpec) -> list[Json]:
     lines: list[Json] = []
     if spec.progress:
-        lines.append(_runs((spec.progress, False)))
+        lines.append(data_line((spec.progress, False)))
     if spec.decided is not None:
         lines.append(
-            _runs((f"{spec.decided.verb} by ", False), (spec.decided.by or "someone", True))
+            data_line((f"{spec.decided.verb} by ", False), (spec.decided.by or "someone", True))
         )
     if spec.reason:
-        lines.append(_runs(("Reason: ", True), (spec.reason, False)))
+        lines.append(data_line(("Reason: ", True), (spec.reason, False)))
     return lines
 
 
@@ -115,9 +102,9 @@ def render_batch(
             {"type": "TextRun", "text": safe(spec.title), "weight": "Bolder", "size": "Medium"}
         ],
     }
-    body: list[Json] = [heading, _runs((spec.intro, False), subtle=True), *_lines(spec)]
+    body: list[Json] = [heading, data_line((spec.intro, False), subtle=True), *_lines(spec)]
     if notice:
-        alert = _runs((notice, False))
+        alert = data_line((notice, False))
         body.insert(0, {"type": "Container", "style": "attention", "items": [alert]})
     body += _tail(spec)
     card: Json = {"type": "AdaptiveCard", "$schema": _SCHEMA, "version": "1.5"}

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from bot.cardspec import LIMITS, clip
 from bot.teams import texts
-from bot.teams.adaptive import safe
+from bot.teams.adaptive import execute, safe
 
 __all__ = [
     "FIELD_PREFIX",
@@ -87,21 +87,6 @@ def _problem(error: str) -> Json:
     return {"type": "Container", "style": "attention", "spacing": "Small", "items": [said]}
 
 
-def _action(verb: str, title: str, style: str, card: Json, inputs: str) -> Json:
-    """An Action.Execute, falling back to Action.Submit (the same data) on older clients."""
-    data = {**card, "verb": verb}
-    fallback = {"type": "Action.Submit", "title": title, "style": style, "data": data}
-    return {
-        "type": "Action.Execute",
-        "verb": verb,
-        "title": title,
-        "style": style,
-        "data": data,
-        "associatedInputs": inputs,
-        "fallback": fallback,
-    }
-
-
 def edit_form(
     *,
     card_id: str,
@@ -121,10 +106,9 @@ def edit_form(
         body.append(_input(field))
         if error and field.name == error_field:
             body.append(_problem(error))
-    card = {"card": card_id, "token": token}
     actions = [
-        _action(VERB_EDIT_SAVE, texts.EDIT_SUBMIT, "positive", card, "auto"),
-        _action(VERB_EDIT_CANCEL, texts.EDIT_CANCEL, "default", card, "none"),
+        execute(card_id, token, VERB_EDIT_SAVE, texts.EDIT_SUBMIT, "positive", "auto"),
+        execute(card_id, token, VERB_EDIT_CANCEL, texts.EDIT_CANCEL, "default", "none"),
     ]
     return {
         "type": "AdaptiveCard",

@@ -10,6 +10,7 @@ from typing import Final
 
 from bot import wording
 from bot.cardspec import clip
+from bot.wording import field_label
 
 __all__ = [
     "EDIT_CANCEL",
@@ -114,19 +115,6 @@ EDIT_TITLE: Final = "Edit this change"
 EDIT_SUBMIT: Final = "Make new card"
 EDIT_CANCEL: Final = "Cancel"
 GONE_HERE: Final = "This approval card is no longer available here."
-
-_LABELS: Final = {
-    "amount": "Refund amount",
-    "reason": "Reason",
-    "delta": "Units to add (negative to remove)",
-    "price": "New price",
-    "note": "Note",
-}
-
-
-def field_label(name: str) -> str:
-    """The label of an argument a person may edit."""
-    return _LABELS.get(name, name.replace("_", " ").capitalize())
 
 
 def field_hint(name: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from bot.slack.mrkdwn import esc_data
+from bot.wording import field_label
 
 __all__ = [
     "EDIT_MODAL_TITLE",
@@ -18,19 +19,6 @@ __all__ = [
 EDIT_MODAL_TITLE: Final = "Edit this change"
 EDIT_SUBMIT: Final = "Make new card"
 NOT_LINKED: Final = "Your Slack account is not linked to a person in this shop, so it cannot edit."
-
-# Labels a person reads for the arguments the tools let them edit.
-_LABELS: Final = {
-    "amount": "Refund amount",
-    "reason": "Reason",
-    "delta": "Units to add (negative to remove)",
-    "price": "New price",
-    "note": "Note",
-}
-
-
-def field_label(name: str) -> str:
-    return _LABELS.get(name, name.replace("_", " ").capitalize())
 
 
 def field_hint(name: str) -> str | None:
