@@ -30,10 +30,9 @@ from bot.slack.blocks import (
     REJECT_ACTION,
     REJECT_VIEW,
     WITHDRAW_ACTION,
-    card_id_of_block,
 )
 from bot.slack.home import refresh_homes
-from bot.slack.inbound import installation_of, pressed_where, user_team
+from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
 from tools.tokens import is_batch_token
@@ -54,12 +53,13 @@ def register(app: AsyncApp, surface: Surface) -> None:
             adapter = SlackAdapter(
                 client, pressed_where(body, context), audit_channel=surface.audit_channel
             )
+            token, card_id = pressed_card(action)
             press = presses.Press(
                 installation=adapter.where.installation,
                 user=adapter.where.user,
-                token=str(action.get("value", "")),
+                token=token,
                 verb=verb,
-                card_id=card_id_of_block(str(action.get("block_id", ""))),
+                card_id=card_id,
                 user_team=user_team(body),
             )
             surface.tasks.press(decide(surface, adapter, press), name=f"{verb} by {press.user}")
@@ -77,8 +77,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
         adapter = SlackAdapter(
             client, pressed_where(body, context), audit_channel=surface.audit_channel
         )
-        card_id = card_id_of_block(str(action.get("block_id", "")))
-        await open_reject(surface, adapter, str(action.get("value", "")), card_id)
+        await open_reject(surface, adapter, *pressed_card(action))
 
     async def on_reject_submit(
         ack: AsyncAck,

@@ -22,8 +22,8 @@ from bot import identity, turns
 from bot.cardspec import clip
 from bot.placement import SlackPlacement, first
 from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, card_id_of_block, section
-from bot.slack.inbound import installation_of, pressed_where, user_team
+from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, section
+from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
 from bot.slack.texts import editing as texts
 from bot.surface import Surface
 from tools import CardRecord, Tool
@@ -102,8 +102,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
         adapter = SlackAdapter(
             client, pressed_where(body, context), audit_channel=surface.audit_channel
         )
-        card_id = card_id_of_block(str(action.get("block_id", "")))
-        await _open(surface, adapter, str(action.get("value", "")), card_id)
+        await _open(surface, adapter, *pressed_card(action))
 
     async def on_edit_submit(
         ack: AsyncAck,

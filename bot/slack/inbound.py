@@ -17,6 +17,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
 
 from bot.slack.adapter import Where
+from bot.slack.blocks import card_id_of_block
 
 __all__ = ["bolt_request", "installation_of", "pressed_where", "user_team", "well_formed"]
 
@@ -86,3 +87,8 @@ def user_team(body: dict[str, Any]) -> str | None:
     """The presser's own workspace: in a Slack Connect channel it differs from the installation."""
     team = (body.get("user") or {}).get("team_id")
     return str(team) if team else None
+
+
+def pressed_card(action: dict[str, Any]) -> tuple[str, str | None]:
+    """What a card's button carries: its signed token, and the card id its block was drawn for."""
+    return str(action.get("value", "")), card_id_of_block(str(action.get("block_id", "")))

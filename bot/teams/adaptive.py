@@ -194,6 +194,18 @@ def _refresh(spec: CardSpec, issuee: str) -> Json:
     return {"action": action, "userIds": [issuee][:_MAX_REFRESH_USERS]}
 
 
+def reason_input() -> Json:
+    """The reason field beside Approve and Reject: read only when the press is a Reject."""
+    return {
+        "type": "Input.Text",
+        "id": REASON_INPUT,
+        "isMultiline": True,
+        "maxLength": 500,
+        "label": f"{words.REASON_LABEL} — used if you reject",
+        "placeholder": words.REASON_HINT,
+    }
+
+
 def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
     """The inputs and buttons of ``view``: Approve, Edit (when offered) and Reject (with a
     reason), or Withdraw."""
@@ -203,14 +215,7 @@ def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
         return [], [withdraw] if VERB_WITHDRAW in offered else []
     if view == "everyone" or not {VERB_APPROVE, VERB_REJECT} <= offered:
         return [], []
-    reason = {
-        "type": "Input.Text",
-        "id": REASON_INPUT,
-        "isMultiline": True,
-        "maxLength": 500,
-        "label": f"{words.REASON_LABEL} — used if you reject",
-        "placeholder": words.REASON_HINT,
-    }
+    reason = reason_input()
     # Edit turns the card into a form for its values (``bot.teams.editing``).
     edit = (
         [_execute(spec, VERB_EDIT, words.EDIT, "default", "none")] if VERB_EDIT in offered else []

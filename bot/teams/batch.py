@@ -14,7 +14,6 @@ from typing import Any
 from bot import batchwords, wording
 from bot.batchspec import BatchSpec, of_batch
 from bot.teams.adaptive import (
-    REASON_INPUT,
     VERB_APPROVE,
     VERB_REFRESH,
     VERB_REJECT,
@@ -23,6 +22,7 @@ from bot.teams.adaptive import (
     data_line,
     execute,
     press_data,
+    reason_input,
     safe,
 )
 from tools import Caller
@@ -63,14 +63,7 @@ def _controls(spec: BatchSpec, view: View) -> tuple[list[Json], list[Json]]:
         return [], [withdraw] if VERB_WITHDRAW in offered else []
     if view == "everyone" or not {VERB_APPROVE, VERB_REJECT} <= offered:
         return [], []
-    reason = {
-        "type": "Input.Text",
-        "id": REASON_INPUT,
-        "isMultiline": True,
-        "maxLength": 500,
-        "label": f"{wording.REASON_LABEL} — used if you reject",
-        "placeholder": wording.REASON_HINT,
-    }
+    reason = reason_input()
     approve = batchwords.approve_all(len(spec.lines))
     return [reason], [
         _execute(spec, VERB_APPROVE, approve, "positive", "none"),
