@@ -142,7 +142,8 @@ async def _send_copies(
             continue
         placement = await adapter.send_batch_copy(record, user, token=token, push=push)
         if placement is not None:
-            sent.append(placement)
+            # Whose copy it is: once they gave a first of two approvals it offers them nothing.
+            sent.append(placement.model_copy(update={"person": person.userid}))
     if not sent:
         return
 

@@ -57,8 +57,10 @@ async def send_copies(
             continue
         placement = await adapter.send_copy(record, user, token=token, push=push)
         if placement is not None:
-            # Each copy keeps what the card may have edited: a copy is redrawn on its own.
-            sent.append(placement.model_copy(update={"editable": editable_of(record)}))
+            # Each copy keeps what the card may have edited, and whose it is: a copy is
+            # redrawn on its own.
+            kept = {"editable": editable_of(record), "person": person.userid}
+            sent.append(placement.model_copy(update=kept))
     if sent:
         await _keep(surface, adapter, record.card_id, sent)
     return sent

@@ -51,6 +51,16 @@ class _Copy(BaseModel):
     # every redraw of the card (a DM copy, the App Home, a card after a first of two
     # approvals) offers Edit too; without it only the card as first posted had the button.
     editable: tuple[str, ...] = ()
+    # The person a private copy was sent to (their Countersign id): once they gave the first
+    # of two approvals, their copy has nothing left for them to press, and showing Approve
+    # again only led to a refusal. None on the thread's card, shared by everyone there.
+    person: int | None = None
+
+    def approved_by_reader(self, *records: CardRecord) -> bool:
+        """Whether this copy's one reader already approved the card (each of a batch's cards
+        still waiting): a first of two."""
+        person = self.person
+        return person is not None and bool(records) and all(r.approved_by(person) for r in records)
 
 
 class SlackPlacement(_Copy):
@@ -118,13 +128,16 @@ def placements_of_stored(where: dict[str, Any] | None) -> tuple[Placement, ...]:
 
 def stored(placements: Sequence[Placement]) -> dict[str, Any]:
     """The JSON the card's ``surface`` column holds for these copies (flat for one copy)."""
-    # A card with nothing to edit is stored with exactly the keys it always was.
-    dumped = [
-        p.model_dump(mode="json", exclude=None if p.editable else {"editable"}) for p in placements
-    ]
+    # A card with nothing to edit, or no reader of its own, is stored with exactly the keys
+    # it always was.
+    dumped = [p.model_dump(mode="json", exclude=_unset(p)) for p in placements]
     if len(dumped) == 1:
         return dumped[0]
     return {"copies": dumped}
+
+
+def _unset(placement: Placement) -> set[str]:
+    return {k for k in ("editable", "person") if not getattr(placement, k)}
 
 
 def first(record: CardRecord | None, platform: Platform) -> Placement | None:

@@ -154,6 +154,7 @@ class SlackAdapter:
             token=placement.token,
             for_user=placement.user,
             private=placement.conversation is None,
+            approved=placement.approved_by_reader(record),
         )
         try:
             await self.client.chat_update(

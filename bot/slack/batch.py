@@ -107,19 +107,24 @@ def render_batch(spec: BatchSpec, *, verbs: frozenset[Verb] = EVERY) -> list[Blo
     return [*blocks, *_buttons(spec, verbs)]
 
 
-def batch_message(batch: BatchRecord, *, token: str, private: bool) -> tuple[str, list[Block]]:
-    """The notification text and blocks of a batch copy as it stands now."""
+def batch_message(
+    batch: BatchRecord, *, token: str, private: bool, approved: bool = False
+) -> tuple[str, list[Block]]:
+    """The notification text and blocks of a batch copy as it stands now: a private copy
+    whose reader ``approved`` it (a first of two) has no buttons left."""
     spec = of_batch(batch, token=token)
-    return texts.notification(spec.notification), render_batch(
-        spec, verbs=DECIDING if private else EVERY
-    )
+    verbs = (frozenset[Verb]() if approved else DECIDING) if private else EVERY
+    return texts.notification(spec.notification), render_batch(spec, verbs=verbs)
 
 
 async def update_batch(client: AsyncWebClient, batch: BatchRecord, placement: Placement) -> None:
     """Shows the batch in place on one copy; a failed update is logged (the next one retries)."""
     assert isinstance(placement, SlackPlacement)
     text, blocks = batch_message(
-        batch, token=placement.token, private=placement.conversation is None
+        batch,
+        token=placement.token,
+        private=placement.conversation is None,
+        approved=placement.approved_by_reader(*batch.live),
     )
     try:
         await client.chat_update(

@@ -228,19 +228,20 @@ def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Bloc
 
 
 def card_message(
-    record: CardRecord, *, token: str, for_user: str | None, private: bool
+    record: CardRecord, *, token: str, for_user: str | None, private: bool, approved: bool = False
 ) -> tuple[str, list[Block]]:
     """The notification text and blocks of a card's copy as the card stands now.
 
     A card still pending after a first of two approvals, or after an escalation widened whom
     it waits for, keeps its buttons (``token``, the copy's own signed card); it used to be drawn
     as decided. A ``private`` copy is only ever seen by someone the card is issued to, so it
-    shows Approve and Reject alone. A settled card names who decided by name: the Slack user a
-    copy was posted for is not necessarily who decided it.
+    shows Approve and Reject alone, and none once its reader ``approved`` (the first of two).
+    A settled card names who decided by name: the Slack user a copy was posted for is not
+    necessarily who decided it.
     """
     if record.status is CardStatus.PENDING:
         spec = cardspec.of_record(record, token=token)
-        verbs = DECIDING if private else EVERY
+        verbs = (frozenset[Verb]() if approved else DECIDING) if private else EVERY
         blocks = render_pending(spec, for_user=for_user, verbs=verbs)
         return texts.notification(spec.notification), blocks
     text = texts.decided_text(

@@ -104,7 +104,10 @@ def decided_card(
     issued_to = placement.issued_to if placement else None
     spec = of_record(record, token=token, issued_to=issued_to)
     if view is None:
-        view = "issuee" if placement is not None and is_private(placement) else "everyone"
+        # A private copy's one reader decides it, unless they gave its first of two approvals.
+        mine = placement is not None and is_private(placement)
+        done = placement is not None and placement.approved_by_reader(record)
+        view = "issuee" if mine and not done else "everyone"
     return render(spec, view=view, issuee=placement.user if placement else None, notice=notice)
 
 
@@ -297,7 +300,8 @@ class TeamsAdapter:
         if not placement.activity_id or not where or not self._reaches(placement):
             log.warning("batch_copy_unreachable", batch_id=batch.batch_id, conversation=where)
             return None
-        view: View = "issuee" if is_private(placement) else "everyone"
+        mine = is_private(placement) and not placement.approved_by_reader(*batch.live)
+        view: View = "issuee" if mine else "everyone"
         card, summary = batch_card(batch, token=placement.token, view=view, issuee=placement.user)
         try:
             await self.out.update(

@@ -138,7 +138,8 @@ async def test_a_staff_batch_is_routed_and_a_manager_approves_it(bot: Bot) -> No
 
 async def test_a_batch_needs_two_approvers_when_one_write_does(bot: Bot) -> None:
     """Requests 1 and 5 (₹42,000) together need two managers: the first approval is counted
-    on both and runs nothing; the second runs both once."""
+    on both, runs nothing and leaves no buttons on the first approver's own copy; the second
+    runs both once."""
     await bot.mention("URAVI", "approve requests 1 and 5")
     [card] = bot.cards()
     assert "Needs 2 approvals from different people." in said(card.blocks)
@@ -146,6 +147,9 @@ async def test_a_batch_needs_two_approvers_when_one_write_does(bot: Bot) -> None
     await bot.press("UARJUN", copies["UARJUN"])
     assert [await request_status(bot, n) for n in (1, 5)] == ["pending", "pending"]
     assert "Approved by Arjun Mehta, 1 of 2" in said(bot.shown(card).blocks)
+    # Arjun's own copy has nothing left for him to press; Meera's still offers Approve all.
+    assert buttons(bot.shown(copies["UARJUN"]).blocks) == []
+    assert buttons(bot.shown(copies["UMEERA"]).blocks) == ["card_approve", "card_reject"]
     assert broadcasts(bot) == []
     await bot.press("UMEERA", copies["UMEERA"])
     assert [await request_status(bot, n) for n in (1, 5)] == ["approved", "approved"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from copy import deepcopy
+from dataclasses import replace
 
 from bot.sandbox import Message
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status, said, validate
@@ -50,13 +52,31 @@ async def test_a_first_approval_is_shown_and_runs_nothing(bot: Bot) -> None:
     assert buttons(bot.home("UMEERA")["blocks"]) == ["card_approve", "card_edit", "card_reject"]
 
 
+async def test_the_first_approvers_own_copy_no_longer_offers_approve(bot: Bot) -> None:
+    """After Arjun's first of two approvals his DM copy shows "1 of 2" with no buttons (there
+    is nothing left for him to press), while Meera's copy and the thread's card keep theirs."""
+    _, card, copies = await big_card(bot)
+    await bot.press("UARJUN", copies["UARJUN"])
+    arjun = bot.shown(copies["UARJUN"])
+    validate(arjun.blocks)
+    assert PROGRESS in said(arjun.blocks)
+    assert buttons(arjun.blocks) == []
+    assert buttons(bot.shown(copies["UMEERA"]).blocks) == [
+        "card_approve",
+        "card_edit",
+        "card_reject",
+    ]
+    assert "card_approve" in buttons(bot.shown(card).blocks)
+
+
 async def test_the_same_approver_twice_is_refused(bot: Bot) -> None:
-    """Arjun approving again (the button is still on his copy) is told he already approved;
-    it does not count as the second approval."""
+    """Arjun approving again (from a copy not yet redrawn, or the thread's card) is told he
+    already approved; it does not count as the second approval."""
     cid, _, copies = await big_card(bot)
+    stale = replace(copies["UARJUN"], blocks=deepcopy(copies["UARJUN"].blocks))
     await bot.press("UARJUN", copies["UARJUN"])
     updates = len(bot.slack.called("chat.update"))
-    await bot.press("UARJUN", copies["UARJUN"])
+    await bot.press("UARJUN", stale)
     told = bot.ephemerals("UARJUN")
     assert len(told) == 1 and "already approved this card" in told[0], told
     assert len(bot.slack.called("chat.update")) == updates

@@ -54,6 +54,20 @@ async def test_a_routed_batch_is_approved_once_by_two_managers_pressing_at_once(
         assert "Approved and done" in texts(update.cards[0]) and actions(update.cards[0]) == []
 
 
+async def test_the_first_approvers_batch_copy_keeps_no_approve(signed: TeamsBot) -> None:
+    """Requests 1 and 5 need two managers: after Arjun's approval his 1:1 copy of the batch
+    shows no buttons, Meera's still offers Approve all, and nothing has run yet."""
+    posted = await routed(signed, "approve requests 1 and 5")
+    await signed.press(ARJUN, "approve", copy_for(signed, ARJUN), personal=True)
+    shown = shown_everywhere(signed, posted)
+    arjun = shown[signed.connector.chat_with(ARJUN)].cards[0]
+    validate(arjun)
+    assert "1 of 2" in texts(arjun) and actions(arjun) == []
+    meera = shown[signed.connector.chat_with(MEERA)].cards[0]
+    assert [a["title"] for a in actions(meera)] == ["Approve all 2", "Reject all"]
+    assert [await request_status(signed, n) for n in (1, 5)] == ["pending", "pending"]
+
+
 async def test_reject_all_takes_the_reason_typed_on_the_card(signed: TeamsBot) -> None:
     """Reject all with a reason typed on the batch card ends every card in it with that
     reason; the requests stay as they were."""

@@ -60,6 +60,19 @@ async def test_the_first_approval_is_one_of_two_and_the_second_runs_it(signed: T
     assert len([t for t in signed.connector.texts() if t.startswith("✅")]) == 1
 
 
+async def test_the_first_approvers_own_copy_keeps_no_approve(signed: TeamsBot) -> None:
+    """After Arjun's first of two approvals, his 1:1 copy as stored for every device of his
+    shows "1 of 2" with no buttons; Meera's keeps Approve, Edit and Reject."""
+    posted = await routed(signed, "approve request 5")
+    await signed.press(ARJUN, "approve", copy_for(signed, ARJUN), personal=True)
+    shown = shown_everywhere(signed, posted)
+    arjun = shown[signed.connector.chat_with(ARJUN)].cards[0]
+    validate(arjun)
+    assert FIRST in texts(arjun) and actions(arjun) == []
+    meera = shown[signed.connector.chat_with(MEERA)].cards[0]
+    assert [a["verb"] for a in actions(meera)] == ["approve", "edit", "reject"]
+
+
 async def test_both_first_approvals_at_once_run_the_write_once(signed: TeamsBot) -> None:
     """Arjun and Meera both approving request 5 at the same moment, each as if first: one of
     them is the second approval, and the write runs exactly once."""
