@@ -294,11 +294,7 @@ _NOT_RUN = frozenset({"rejected", "expired", "withdrawn", "superseded"})
 
 def _note(status: str, standing: str | None) -> str | None:
     if status == "expired":
-        return (
-            f"{wording.EXPIRED_NOTE} {wording.unchanged(standing)}"
-            if standing
-            else (wording.EXPIRED_NOTE)
-        )
+        return wording.expired_note(standing)
     if status in _NOT_RUN:
         return wording.unchanged(standing)
     return None

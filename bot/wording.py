@@ -25,6 +25,7 @@ __all__ = [
     "decided_text",
     "decided_verb",
     "edited_note",
+    "expired_note",
     "field_label",
     "names_decider",
     "not_your_card",
@@ -64,6 +65,16 @@ TITLES: Final = {
 EXPIRED_NOTE: Final = (
     "Nobody approved this in time, so nothing was changed. Ask me again if it is still needed."
 )
+
+
+def expired_note(standing: str | None) -> str:
+    """An expired card's note; with what still stands, "nothing was changed" is said once:
+    "Nobody approved this in time. Nothing was changed; request 2 is still pending. …"."""
+    if not standing:
+        return EXPIRED_NOTE
+    return (
+        f"Nobody approved this in time. {unchanged(standing)} Ask me again if it is still needed."
+    )
 
 
 def who(names: tuple[str, ...]) -> str:

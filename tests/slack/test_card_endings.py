@@ -136,6 +136,9 @@ async def test_the_expiry_sweep_shows_every_copy_expired_and_refreshes_homes(bot
         assert shown.blocks[0]["text"]["text"] == "Expired"
         assert buttons(shown.blocks) == []
         assert "Nobody approved this in time" in said(shown.blocks)
+        # Said once, with what still stands: it used to read "nothing was changed" twice.
+        assert said(shown.blocks).count("othing was changed") == 1, said(shown.blocks)
+        assert "Nothing was changed; request 1 is still pending." in said(shown.blocks)
     record = await bot.registry.card(cid)
     assert record is not None and record.status is CardStatus.EXPIRED
     assert not [m for m in bot.slack.messages if m.reply_broadcast]

@@ -58,6 +58,8 @@ async def test_the_expiry_sweep_shows_every_copy_expired_without_a_press(signed:
         validate(update.cards[0])
         assert texts(update.cards[0]).startswith("Expired\n"), texts(update.cards[0])
         assert actions(update.cards[0]) == [] and "refresh" not in update.cards[0]
+        assert texts(update.cards[0]).count("othing was changed") == 1
+        assert "Nothing was changed; request 1 is still pending." in texts(update.cards[0])
     record = await signed.registry.card(cid)
     assert record is not None and record.status is CardStatus.EXPIRED
     assert len(signed.connector.messages()) == said  # nobody decided: no line for the channel
