@@ -14,7 +14,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller, Role
-from tools.db import PolicyRow
+from tools.db import PolicyRow, compiled
 from tools.db.prescoped import connection, execute, tenant_statement
 from tools.errors import CardLiveError
 from tools.people import Person
@@ -39,7 +39,7 @@ _POLICY_OF = select(
 async def policy(session: AsyncSession, tenantid: int) -> Policy:
     """The merchant's policy (as ``tools.policy.policy_of`` reads a stored row)."""
     conn = await connection(session)
-    row = (await conn.execute(_POLICY_OF, {"tenant": tenantid})).first()
+    row = (await compiled.run(conn, _POLICY_OF, {"tenant": tenantid})).first()
     if row is None:
         return Policy()
     return Policy(Role(row.approver_role), row.two_approvers_from, row.escalate_after)

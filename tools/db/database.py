@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from tools.db import tenancy
+from tools.db import compiled, tenancy
 
 __all__ = ["DEFAULT_URL", "Database"]
 
@@ -33,6 +33,11 @@ class Database:
 
     def __init__(self, url: str = DEFAULT_URL, *, echo: bool = False) -> None:
         self.url = make_url(url)
+        if self.url.get_driver_name() not in compiled.DRIVERS:
+            raise ValueError(
+                f"{self.url.drivername}: use sqlite+aiosqlite:// or postgresql+asyncpg:// "
+                "(the approval path runs its statements on those two drivers)"
+            )
         kwargs: dict[str, Any] = {"echo": echo}
         if self.is_sqlite:
             kwargs["connect_args"] = {"timeout": 30}

@@ -11,7 +11,7 @@ the same criteria ``tenancy`` would (every tenant table of every FROM, an UPDATE
 target; an INSERT's ``tenant_id``) with the tenant as a bound parameter, and remembers the
 statement it made. ``execute`` runs only statements made that way, and fills that parameter
 from the session's own tenant; a caller cannot name a tenant at all. The session's connection
-runs them as plain Core, with compiled-statement caching and no ORM on the way.
+runs them compiled once per dialect (``tools.db.compiled``), with no ORM on the way.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from sqlalchemy import CursorResult, Integer, bindparam
+from sqlalchemy import Integer, bindparam
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.dml import Delete, Insert, Update
 from sqlalchemy.sql.selectable import CompoundSelect, Select
 
+from tools.db.compiled import Rows, run_scoped
 from tools.db.tenancy import (
     _TENANT_COLUMN,
     TENANT_KEY,
@@ -95,7 +96,7 @@ def _names_tenant(statement: Insert | Update) -> bool:
 
 async def execute(
     session: AsyncSession, statement: Any, params: Mapping[str, Any] | None = None
-) -> CursorResult[Any]:
+) -> Rows:
     """Runs a ``tenant_statement`` in ``session``'s transaction, for the session's tenant.
 
     Plain Core on the session's connection: pending ORM changes of the session are not flushed
@@ -115,9 +116,7 @@ async def execute(
     if TENANT_PARAM in values or _TENANT_COLUMN in values:
         raise CrossTenantWriteError("a pre-scoped statement takes its tenant from the session")
     values[TENANT_PARAM] = tenantid
-    conn = await connection(session)
-    result: CursorResult[Any] = await conn.execute(statement, values)
-    return result
+    return await run_scoped(await connection(session), statement, values)
 
 
 async def connection(session: AsyncSession) -> AsyncConnection:
