@@ -93,7 +93,6 @@ class _Plan:
 
     __slots__ = (
         "binds",
-        "columns",
         "defaults",
         "names",
         "results",
@@ -122,10 +121,10 @@ class _Plan:
             if not bind.required
         }
         entries = compiled._result_columns or []
-        self.columns = tuple((entry.keyname, entry.type) for entry in entries)
-        self.row: Any = namedtuple("Row", [key for key, _ in self.columns])  # type: ignore[misc]
-        # Decided at the first execution: a result processor may depend on the driver's type.
-        self.results: tuple[Processor, ...] | None = None
+        self.row: Any = namedtuple("Row", [entry.keyname for entry in entries])  # type: ignore[misc]
+        self.results: tuple[Processor, ...] = tuple(
+            _result(entry.type, dialect) for entry in entries
+        )
 
     def parameters(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
         values = []
@@ -138,12 +137,7 @@ class _Plan:
             values.append(value if process is None else process(value))
         return tuple(values)
 
-    def rows(self, raw: Sequence[Any], description: Sequence[Any], dialect: Dialect) -> list[Any]:
-        if self.results is None:
-            self.results = tuple(
-                type_._cached_result_processor(dialect, column[1])
-                for (_, type_), column in zip(self.columns, description, strict=True)
-            )
+    def rows(self, raw: Sequence[Any]) -> list[Any]:
         make, results = self.row._make, self.results
         if not any(results):
             return [make(row) for row in raw]
@@ -151,6 +145,16 @@ class _Plan:
             make(value if p is None else p(value) for p, value in zip(results, row, strict=True))
             for row in raw
         ]
+
+
+def _result(type_: Any, dialect: Dialect) -> Processor:
+    """The type's result processor, which must not need the driver's own type of the column
+    (asyncpg's records do not carry it)."""
+    try:
+        process: Processor = type_._cached_result_processor(dialect, None)
+    except Exception as needs:  # e.g. asyncpg's Numeric asks which numeric type came back
+        raise CompiledStatementError(f"a {type_!r} result column is not supported") from needs
+    return process
 
 
 def _refuse_unsupported(compiled: SQLCompiler, dialect: Dialect) -> None:
@@ -214,38 +218,53 @@ async def _run(conn: AsyncConnection, plan: _Plan, params: Mapping[str, Any]) ->
         raise CompiledStatementError("run only inside a transaction SQLAlchemy began")
     values, dialect = plan.parameters(params), sync.dialect
     try:
-        raw, description, rowcount = await DRIVERS[dialect.driver](
-            sync.connection, plan.sql, values
+        raw, rowcount = await DRIVERS[dialect.driver](
+            sync.connection, plan.sql, values, bool(plan.results)
         )
     except dialect.loaded_dbapi.Error as error:
         raise await _translated(conn, plan, values, error) from error
-    return Rows(plan.rows(raw, description, dialect) if description else [], rowcount)
+    return Rows(plan.rows(raw), rowcount)
 
 
-Ran = tuple[Sequence[Any], Sequence[Any] | None, int]
+Ran = tuple[Sequence[Any], int]
 
 
-async def _on_asyncpg(pooled: PoolProxiedConnection, sql: str, values: tuple[Any, ...]) -> Ran:
-    """Through SQLAlchemy's asyncpg adapter, awaited rather than in a greenlet: the adapter
-    still starts the transaction SQLAlchemy began at its first statement, uses its prepared
-    statement cache, and turns asyncpg's errors into DBAPI ones."""
-    cursor: Any = pooled.dbapi_connection.cursor()  # type: ignore[union-attr]
-    await cursor._prepare_and_execute(sql, values)
-    return cursor._rows, cursor.description, cursor.rowcount
+async def _on_asyncpg(
+    pooled: PoolProxiedConnection, sql: str, values: tuple[Any, ...], rows: bool
+) -> Ran:
+    """On asyncpg, in the transaction of SQLAlchemy's asyncpg adapter: started here if this is
+    its first statement, exactly as the adapter starts it for ``execute``, and holding the
+    adapter's lock. asyncpg's errors become the adapter's DBAPI errors."""
+    adapter: Any = pooled.dbapi_connection
+    try:
+        async with adapter._execute_mutex:
+            if adapter._transaction is None:
+                await adapter._start_transaction()
+            if rows:
+                found = await adapter._connection.fetch(sql, *values)
+                return found, len(found)
+            status: str = await adapter._connection.execute(sql, *values)
+            return [], int(status.rsplit(" ", 1)[-1])  # "UPDATE 1", "INSERT 0 1"
+    except Exception as error:
+        adapter._handle_exception(error)
+        raise  # not reached: the adapter raises the DBAPI error
 
 
-async def _on_aiosqlite(pooled: PoolProxiedConnection, sql: str, values: tuple[Any, ...]) -> Ran:
+async def _on_aiosqlite(
+    pooled: PoolProxiedConnection, sql: str, values: tuple[Any, ...], rows: bool
+) -> Ran:
     """Straight on aiosqlite: SQLAlchemy's begin already sent BEGIN on this connection (see
     ``tools.db.database``), so the statement is inside its transaction."""
     driver: Any = pooled.driver_connection
     async with driver.execute(sql, values) as cursor:
-        description = cursor.description
-        rows = await cursor.fetchall() if description else []
-        return rows, description, cursor.rowcount
+        found = await cursor.fetchall() if rows else []
+        return found, cursor.rowcount
 
 
 # The drivers it runs on (``Database`` refuses any other): the two this project supports.
-DRIVERS: dict[str, Callable[[PoolProxiedConnection, str, tuple[Any, ...]], Awaitable[Ran]]] = {
+DRIVERS: dict[
+    str, Callable[[PoolProxiedConnection, str, tuple[Any, ...], bool], Awaitable[Ran]]
+] = {
     "asyncpg": _on_asyncpg,
     "aiosqlite": _on_aiosqlite,
 }
