@@ -12,10 +12,10 @@ statement on this project's two-core machine:
 =====================================  ========  ==========
                                         SQLite    PostgreSQL
 =====================================  ========  ==========
-``AsyncConnection.execute``             250 µs    138 µs
+``AsyncConnection.execute``             250 µs    145 µs
 the DBAPI cursor in a greenlet          190 µs     95 µs
-this module                             117 µs     60 µs
-the raw driver (aiosqlite, asyncpg)     114 µs     39 µs
+this module                             128 µs     51 µs
+the raw driver (aiosqlite, asyncpg)     127 µs     43 µs
 =====================================  ========  ==========
 
 An approval cycle is 18 to 21 statements. So the approval path compiles each of its statements
@@ -23,16 +23,19 @@ once per dialect (and, for an INSERT or an UPDATE, per set of columns it is give
 the order of its positional parameters with their types' bind processors, the literal values
 the statement itself carries, and the result columns with their result processors. Each
 execution only orders and converts the parameters and awaits the driver on the connection of
-the transaction SQLAlchemy began, with no greenlet: on PostgreSQL through SQLAlchemy's asyncpg
-adapter, which starts that transaction at the first statement as it would for ``execute``; on
-SQLite straight on aiosqlite, where SQLAlchemy's begin already sent BEGIN. A driver error
-becomes the same ``sqlalchemy.exc`` error, and a dropped connection is invalidated, as through
-``execute``. Both lean on one private method of a pinned SQLAlchemy (the asyncpg adapter's
-``_prepare_and_execute``); the tests run every path on both databases.
+the transaction SQLAlchemy began, with no greenlet. On PostgreSQL that is asyncpg under
+SQLAlchemy's asyncpg adapter: the adapter's transaction is started first if this is its first
+statement, exactly as the adapter starts it for ``execute``, and asyncpg's errors go through the
+adapter's own translation. On SQLite it is aiosqlite, on which SQLAlchemy's begin already sent
+BEGIN. A driver error becomes the same ``sqlalchemy.exc`` error, and a dropped connection is
+invalidated, as through ``execute``. The asyncpg side leans on the adapter's private
+``_transaction``, ``_start_transaction``, ``_execute_mutex`` and ``_handle_exception`` of a pinned
+SQLAlchemy; the tests run every path on both databases.
 
 What this does not support is refused, never worked around: statements needing Python-side
-defaults or expanding (``IN``) parameters and dialects with named parameters when the plan is
-made, a connection with no transaction begun when it runs, and drivers other than aiosqlite
+defaults or expanding (``IN``) parameters, result columns whose conversion needs the driver's
+type of the column (asyncpg's Float and Numeric), and dialects with named parameters when the
+plan is made, a connection with no transaction begun when it runs, and drivers other than aiosqlite
 and asyncpg when the ``Database`` is opened.
 """
 
