@@ -6,14 +6,15 @@ the proposal, verify the token, load and re-validate the arguments, claim, audit
 executing", execute with its live re-check, move the card to done, audit the outcome.
 
 The baseline is that cycle's SQL without the product around it. One real cycle is recorded
-first, at the last step before the driver: SQLAlchemy's asyncio adapter of the DBAPI connection
-(aiosqlite or asyncpg), so it sees every statement, begin, commit and rollback the driver
-receives, whether SQLAlchemy's ``execute`` sent it or the compiled-once runner of the approval
-path (``tools.db.compiled``) did, and the pool's own rollbacks too. Each baseline cycle then
-sends exactly that sequence straight through the raw driver on one connection, in the same
-transactions, with a fresh card id in every statement that carried the recorded one. It does no Python work of its own: no ORM, no schema validation,
-no signing, no decisions. The ratio is therefore the whole cost of the product's Python around
-its SQL.
+first at the drivers' own public methods (``tests.support.driver_calls``: aiosqlite's connection
+and cursor, asyncpg's connection, prepared statements and transactions), so it sees every
+statement, begin, commit and rollback the driver receives, whether SQLAlchemy's ``execute`` sent
+it or the approval path's compiled-once runner (``tools.db.compiled``) did, and the pool's own
+rollback of a connection handed back. Each baseline cycle then sends exactly that sequence
+straight through the raw driver on one connection, in the same transactions, with a fresh card
+id in every statement that carried the recorded one. It does no Python work of its own: no ORM,
+no schema validation, no signing, no decisions. The ratio is therefore the whole cost of the
+product's Python around its SQL.
 """
 
 from __future__ import annotations
