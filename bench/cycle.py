@@ -6,12 +6,15 @@ the proposal, verify the token, load and re-validate the arguments, claim, audit
 executing", execute with its live re-check, move the card to done, audit the outcome.
 
 The baseline is that cycle's SQL without the product around it. One real cycle is recorded
-first (every statement SQLAlchemy hands the driver, and every begin, commit and rollback), then
-each baseline cycle sends exactly that sequence straight through the raw driver (aiosqlite or
-asyncpg) on one connection, in the same transactions, with a fresh card id in every statement
-that carried the recorded one. It does no Python work of its own: no ORM, no schema validation,
-no signing, no decisions. The ratio is therefore the whole cost of the product's Python around
-its SQL.
+first at the drivers' own public methods (``tests.support.driver_calls``: aiosqlite's connection
+and cursor, asyncpg's connection, prepared statements and transactions), so it sees every
+statement, begin, commit and rollback the driver receives, whether SQLAlchemy's ``execute`` sent
+it or the approval path's compiled-once runner (``tools.db.compiled``) did, and the pool's own
+rollback of a connection handed back. Each baseline cycle then sends exactly that sequence
+straight through the raw driver on one connection, in the same transactions, with a fresh card
+id in every statement that carried the recorded one. It does no Python work of its own: no ORM,
+no schema validation, no signing, no decisions. The ratio is therefore the whole cost of the
+product's Python around its SQL.
 """
 
 from __future__ import annotations
@@ -21,15 +24,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import aiosqlite
 import asyncpg
-from sqlalchemy import event
 from tqdm import tqdm
 
 from bench.stage import CARD_SECRET, postgres_cluster, postgres_database, sqlite_database
 from bench.stats import Figure
+from tests.support.driver_calls import Step, driver_calls
 from tools import Caller, CardSigner, Registry, Role
 from tools.db import Database
 from tools.merchant import DEFAULT_AGENT, build_registry
@@ -40,16 +43,6 @@ RUNS = 5
 CYCLES = 100
 ARJUN = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
 ADJUST = {"branch": 1, "sku": "FF-PANEER-WRAP", "delta": 1, "reason": "delivery counted"}
-
-Kind = Literal["begin", "sql", "commit", "rollback"]
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    kind: Kind
-    sql: str = ""
-    params: Any = None
-    many: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +56,30 @@ class Recording:
 
     @property
     def transactions(self) -> int:
-        return sum(step.kind in ("commit", "rollback") for step in self.steps)
+        """Begun ones: asyncpg's start, or SQLite's BEGIN statement."""
+        return sum(
+            step.kind == "begin" or (step.kind == "sql" and step.sql.startswith("BEGIN"))
+            for step in self.steps
+        )
+
+    @property
+    def resets(self) -> int:
+        """Rollbacks of no transaction: the pool's reset of a connection handed back."""
+        open_, resets = False, 0
+        for step in self.steps:
+            if step.kind == "begin" or (step.kind == "sql" and step.sql.startswith("BEGIN")):
+                open_ = True
+            elif step.kind in ("commit", "rollback"):
+                resets += step.kind == "rollback" and not open_
+                open_ = False
+        return resets
+
+    @property
+    def shape(self) -> str:
+        shape = f"{self.statements} statements in {self.transactions} transactions"
+        if self.resets:
+            shape += f", {self.resets} pool rollbacks on return"
+        return shape
 
 
 async def cycle(registry: Registry) -> str:
@@ -79,29 +95,10 @@ async def cycle(registry: Registry) -> str:
 
 
 async def record_cycle(db: Database, registry: Registry) -> Recording:
-    """Runs one cycle with SQLAlchemy's events listening; returns what reached the driver."""
+    """Runs one cycle with the driver's adapter recording; returns what reached the driver."""
     steps: list[Step] = []
-
-    def on_sql(conn: Any, cursor: Any, sql: str, params: Any, context: Any, many: bool) -> None:  # noqa: PLR0917 - SQLAlchemy's signature
-        steps.append(Step("sql", sql, params, many))
-
-    def marker(kind: Kind) -> Callable[[Any], None]:
-        return lambda conn: steps.append(Step(kind))
-
-    engine = db.engine.sync_engine
-    listeners: list[tuple[str, Callable[..., None]]] = [
-        ("before_cursor_execute", on_sql),
-        ("begin", marker("begin")),
-        ("commit", marker("commit")),
-        ("rollback", marker("rollback")),
-    ]
-    for name, fn in listeners:
-        event.listen(engine, name, fn)
-    try:
+    with driver_calls(steps):
         card_id = await cycle(registry)
-    finally:
-        for name, fn in listeners:
-            event.remove(engine, name, fn)
     return Recording(steps, card_id)
 
 
@@ -225,7 +222,7 @@ async def _measure(label: str, url: str, figure: Figure, *, runs: int, cycles: i
             await replay.close()
     finally:
         await db.dispose()
-    return f"{recording.statements} statements in {recording.transactions} transactions"
+    return recording.shape
 
 
 async def run(workdir: Path, *, runs: int = RUNS, cycles: int = CYCLES) -> list[Figure]:

@@ -12,7 +12,7 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tools.db import AUDIT, AuditRow, Database
+from tools.db import AUDIT, AuditRow, Database, compiled
 
 __all__ = ["AuditEntry", "AuditLog", "Outcome"]
 
@@ -72,7 +72,8 @@ class AuditLog:
 
     async def add(self, conn: AsyncConnection, entry: AuditEntry) -> None:
         """Inserts the entry in ``conn``'s transaction (logged now; the row is the record)."""
-        await conn.execute(
+        await compiled.run(
+            conn,
             _INSERT,
             {
                 "at": entry.at,

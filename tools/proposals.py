@@ -5,8 +5,9 @@ the move is ``UPDATE … WHERE status = 'pending'`` and only one statement can m
 holds for every later move, so two processes never both decide one card.
 
 Statements are SQLAlchemy Core on the table, not ORM loads: they sit on every press's path, and
-a card is a row read or moved whole, with no identity map or unit of work to pay for. Each
-method runs in its own transaction, or joins the caller's when given ``conn``.
+a card is a row read or moved whole, with no identity map or unit of work to pay for. Those of
+every press are built once and run compiled once (``tools.db.compiled``). Each method runs in
+its own transaction, or joins the caller's when given ``conn``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sqlalchemy import Select, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller
-from tools.db import PROPOSALS, Database, ProposalRow
+from tools.db import PROPOSALS, Database, ProposalRow, compiled
 
 __all__ = ["Approval", "CardRecord", "CardStatus", "CardStore", "Issuee", "claimed"]
 
@@ -204,12 +205,12 @@ class CardStore:
         self._db = db
 
     async def get(self, card_id: str, *, conn: AsyncConnection | None = None) -> CardRecord | None:
-        records = await self._select(_BY_ID, conn, {"card": card_id})
-        return records[0] if records else None
+        row = (await self._run(_BY_ID, {"card": card_id}, conn)).first()
+        return CardRecord.of(row) if row is not None else None
 
     async def insert(self, conn: AsyncConnection, **values: Any) -> None:
         """Stores a new card in the caller's transaction (the proposal and its audit commit together)."""
-        await conn.execute(_INSERT, values)
+        await compiled.run(conn, _INSERT, values)
 
     async def pending_for(self, userid: int, tenantid: int, now: datetime) -> list[CardRecord]:
         """The cards still waiting on this person's decision, oldest first.
@@ -248,7 +249,8 @@ class CardStore:
         self, conn: AsyncConnection, tenantid: int, target: str
     ) -> list[CardRecord]:
         """The pending cards of a merchant that would change ``target`` (expired ones too)."""
-        return await self._select(_ON_TARGET, conn, {"tenant": tenantid, "target": target})
+        rows = await compiled.run(conn, _ON_TARGET, {"tenant": tenantid, "target": target})
+        return [CardRecord.of(row) for row in rows]
 
     async def approve_once(
         self,
@@ -436,10 +438,16 @@ class CardStore:
     async def _update(
         self, stmt: Any, params: dict[str, Any], conn: AsyncConnection | None = None
     ) -> bool:
+        return _matched(await self._run(stmt, params, conn))
+
+    async def _run(
+        self, stmt: Any, params: dict[str, Any], conn: AsyncConnection | None
+    ) -> compiled.Rows:
+        """A statement built once (above), in ``conn``'s transaction or in one of its own."""
         if conn is not None:
-            return _matched(await conn.execute(stmt, params))
+            return await compiled.run(conn, stmt, params)
         async with self._db.begin() as own:
-            return _matched(await own.execute(stmt, params))
+            return await compiled.run(own, stmt, params)
 
 
 def _matched(result: Any) -> bool:

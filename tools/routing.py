@@ -14,8 +14,8 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller, Role
-from tools.db import PolicyRow
-from tools.db.prescoped import connection, execute, tenant_statement
+from tools.db import PolicyRow, compiled
+from tools.db.prescoped import connection, run, tenant_statement
 from tools.errors import CardLiveError
 from tools.people import Person
 from tools.policy import Policy, route
@@ -39,7 +39,7 @@ _POLICY_OF = select(
 async def policy(session: AsyncSession, tenantid: int) -> Policy:
     """The merchant's policy (as ``tools.policy.policy_of`` reads a stored row)."""
     conn = await connection(session)
-    row = (await conn.execute(_POLICY_OF, {"tenant": tenantid})).first()
+    row = (await compiled.run(conn, _POLICY_OF, {"tenant": tenantid})).first()
     if row is None:
         return Policy()
     return Policy(Role(row.approver_role), row.two_approvers_from, row.escalate_after)
@@ -47,7 +47,7 @@ async def policy(session: AsyncSession, tenantid: int) -> Policy:
 
 async def _people(session: AsyncSession) -> list[Caller]:
     """The people of the session's merchant (the statement is scoped to the session's tenant)."""
-    rows = await execute(session, _PEOPLE_OF)
+    rows = await run(session, _PEOPLE_OF)
     return [Caller(p.id, p.tenant_id, Role(p.role), p.name) for p in rows]
 
 

@@ -2,18 +2,21 @@
 
 The approval path runs its statements as Core, scoped when they are built instead of at every
 execution (``tools.db.prescoped``). Each test aims one at the other merchant's rows, or tries to
-run something the builder never scoped; it is limited to the session's tenant or refused.
+run something the builder never scoped; it is limited to the session's tenant or refused. Every
+test runs through both doors: ``execute`` (SQLAlchemy's) and ``run`` (compiled once, on the
+driver).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import pytest
 from sqlalchemy import Table, bindparam, insert, select, text, update
 
-from tools.db import Database
-from tools.db.prescoped import TENANT_PARAM, execute, tenant_statement
+from tools.db import Database, prescoped
+from tools.db.prescoped import TENANT_PARAM, tenant_statement
 from tools.db.tenancy import CrossTenantWriteError, TenantScopeError, UnscopedStatementError
 from tools.merchant.models import Branch, Product, Stock, Tenant
 
@@ -28,6 +31,15 @@ _PRICE = tenant_statement(update(_P).where(_P.c.id == bindparam("product")))
 _NEW_BRANCH = tenant_statement(insert(_B))
 
 
+Door = Callable[..., Awaitable[Any]]
+
+
+@pytest.fixture(params=["execute", "run"])
+def execute(request: pytest.FixtureRequest) -> Door:
+    door: Door = getattr(prescoped, request.param)
+    return door
+
+
 async def _ids(db: Database, table: Any, tenant: int) -> list[int]:
     async with db.session() as session:
         rows = await session.execute(select(table.c.id).where(table.c.tenant_id == tenant))
@@ -40,7 +52,7 @@ async def _prices(db: Database, tenant: int) -> list[int]:
         return [row.price for row in rows]
 
 
-async def test_a_read_by_the_other_merchants_id_finds_nothing(db: Database) -> None:
+async def test_a_read_by_the_other_merchants_id_finds_nothing(db: Database, execute: Door) -> None:
     """A pre-scoped SELECT by id, given Harbor Books' branch id in a Fiesta session, finds nothing."""
     theirs = await _ids(db, _B, HARBOR)
     mine = await _ids(db, _B, FIESTA)
@@ -49,7 +61,7 @@ async def test_a_read_by_the_other_merchants_id_finds_nothing(db: Database) -> N
     assert [row.tenant_id for rows in found for row in rows] == [FIESTA] * len(mine)
 
 
-async def test_a_join_is_scoped_on_every_table(db: Database) -> None:
+async def test_a_join_is_scoped_on_every_table(db: Database, execute: Door) -> None:
     """Both sides of a pre-scoped join are limited to the session's merchant."""
     async with db.tenant_session(HARBOR) as session:
         rows = (await execute(session, _ALL_STOCK)).all()
@@ -57,7 +69,9 @@ async def test_a_join_is_scoped_on_every_table(db: Database) -> None:
     assert {tenant for row in rows for tenant in row} == {HARBOR}
 
 
-async def test_an_update_aimed_at_the_other_merchant_changes_nothing(db: Database) -> None:
+async def test_an_update_aimed_at_the_other_merchant_changes_nothing(
+    db: Database, execute: Door
+) -> None:
     """A pre-scoped UPDATE by Harbor Books' product id, in a Fiesta session, matches no row."""
     before = await _prices(db, HARBOR)
     async with db.tenant_session(FIESTA, write=True) as session:
@@ -68,7 +82,7 @@ async def test_an_update_aimed_at_the_other_merchant_changes_nothing(db: Databas
     assert await _prices(db, HARBOR) == before
 
 
-async def test_an_insert_takes_the_sessions_merchant(db: Database) -> None:
+async def test_an_insert_takes_the_sessions_merchant(db: Database, execute: Door) -> None:
     """A pre-scoped INSERT stores the row for the session's merchant; naming one is refused."""
     row = {"name": "Annexe", "city": "Pune", "status": "open"}
     async with db.tenant_session(FIESTA, write=True) as session:
@@ -83,7 +97,7 @@ async def test_an_insert_takes_the_sessions_merchant(db: Database) -> None:
     assert [r.tenant_id for r in stored] == [FIESTA]
 
 
-async def test_only_statements_scoped_when_built_run(db: Database) -> None:
+async def test_only_statements_scoped_when_built_run(db: Database, execute: Door) -> None:
     """A statement not made by tenant_statement, or a session with no tenant, is refused."""
     plain = select(_B.c.id).where(_B.c.id == bindparam("id"))
     async with db.tenant_session(FIESTA) as session:

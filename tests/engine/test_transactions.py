@@ -2,54 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy import event
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from tests.engine.conftest import ARJUN, EVERYTHING
+from tests.support.driver_calls import Step, driver_calls
 from tools import Registry
 
 RENAME = {"branch_id": 1, "name": "Indiranagar East"}
 
 
-@contextmanager
-def _transactions(registry: Registry) -> Iterator[list[list[str]]]:
-    """Every statement sent to the driver, grouped by the transaction that committed it."""
+@asynccontextmanager
+async def _transactions(registry: Registry) -> AsyncIterator[list[list[str]]]:
+    """Every statement the driver received, grouped by the transaction that ended it.
+
+    Recorded at the driver (``tests.support.driver_calls``): the approval path runs its
+    statements there, not through SQLAlchemy's ``execute`` and its events. A new connection's
+    setup (SQLite's PRAGMAs) and the pool's rollback of a connection handed back after its
+    commit belong to no transaction and are left out.
+    """
+    async with registry.db.engine.connect():
+        pass  # the engine's first connection asks the server about itself; not a cycle's
+    steps: list[Step] = []
     done: list[list[str]] = []
-    current: list[str] = []
-
-    def statement(*args: Any) -> None:
-        sql = " ".join(args[2].split()[:3])
-        if not sql.startswith("BEGIN"):
-            current.append(sql)
-
-    def end(kind: str) -> Any:
-        def close(conn: Any) -> None:
-            done.append([*current, kind])
-            current.clear()
-
-        return close
-
-    engine = registry.db.engine.sync_engine
-    listeners = [
-        ("before_cursor_execute", statement),
-        ("commit", end("COMMIT")),
-        ("rollback", end("ROLLBACK")),
-    ]
-    for name, fn in listeners:
-        event.listen(engine, name, fn)
-    try:
+    with driver_calls(steps):
         yield done
-    finally:
-        for name, fn in listeners:
-            event.remove(engine, name, fn)
+    current: list[str] = []
+    for step in steps:
+        if step.kind == "sql" and not step.sql.startswith(("BEGIN", "PRAGMA")):
+            current.append(" ".join(step.sql.split()[:3]))
+        elif step.kind in ("commit", "rollback") and (current or step.kind == "commit"):
+            done.append([*current, step.kind.upper()])
+            current.clear()
 
 
 async def test_propose_is_one_transaction_with_its_audit_line(registry: Registry) -> None:
     """The card and its 'proposed' audit line are stored by one commit, after the tool's reads."""
-    with _transactions(registry) as done:
+    async with _transactions(registry) as done:
         await registry.call(EVERYTHING, "rename_branch", RENAME, ARJUN)
 
     [proposed] = done
@@ -64,7 +53,7 @@ async def test_approve_commits_the_claim_and_its_audit_before_the_write(
     proposal = (await registry.call(EVERYTHING, "rename_branch", RENAME, ARJUN)).proposal
     assert proposal is not None
 
-    with _transactions(registry) as done:
+    async with _transactions(registry) as done:
         assert (await registry.approve(EVERYTHING, proposal.card, ARJUN)).ok
 
     claim, write = done

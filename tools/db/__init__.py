@@ -1,5 +1,6 @@
 """Storage: the engine, sessions (tenant-scoped ones too), the engine's tables and migrations."""
 
+from tools.db import compiled
 from tools.db.base import Base, BigId, TenantScoped, UTCDateTime
 from tools.db.database import DEFAULT_URL, Database
 from tools.db.tables import (
@@ -38,4 +39,5 @@ __all__ = [
     "ReceiptRow",
     "TenantScoped",
     "UTCDateTime",
+    "compiled",
 ]

@@ -6,9 +6,9 @@ import time
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -16,8 +16,9 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.util.concurrency import await_
 
-from tools.db import tenancy
+from tools.db import compiled, tenancy
 
 __all__ = ["DEFAULT_URL", "Database"]
 
@@ -33,6 +34,11 @@ class Database:
 
     def __init__(self, url: str = DEFAULT_URL, *, echo: bool = False) -> None:
         self.url = make_url(url)
+        if self.url.get_driver_name() not in compiled.DRIVERS:
+            raise ValueError(
+                f"{self.url.drivername}: use sqlite+aiosqlite:// or postgresql+asyncpg:// "
+                "(the approval path runs its statements on those two drivers)"
+            )
         kwargs: dict[str, Any] = {"echo": echo}
         if self.is_sqlite:
             kwargs["connect_args"] = {"timeout": 30}
@@ -128,6 +134,18 @@ def _serialise_sqlite_writers(engine: AsyncEngine) -> None:
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        immediate = conn.get_execution_options().get(_IMMEDIATE, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    def _on_begin(conn: Connection) -> None:
+        sql = "BEGIN IMMEDIATE" if conn.get_execution_options().get(_IMMEDIATE) else "BEGIN"
+        # Straight to aiosqlite (this runs in SQLAlchemy's greenlet): through exec_driver_sql a
+        # BEGIN cost an execution context and a result, twice the driver's own work, in every
+        # transaction. Its errors (a lock not granted in time) still surface as SQLAlchemy's.
+        dbapi_error = conn.dialect.loaded_dbapi.Error
+        try:
+            await_(_send(conn.connection.driver_connection, sql))
+        except dbapi_error as error:
+            raise DBAPIError.instance(sql, (), error, dbapi_error, dialect=conn.dialect) from error
+
+
+async def _send(driver: Any, sql: str) -> None:
+    async with driver.execute(sql):
+        pass

@@ -11,7 +11,9 @@ the same criteria ``tenancy`` would (every tenant table of every FROM, an UPDATE
 target; an INSERT's ``tenant_id``) with the tenant as a bound parameter, and remembers the
 statement it made. ``execute`` runs only statements made that way, and fills that parameter
 from the session's own tenant; a caller cannot name a tenant at all. The session's connection
-runs them as plain Core, with compiled-statement caching and no ORM on the way.
+runs them as plain Core, with compiled-statement caching and no ORM on the way; ``run``, for
+the approval path's own statements, runs them compiled once on the driver
+(``tools.db.compiled``) after the same checks.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.dml import Delete, Insert, Update
 from sqlalchemy.sql.selectable import CompoundSelect, Select
 
+from tools.db.compiled import Rows, run_scoped
 from tools.db.tenancy import (
     _TENANT_COLUMN,
     TENANT_KEY,
@@ -36,7 +39,7 @@ from tools.db.tenancy import (
     _scoped,
 )
 
-__all__ = ["TENANT_PARAM", "connection", "execute", "tenant_statement"]
+__all__ = ["TENANT_PARAM", "connection", "execute", "run", "tenant_statement"]
 
 # The bound parameter every pre-scoped statement compares ``tenant_id`` with.
 TENANT_PARAM = "countersign_tenant"
@@ -106,6 +109,29 @@ async def execute(
         UnscopedStatementError: ``statement`` was not made by ``tenant_statement``.
         CrossTenantWriteError: ``params`` name a tenant.
     """
+    values = _scoped_values(session, statement, params)
+    conn = await connection(session)
+    result: CursorResult[Any] = await conn.execute(statement, values)
+    return result
+
+
+async def run(
+    session: AsyncSession, statement: Any, params: Mapping[str, Any] | None = None
+) -> Rows:
+    """``execute`` for the approval path: the statement compiled once, run on the driver
+    (``tools.db.compiled``), its rows as named tuples. The same checks, the same tenant.
+
+    For statements built once at import with plain parameters (no expanding ``IN``); anything
+    else is refused (``CompiledStatementError``) and belongs with ``execute``.
+    """
+    values = _scoped_values(session, statement, params)
+    return await run_scoped(await connection(session), statement, values)
+
+
+def _scoped_values(
+    session: AsyncSession, statement: Any, params: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``params`` with the session's tenant, once the statement and the session qualify."""
     tenantid = session.info.get(TENANT_KEY)
     if tenantid is None:
         raise TenantScopeError("a pre-scoped statement runs only in a tenant session")
@@ -115,9 +141,7 @@ async def execute(
     if TENANT_PARAM in values or _TENANT_COLUMN in values:
         raise CrossTenantWriteError("a pre-scoped statement takes its tenant from the session")
     values[TENANT_PARAM] = tenantid
-    conn = await connection(session)
-    result: CursorResult[Any] = await conn.execute(statement, values)
-    return result
+    return values
 
 
 async def connection(session: AsyncSession) -> AsyncConnection:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools.db.prescoped import execute, tenant_statement
+from tools.db.prescoped import run, tenant_statement
 from tools.errors import AmbiguousError, NotFoundError
 from tools.merchant.models import Branch, Product, Tenant
 from tools.merchant.money import format_money
@@ -156,7 +156,7 @@ async def resolve_branch(session: AsyncSession, ref: str | int) -> BranchRef:
     """
     by_id = _ref_id(ref)
     if by_id is not None and 0 < by_id <= MAX_ID:
-        row = (await execute(session, _BRANCH_BY_ID, {"id": by_id})).first()
+        row = (await run(session, _BRANCH_BY_ID, {"id": by_id})).first()
         if row is not None:
             return BranchRef(row.id, row.name, row.city, row.status)
     branch = await find_branch(session, ref)
@@ -165,7 +165,7 @@ async def resolve_branch(session: AsyncSession, ref: str | int) -> BranchRef:
 
 async def resolve_product(session: AsyncSession, ref: str) -> ProductRef:
     """``find_product`` for a write's propose and execute: by SKU in one pre-scoped Core read."""
-    row = (await execute(session, _PRODUCT_BY_SKU, {"sku": ref.strip().lower()})).first()
+    row = (await run(session, _PRODUCT_BY_SKU, {"sku": ref.strip().lower()})).first()
     if row is None:
         product = await find_product(session, ref)
         return ProductRef(product.id, product.sku, product.name, product.price)

@@ -15,7 +15,7 @@ from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Role
-from tools.db.prescoped import execute, tenant_statement
+from tools.db.prescoped import run, tenant_statement
 from tools.errors import ConflictError, NotFoundError
 from tools.merchant.models import PriceChange, Product, Stock, StockMovement
 from tools.merchant.scope import (
@@ -109,7 +109,7 @@ async def _stock_line(
 ) -> tuple[int, int]:
     """The stock line's id and quantity."""
     stmt = _STOCK_LINE_LOCKED if lock else _STOCK_LINE
-    row = (await execute(session, stmt, {"branch": branch.id, "product": product.id})).first()
+    row = (await run(session, stmt, {"branch": branch.id, "product": product.id})).first()
     if row is None:
         raise NotFoundError(
             f"{branch.name} (branch {branch.id}) does not stock {product.name} (SKU {product.sku})."
@@ -170,7 +170,7 @@ async def _execute_stock(ctx: ToolContext, args: AdjustStockArgs) -> Result:
     # The delta is what was approved ("remove the 5 damaged ones"); the quantity it lands on is
     # re-checked here, because stock may have moved since the card was drawn.
     after = _after(before, args.delta, branch, product)
-    await execute(ctx.session, _SET_QUANTITY, {"stock": stock_id, "quantity": after})
+    await run(ctx.session, _SET_QUANTITY, {"stock": stock_id, "quantity": after})
     movement = {
         "stock_id": stock_id,
         "delta": args.delta,
@@ -179,7 +179,7 @@ async def _execute_stock(ctx: ToolContext, args: AdjustStockArgs) -> Result:
         "card_id": card_key(ctx),
         "created_at": ctx.now,
     }
-    await execute(ctx.session, _MOVEMENT, movement)
+    await run(ctx.session, _MOVEMENT, movement)
     note = f"{product.name} at {branch.name} (branch {branch.id}): {arrow(before, after)}."
     row = {"branch_id": branch.id, "sku": product.sku, "quantity": after}
     return done(ctx, note, row, f"stock of {product.sku} at branch {branch.id}")
