@@ -134,7 +134,13 @@ async def _serving(
     lanes = Background(
         turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
     )
-    surface = Surface(registry, Assistant(registry, settings), directory, tasks=lanes)
+    surface = Surface(
+        registry,
+        Assistant(registry, settings),
+        directory,
+        tasks=lanes,
+        typing_after=settings.countersign_typing_after,
+    )
     try:
         async with serve(application(settings, surface)) as url:
             yield surface, registry, url
