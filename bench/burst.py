@@ -14,10 +14,13 @@ the bot's; the replies are counted by asking it. ``COUNTERSIGN_BENCH_BURST_RUNS`
 
 from __future__ import annotations
 
+import contextlib
+import cProfile
 import itertools
 import os
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -37,6 +40,23 @@ SLACK_ACK_LIMIT_S = 3.0
 _ASKS = ("show branches", "pending requests", "stock at Indiranagar", "sales today", "help")
 _USERS = ("UPRIYA", "UARJUN")
 _ts = itertools.count(1)
+
+
+@contextlib.contextmanager
+def _profiled(*, first: bool) -> Iterator[None]:
+    """Profiles the bot's process over the first run when ``COUNTERSIGN_BENCH_PROFILE`` names a
+    file (cProfile's dump; the event loop's thread only, SQLite's threads show as waiting)."""
+    path = os.environ.get("COUNTERSIGN_BENCH_PROFILE")
+    if not (first and path):
+        yield
+        return
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        profile.dump_stats(path)
 
 
 def _events(run: int, count: int) -> tuple[list[Request], list[tuple[str, str | None]]]:
@@ -90,6 +110,7 @@ async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[
     )
     once = Figure("burst answered exactly once", "events", "higher", digits=0)
     lost: list[int] = []
+    cpu_ms: list[float] = []
     twice: list[int] = []
     url = await sqlite_database(workdir, "burst.db")
     async with (
@@ -103,10 +124,12 @@ async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[
         await bot.drain()
         for n in tqdm(range(runs), desc="burst", unit="run", leave=False):
             requests, threads = _events(n, events)
-            started = time.perf_counter()
-            ours = await fire(http, bot.url, requests)
-            await bot.drain()
+            started, cpu = time.perf_counter(), time.process_time()
+            with _profiled(first=n == 0):
+                ours = await fire(http, bot.url, requests)
+                await bot.drain()
             answered_in = time.perf_counter() - started
+            cpu_ms.append((time.process_time() - cpu) * 1000 / events)
             answers = await _answers(http, bot, threads)
             once.add(answers[1], events)
             lost.append(answers[0])
@@ -119,5 +142,10 @@ async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[
             rate.add(events / answered_in, events / bare_in)
     if max(worst.product) >= SLACK_ACK_LIMIT_S * 1000:
         worst.note += f"; slowest of all runs {max(worst.product):,.0f} ms"
+    rate.note += (
+        "; the bot's process CPU per answered event: "
+        + ", ".join(f"{ms:.1f}" for ms in cpu_ms)
+        + " ms"
+    )
     once.note = f"of {events} per run; unanswered per run: {lost}; answered more than once: {twice}"
     return [ack, worst, rate, once]
