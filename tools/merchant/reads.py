@@ -8,14 +8,15 @@ are and whether the list was cut short.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import BindParameter, ColumnElement, Row, Table, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from tools.caller import Role
+from tools.db.prescoped import execute, tenant_statement
 from tools.errors import NotFoundError
 from tools.merchant.models import (
     Branch,
@@ -38,7 +39,7 @@ from tools.merchant.reads_common import (
 )
 from tools.merchant.reads_orders import ORDER_TOOLS
 from tools.merchant.reads_sales import SALES_TOOLS
-from tools.merchant.scope import MAX_ID, Money, find_branch, page
+from tools.merchant.scope import MAX_ID, ROW_LIMIT, Money, find_branch, page
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["READ_TOOLS"]
@@ -71,22 +72,48 @@ class GetRequestArgs(ReadArgs):
     request_id: int = Field(ge=1, le=MAX_ID, description="The request number.")
 
 
+# The branch list is read on most turns, so it runs as Core statements scoped to the tenant once,
+# at import (``tools.db.prescoped``): through the ORM, scoping each statement at execution and
+# loading entities cost several times the queries themselves.
+_B = cast("Table", Branch.__table__)
+_O, _R = cast("Table", Order.__table__).c, cast("Table", BranchRequest.__table__).c
+_IDS: BindParameter[int] = bindparam("ids", expanding=True)
+_BRANCH_COLUMNS = (_B.c.id, _B.c.name, _B.c.city, _B.c.status, _B.c.status_changed_at)
+_BRANCHES = tenant_statement(select(*_BRANCH_COLUMNS).order_by(_B.c.id).limit(ROW_LIMIT))
+_BRANCHES_COUNTED = tenant_statement(select(func.count()).select_from(_B))
+_WITH_STATUS = _B.c.status == bindparam("status")
+_BRANCHES_WITH_STATUS = tenant_statement(
+    select(*_BRANCH_COLUMNS).where(_WITH_STATUS).order_by(_B.c.id).limit(ROW_LIMIT)
+)
+_BRANCHES_WITH_STATUS_COUNTED = tenant_statement(
+    select(func.count()).select_from(_B).where(_WITH_STATUS)
+)
+_OPEN_ORDERS = tenant_statement(
+    select(_O.branch_id, func.count(_O.id))
+    .where(_O.branch_id.in_(_IDS), _O.status == OrderStatus.OPEN)
+    .group_by(_O.branch_id)
+)
+_PENDING_REQUESTS = tenant_statement(
+    select(_R.branch_id, func.count(_R.id))
+    .where(_R.branch_id.in_(_IDS), _R.status == RequestStatus.PENDING)
+    .group_by(_R.branch_id)
+)
+
+
 async def _branch_counts(
     session: AsyncSession, ids: Sequence[int]
 ) -> tuple[dict[int, int], dict[int, int]]:
     """Open orders and pending requests per branch, for the branches in ``ids``."""
-    orders = select(Order.branch_id, func.count(Order.id)).where(
-        Order.branch_id.in_(ids), Order.status == OrderStatus.OPEN
-    )
-    requests = select(BranchRequest.branch_id, func.count(BranchRequest.id)).where(
-        BranchRequest.branch_id.in_(ids), BranchRequest.status == RequestStatus.PENDING
-    )
-    open_orders = await session.execute(orders.group_by(Order.branch_id))
-    pending = await session.execute(requests.group_by(BranchRequest.branch_id))
-    return dict(open_orders.all()), dict(pending.all())
+    open_orders = await execute(session, _OPEN_ORDERS, {"ids": list(ids)})
+    pending = await execute(session, _PENDING_REQUESTS, {"ids": list(ids)})
+    return _per_branch(open_orders.all()), _per_branch(pending.all())
 
 
-def _branch_row(branch: Branch, open_orders: int, pending: int) -> dict[str, Any]:
+def _per_branch(rows: Sequence[Any]) -> dict[int, int]:
+    return {int(branch): int(count) for branch, count in rows}
+
+
+def _branch_row(branch: Branch | Row[Any], open_orders: int, pending: int) -> dict[str, Any]:
     return {
         "id": branch.id,
         "name": branch.name,
@@ -100,12 +127,18 @@ def _branch_row(branch: Branch, open_orders: int, pending: int) -> dict[str, Any
 
 async def list_branches(ctx: ToolContext, args: ListBranchesArgs) -> Result:
     """Every branch of the merchant, optionally only the open or the closed ones."""
-    conditions = [Branch.status == args.status] if args.status else []
-    branches, total = await counted(ctx.session, Branch, conditions, order=[Branch.id])
+    rows, counted = (
+        (_BRANCHES_WITH_STATUS, _BRANCHES_WITH_STATUS_COUNTED)
+        if args.status
+        else (_BRANCHES, _BRANCHES_COUNTED)
+    )
+    values = {"status": args.status} if args.status else {}
+    total = int((await execute(ctx.session, counted, values)).scalar() or 0)
+    branches = (await execute(ctx.session, rows, values)).all()
     orders, pending = await _branch_counts(ctx.session, [b.id for b in branches])
-    rows = [_branch_row(b, orders.get(b.id, 0), pending.get(b.id, 0)) for b in branches]
+    shown = [_branch_row(b, orders.get(b.id, 0), pending.get(b.id, 0)) for b in branches]
     kind = f"{args.status} " if args.status else ""
-    return page(rows, total=total, noun=f"{kind}branches", one=f"{kind}branch", whose=whose(ctx))
+    return page(shown, total=total, noun=f"{kind}branches", one=f"{kind}branch", whose=whose(ctx))
 
 
 async def get_branch(ctx: ToolContext, args: GetBranchArgs) -> Result:
