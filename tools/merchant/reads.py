@@ -1,4 +1,4 @@
-"""Read tools over branches and branch requests, and the list of every read tool; never writes.
+"""Read tools over branches, and the list of every read tool; never writes.
 
 Reads run as soon as the model calls them: they only look. Each answers with rows carrying ids
 AND names, money both formatted and in minor units, and a scope line saying whose rows these
@@ -11,44 +11,32 @@ from collections.abc import Sequence
 from typing import Any, Literal, cast
 
 from pydantic import Field
-from sqlalchemy import BindParameter, ColumnElement, Row, Table, bindparam, func, select
+from sqlalchemy import BindParameter, Row, Table, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
 
 from tools.caller import Role
 from tools.db.prescoped import execute, tenant_statement
-from tools.errors import NotFoundError
 from tools.merchant.models import (
     Branch,
     BranchRequest,
     Order,
     OrderStatus,
-    RequestKind,
     RequestStatus,
 )
 from tools.merchant.reads_common import (
     BranchRef,
     ReadArgs,
-    branch_filter,
-    counted,
-    describe,
-    money_for,
     one,
     stamp,
     whose,
 )
 from tools.merchant.reads_orders import ORDER_TOOLS
+from tools.merchant.reads_requests import REQUEST_TOOLS
 from tools.merchant.reads_sales import SALES_TOOLS
-from tools.merchant.scope import MAX_ID, ROW_LIMIT, Money, find_branch, page
+from tools.merchant.scope import ROW_LIMIT, find_branch, page
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["READ_TOOLS"]
-
-_REQUEST_LOADS = (
-    selectinload(BranchRequest.branch),
-    selectinload(BranchRequest.requester),
-    selectinload(BranchRequest.decider),
-)
 
 
 class ListBranchesArgs(ReadArgs):
@@ -57,19 +45,6 @@ class ListBranchesArgs(ReadArgs):
 
 class GetBranchArgs(ReadArgs):
     branch: BranchRef = Field(description="Branch name (a unique prefix is enough) or id.")
-
-
-class ListRequestsArgs(ReadArgs):
-    status: Literal["pending", "approved", "rejected"] | None = Field(
-        default="pending",
-        description="null for all.",
-    )
-    branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
-    kind: RequestKind | None = Field(default=None, description="Omit for all.")
-
-
-class GetRequestArgs(ReadArgs):
-    request_id: int = Field(ge=1, le=MAX_ID, description="The request number.")
 
 
 # The branch list is read on most turns, so it runs as Core statements scoped to the tenant once,
@@ -149,69 +124,6 @@ async def get_branch(ctx: ToolContext, args: GetBranchArgs) -> Result:
     return one(ctx, row, f"branch {branch.id}, {branch.name}")
 
 
-def _request_row(request: BranchRequest, money: Money) -> dict[str, Any]:
-    return {
-        "id": request.id,
-        "branch_id": request.branch_id,
-        "branch": request.branch.name,
-        "kind": request.kind,
-        "amount": money(request.amount),
-        "amount_minor": request.amount,
-        "requested_by_id": request.requested_by,
-        "requested_by": request.requester.name,
-        "reason": request.reason,
-        "status": request.status,
-        "created_at": stamp(request.created_at),
-        "decided_by_id": request.decided_by,
-        "decided_by": request.decider.name if request.decider else None,
-        "decided_at": stamp(request.decided_at),
-        "decision_note": request.decision_note,
-    }
-
-
-async def list_requests(ctx: ToolContext, args: ListRequestsArgs) -> Result:
-    """Branch requests, newest first, filtered by status, branch and kind."""
-    branch, conditions = await branch_filter(ctx, args.branch, BranchRequest.branch_id)
-    conditions += _request_conditions(args)
-    found, total = await counted(
-        ctx.session,
-        BranchRequest,
-        conditions,
-        order=[BranchRequest.created_at.desc(), BranchRequest.id.desc()],
-        options=_REQUEST_LOADS,
-    )
-    money = await money_for(ctx)
-    noun = f"{args.status} requests" if args.status else "requests"
-    filters = describe(
-        f"at {branch.name}" if branch else None, f"of kind {args.kind}" if args.kind else None
-    )
-    rows = [_request_row(r, money) for r in found]
-    if not args.status:
-        filters = describe("of every status", filters)
-    return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
-
-
-def _request_conditions(args: ListRequestsArgs) -> list[ColumnElement[bool]]:
-    conditions: list[ColumnElement[bool]] = []
-    if args.status:
-        conditions.append(BranchRequest.status == args.status)
-    if args.kind:
-        conditions.append(BranchRequest.kind == args.kind)
-    return conditions
-
-
-async def get_request(ctx: ToolContext, args: GetRequestArgs) -> Result:
-    """One branch request by its number."""
-    stmt = select(BranchRequest).where(BranchRequest.id == args.request_id).options(*_REQUEST_LOADS)
-    request = await ctx.session.scalar(stmt)
-    if request is None:
-        raise NotFoundError(
-            f'There is no request {args.request_id}. Say "pending requests" to see their numbers.'
-        )
-    row = _request_row(request, await money_for(ctx))
-    return one(ctx, row, f"request {request.id} from {request.branch.name}")
-
-
 _BRANCH_TOOLS = [
     Tool(
         name="list_branches",
@@ -233,23 +145,4 @@ _BRANCH_TOOLS = [
     ),
 ]
 
-_REQUEST_TOOLS = [
-    Tool(
-        name="list_requests",
-        title="listing requests",
-        description="Branch requests (stock, refund, discount, expense), newest first.",
-        args=ListRequestsArgs,
-        handler=list_requests,
-        role=Role.STAFF,
-    ),
-    Tool(
-        name="get_request",
-        title="showing a request",
-        description=("One branch request in full, including who decided it and when."),
-        args=GetRequestArgs,
-        handler=get_request,
-        role=Role.STAFF,
-    ),
-]
-
-READ_TOOLS: list[Tool] = [*_BRANCH_TOOLS, *_REQUEST_TOOLS, *ORDER_TOOLS, *SALES_TOOLS]
+READ_TOOLS: list[Tool] = [*_BRANCH_TOOLS, *REQUEST_TOOLS, *ORDER_TOOLS, *SALES_TOOLS]
