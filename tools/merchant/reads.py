@@ -24,8 +24,11 @@ from tools.merchant.models import (
     RequestStatus,
 )
 from tools.merchant.reads_common import (
+    BRANCH_COLUMNS,
+    BRANCHES,
     BranchRef,
     ReadArgs,
+    all_branches,
     one,
     stamp,
     whose,
@@ -50,15 +53,12 @@ class GetBranchArgs(ReadArgs):
 # The branch list is read on most turns, so it runs as Core statements scoped to the tenant once,
 # at import (``tools.db.prescoped``): through the ORM, scoping each statement at execution and
 # loading entities cost several times the queries themselves.
-_B = cast("Table", Branch.__table__)
+_B = BRANCHES
 _O, _R = cast("Table", Order.__table__).c, cast("Table", BranchRequest.__table__).c
 _IDS: BindParameter[int] = bindparam("ids", expanding=True)
-_BRANCH_COLUMNS = (_B.c.id, _B.c.name, _B.c.city, _B.c.status, _B.c.status_changed_at)
-_BRANCHES = tenant_statement(select(*_BRANCH_COLUMNS).order_by(_B.c.id).limit(ROW_LIMIT))
-_BRANCHES_COUNTED = tenant_statement(select(func.count()).select_from(_B))
 _WITH_STATUS = _B.c.status == bindparam("status")
 _BRANCHES_WITH_STATUS = tenant_statement(
-    select(*_BRANCH_COLUMNS).where(_WITH_STATUS).order_by(_B.c.id).limit(ROW_LIMIT)
+    select(*BRANCH_COLUMNS).where(_WITH_STATUS).order_by(_B.c.id).limit(ROW_LIMIT)
 )
 _BRANCHES_WITH_STATUS_COUNTED = tenant_statement(
     select(func.count()).select_from(_B).where(_WITH_STATUS)
@@ -102,14 +102,14 @@ def _branch_row(branch: Branch | Row[Any], open_orders: int, pending: int) -> di
 
 async def list_branches(ctx: ToolContext, args: ListBranchesArgs) -> Result:
     """Every branch of the merchant, optionally only the open or the closed ones."""
-    rows, counted = (
-        (_BRANCHES_WITH_STATUS, _BRANCHES_WITH_STATUS_COUNTED)
-        if args.status
-        else (_BRANCHES, _BRANCHES_COUNTED)
-    )
-    values = {"status": args.status} if args.status else {}
-    total = int((await execute(ctx.session, counted, values)).scalar() or 0)
-    branches = (await execute(ctx.session, rows, values)).all()
+    if args.status:
+        values = {"status": args.status}
+        total = int(
+            (await execute(ctx.session, _BRANCHES_WITH_STATUS_COUNTED, values)).scalar() or 0
+        )
+        branches = (await execute(ctx.session, _BRANCHES_WITH_STATUS, values)).all()
+    else:
+        branches, total = await all_branches(ctx.session)
     orders, pending = await _branch_counts(ctx.session, [b.id for b in branches])
     shown = [_branch_row(b, orders.get(b.id, 0), pending.get(b.id, 0)) for b in branches]
     kind = f"{args.status} " if args.status else ""
