@@ -111,6 +111,7 @@ async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[
     once = Figure("burst answered exactly once", "events", "higher", digits=0)
     lost: list[int] = []
     cpu_ms: list[float] = []
+    reacted: list[int] = []  # hourglasses put on per run (messages not answered within 1 s)
     twice: list[int] = []
     url = await sqlite_database(workdir, "burst.db")
     async with (
@@ -122,6 +123,7 @@ async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[
         await fire(http, bot.url, warm)
         await fire(http, bare_url, warm)
         await bot.drain()
+        seen_reacted = len(await bot.slack.called(http, "reactions.add"))
         for n in tqdm(range(runs), desc="burst", unit="run", leave=False):
             requests, threads = _events(n, events)
             started, cpu = time.perf_counter(), time.process_time()
@@ -131,6 +133,9 @@ async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[
             answered_in = time.perf_counter() - started
             cpu_ms.append((time.process_time() - cpu) * 1000 / events)
             answers = await _answers(http, bot, threads)
+            now_reacted = len(await bot.slack.called(http, "reactions.add"))
+            reacted.append(now_reacted - seen_reacted)
+            seen_reacted = now_reacted
             once.add(answers[1], events)
             lost.append(answers[0])
             twice.append(sum(n for times, n in answers.items() if times > 1))
@@ -147,5 +152,8 @@ async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[
         + ", ".join(f"{ms:.1f}" for ms in cpu_ms)
         + " ms"
     )
-    once.note = f"of {events} per run; unanswered per run: {lost}; answered more than once: {twice}"
+    once.note = (
+        f"of {events} per run; unanswered per run: {lost}; answered more than once: {twice}; "
+        f"shown working (hourglass) per run: {reacted}"
+    )
     return [ack, worst, rate, once]
