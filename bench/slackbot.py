@@ -18,7 +18,16 @@ from dataclasses import dataclass
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bench.stage import CARD_SECRET, PEOPLE, fake_slack, serve, settings_for
+from bench.stage import (
+    CARD_SECRET,
+    PEOPLE,
+    SlackApart,
+    SlackApi,
+    fake_slack,
+    serve,
+    settings_for,
+    slack_apart,
+)
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, WebApi
 from bot.server import application
@@ -29,7 +38,7 @@ from tools.db import Database
 from tools.directory import Directory
 from tools.merchant import build_registry
 
-__all__ = ["Request", "RunningBot", "fire", "running_bot"]
+__all__ = ["BotApart", "Request", "RunningBot", "fire", "running_bot", "running_bot_apart"]
 
 _DRAIN_LIMIT_S = 300.0
 
@@ -52,6 +61,8 @@ class Request:
 
 @dataclass
 class RunningBot:
+    """The bot, with the fake Slack in this process (benches that look inside the fake)."""
+
     slack: WebApi
     surface: Surface
     registry: Registry
@@ -60,10 +71,27 @@ class RunningBot:
 
     async def drain(self) -> None:
         """Waits (bounded) for every task the acks started: approvals, answers."""
-        # ``idle`` rather than ``drain``, which cancels work still running after its shutdown
-        # grace period; a burst legitimately takes longer than that.
-        async with asyncio.timeout(_DRAIN_LIMIT_S):
-            await self.surface.tasks.idle()
+        await _drain(self.surface)
+
+
+@dataclass
+class BotApart:
+    """The bot, with the fake Slack in a process of its own, as Slack is in production."""
+
+    slack: SlackApart
+    surface: Surface
+    url: str
+
+    async def drain(self) -> None:
+        """Waits (bounded) for every task the acks started: approvals, answers."""
+        await _drain(self.surface)
+
+
+async def _drain(surface: Surface) -> None:
+    # ``idle`` rather than ``drain``, which cancels work still running after its shutdown
+    # grace period; a burst legitimately takes longer than that.
+    async with asyncio.timeout(_DRAIN_LIMIT_S):
+        await surface.tasks.idle()
 
 
 @contextlib.asynccontextmanager
@@ -74,24 +102,50 @@ async def running_bot(
 
     ``overrides`` are settings (a model other than the offline one, say).
     """
-    async with fake_slack() as slack:
-        settings = settings_for(slack, database_url, **overrides)
-        db = Database(database_url)
-        registry = build_registry(db, CardSigner([CARD_SECRET]))
-        directory = Directory(db)
-        for user, (_name, email) in PEOPLE.items():
-            await directory.link("slack", TEAM, user, email)
-        # The lanes as the production composition root sizes them (``bot.server.build_surface``).
-        lanes = Background(
-            turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
-        )
-        surface = Surface(registry, Assistant(registry, settings), directory, tasks=lanes)
+    async with (
+        fake_slack() as slack,
+        _serving(slack, database_url, **overrides) as (surface, registry, url),
+    ):
         client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url, session=http)
-        try:
-            async with serve(application(settings, surface)) as url:
-                yield RunningBot(slack, surface, registry, client, url)
-        finally:
-            await db.dispose()
+        yield RunningBot(slack, surface, registry, client, url)
+
+
+@contextlib.asynccontextmanager
+async def running_bot_apart(database_url: str, **overrides: object) -> AsyncIterator[BotApart]:
+    """As ``running_bot``, with the fake Slack in its own process (``bench.stage.slack_apart``)."""
+    async with (
+        slack_apart() as slack,
+        _serving(slack, database_url, **overrides) as (surface, _registry, url),
+    ):
+        yield BotApart(slack, surface, url)
+
+
+@contextlib.asynccontextmanager
+async def _serving(
+    slack: SlackApi, database_url: str, **overrides: object
+) -> AsyncIterator[tuple[Surface, Registry, str]]:
+    settings = settings_for(slack, database_url, **overrides)
+    db = Database(database_url)
+    registry = build_registry(db, CardSigner([CARD_SECRET]))
+    directory = Directory(db)
+    for user, (_name, email) in PEOPLE.items():
+        await directory.link("slack", TEAM, user, email)
+    # The lanes as the production composition root sizes them (``bot.server.build_surface``).
+    lanes = Background(
+        turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
+    )
+    surface = Surface(
+        registry,
+        Assistant(registry, settings),
+        directory,
+        tasks=lanes,
+        typing_after=settings.countersign_typing_after,
+    )
+    try:
+        async with serve(application(settings, surface)) as url:
+            yield surface, registry, url
+    finally:
+        await db.dispose()
 
 
 async def fire(http: aiohttp.ClientSession, url: str, requests: Sequence[Request]) -> list[float]:

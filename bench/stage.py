@@ -6,15 +6,19 @@ cluster, and every HTTP server listens on 127.0.0.1 on a port the OS picks.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
 import sys
 import tempfile
+from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
+import aiohttp
 import asyncpg
 import structlog
 from aiohttp import web
@@ -35,6 +39,8 @@ from tools.merchant.demo import load_demo
 __all__ = [
     "CARD_SECRET",
     "SIGNING_SECRET",
+    "SlackApart",
+    "SlackApi",
     "bare_bolt",
     "fake_slack",
     "own_target",
@@ -42,6 +48,7 @@ __all__ = [
     "quiet_logs",
     "serve",
     "settings_for",
+    "slack_apart",
     "sqlite_database",
 ]
 
@@ -145,7 +152,55 @@ async def fake_slack() -> AsyncIterator[WebApi]:
         await slack.stop()
 
 
-def settings_for(slack: WebApi, database_url: str, **overrides: object) -> Settings:
+class SlackApi(Protocol):
+    """Where the bot finds Slack's Web API: the fake in this process, or in one of its own."""
+
+    @property
+    def base_url(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class SlackApart:
+    """The fake Slack running in its own process (``bench.slackapi``), asked over HTTP."""
+
+    base_url: str
+    calls_url: str
+
+    async def called(self, http: aiohttp.ClientSession, method: str) -> list[dict[str, Any]]:
+        """The parameters of every call of one method the fake has received, in order."""
+        async with http.get(self.calls_url, params={"method": method}) as response:
+            response.raise_for_status()
+            calls: list[dict[str, Any]] = await response.json()
+            return calls
+
+
+@contextlib.asynccontextmanager
+async def slack_apart() -> AsyncIterator[SlackApart]:
+    """The fake Slack in a process of its own, as Slack's servers are not in the bot's.
+
+    In the bot's process its work (parsing, storing and answering each call) ran on the bot's
+    event loop and was counted as the bot's.
+    """
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.slackapi", stdin=PIPE, stdout=PIPE
+    )
+    assert child.stdin is not None
+    assert child.stdout is not None
+    try:
+        async with asyncio.timeout(60):
+            base_url, calls_url = (await child.stdout.readline()).decode().split()
+        yield SlackApart(base_url, calls_url)
+    finally:
+        child.stdin.close()
+        try:
+            async with asyncio.timeout(10):
+                await child.wait()
+        except TimeoutError:
+            child.kill()
+            await child.wait()
+
+
+def settings_for(slack: SlackApi, database_url: str, **overrides: object) -> Settings:
     values: dict[str, object] = {
         "slack_bot_token": SecretStr(BOT_TOKEN),
         "slack_signing_secret": SecretStr(SIGNING_SECRET),
@@ -181,7 +236,7 @@ async def serve(app: web.Application) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
-def bare_bolt(slack: WebApi) -> web.Application:
+def bare_bolt(slack: SlackApi) -> web.Application:
     """The baseline: a bolt app whose only listeners ack and do nothing, served the same way."""
     from slack_sdk.web.async_client import AsyncWebClient
 

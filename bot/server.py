@@ -232,6 +232,7 @@ def build_surface(settings: Settings, db: Database) -> Surface:
         tasks=Background(
             turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
         ),
+        typing_after=settings.countersign_typing_after,
     )
 
 

@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     # turns of one conversation always run one at a time. Presses have their own slots.
     countersign_turn_limit: int = Field(default=16, ge=1, le=1000)
     countersign_press_limit: int = Field(default=8, ge=1, le=1000)
+    # Seconds a message may wait for its answer before it is shown as being worked on (Slack:
+    # an hourglass reaction); an answer within them is simply posted.
+    countersign_typing_after: float = Field(default=1.0, ge=0, le=60)
     # Who may read GET /metrics besides this machine: anyone sending "Bearer <token>".
     countersign_metrics_token: SecretStr | None = None
     countersign_host: str = "127.0.0.1"

@@ -22,9 +22,12 @@ from tools import Agent, Caller, Proposal, Registry
 from tools.directory import Directory
 from tools.merchant import DEFAULT_AGENT
 
-__all__ = ["Background", "Conversing", "ModelReply", "Surface"]
+__all__ = ["TYPING_AFTER", "Background", "Conversing", "ModelReply", "Surface"]
 
 log = structlog.get_logger("bot.surface")
+
+# An answer within a second needs no "working on it": it is there before anyone looks for one.
+TYPING_AFTER = 1.0
 
 
 class ModelReply(Protocol):
@@ -168,3 +171,5 @@ class Surface:
     agent: Agent = DEFAULT_AGENT
     tasks: Background = field(default_factory=Background)
     metrics: Metrics = field(default_factory=Metrics)
+    # Seconds a message waits for its answer before it is shown typing (``bot.turns.Typing``).
+    typing_after: float = TYPING_AFTER

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 from structlog.contextvars import bound_contextvars
@@ -23,7 +25,7 @@ from bot.batches import post_turn_cards
 from bot.copies import send_copies
 from bot.decisions import show_decision
 from bot.placement import stored
-from bot.surface import Surface
+from bot.surface import Background, Surface
 from tools import Caller, Proposal
 
 __all__ = ["Turn", "Typing", "answer", "post_card", "post_edited"]
@@ -51,24 +53,58 @@ class Turn:
 
 
 class Typing:
-    """One turn's typing indicator: shown at most once, however often asked, and cleared once.
+    """One turn's typing indicator: shown only if the answer is not out in time, and cleared once.
 
-    A message that waits for a turn slot is shown it as soon as it is queued (``bot.lanes``),
-    and the turn asks again when it starts; without this, Slack got a second reaction call
-    (refused as already there) for every message that waited.
+    ``arm`` sets a timer from the message's arrival: when the answer has not been posted
+    ``after`` seconds later (the turn waits for a slot, or the model is slow), the indicator is
+    shown, in the task set's ``typing`` lane. An answer within that time is simply posted: no
+    "working on it" put on and taken off again a moment later (two of every three Slack calls
+    of a quick answer, and ``reactions.add`` is rate-limited). ``off`` settles it: the timer
+    is cancelled, and the indicator is taken off only if it was put on.
     """
 
     def __init__(self, adapter: Adapter) -> None:
         self.adapter, self.shown = adapter, False
+        self.settled = False  # the answer is out (or the turn ended): never shown from now on
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed = False
         self._lock = asyncio.Lock()  # an "off" never overtakes the "on" still on its way
+
+    def arm(
+        self,
+        tasks: Background,
+        *,
+        after: float,
+        since: float,
+        show: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    ) -> None:
+        """Shows the indicator (``show``, by default ``on``) if still unanswered ``after``
+        seconds past ``since`` (``time.monotonic``); a second call changes nothing."""
+        if self._armed or self.settled:
+            return
+        self._armed = True
+        shown = show or self.on
+
+        def due() -> None:
+            self._timer = None
+            if not self.settled:
+                tasks.spawn(shown(), name="typing", lane="typing")
+
+        delay = max(0.0, since + after - time.monotonic())
+        self._timer = asyncio.get_running_loop().call_later(delay, due)
 
     async def on(self) -> None:
         async with self._lock:
-            if not self.shown:
+            if not self.shown and not self.settled:
                 self.shown = True
                 await self.adapter.typing(on=True)
 
     async def off(self) -> None:
+        """Settles the indicator: never shown from now on, and taken off if it was shown."""
+        self.settled = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         async with self._lock:
             if self.shown:
                 self.shown = False
@@ -80,9 +116,12 @@ async def answer(
 ) -> None:
     """Claims the delivery, finds the person, runs the model and posts its reply and cards.
 
-    ``typing`` is the indicator the task set may already have shown while the turn waited.
+    ``typing`` is the indicator the surface may have armed when the message arrived (it may
+    have been shown while the turn waited); if not armed yet, it is armed now, from the
+    message's arrival.
     """
     typing = typing or Typing(adapter)
+    typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived)
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         try:
             await _answer(surface, adapter, turn, typing)
@@ -122,7 +161,6 @@ async def _claimed(surface: Surface, turn: Turn) -> bool:
 async def _run(
     surface: Surface, adapter: Adapter, turn: Turn, caller: Caller, typing: Typing
 ) -> None:
-    await typing.on()
     try:
         reply = await surface.assistant.reply(
             conversation=turn.conversation, caller=caller, text=turn.text

@@ -45,11 +45,11 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts") or event["ts"])
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         typing = turns.Typing(adapter)
+        typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived)
         surface.tasks.turn(
             turns.answer(surface, adapter, turn, typing=typing),
             name=f"mention {event['ts']}",
             conversation=turn.conversation,
-            queued=typing.on,
         )
 
     async def on_message(
@@ -67,13 +67,14 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         typing = turns.Typing(adapter)
         if event.get("channel_type") == "im":
-            work, queued = turns.answer(surface, adapter, turn, typing=typing), typing.on
+            work, show = turns.answer(surface, adapter, turn, typing=typing), typing.on
         else:
             work = follow_up(surface, adapter, turn, typing=typing)
-            queued = partial(_typing_if_ours, surface, adapter, typing)
-        surface.tasks.turn(
-            work, name=f"message {event['ts']}", conversation=turn.conversation, queued=queued
-        )
+            show = partial(_typing_if_ours, surface, adapter, typing)
+        # Shown only if the answer is not out within ``typing_after`` of the message arriving,
+        # whether the turn is still waiting for a slot or the model is slow.
+        typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived, show=show)
+        surface.tasks.turn(work, name=f"message {event['ts']}", conversation=turn.conversation)
 
     async def ignore() -> None:
         return None
@@ -122,10 +123,12 @@ async def follow_up(
     """A reply in a channel thread: answered only when the bot is already part of the thread."""
     if await _ours(surface, adapter):
         await turns.answer(surface, adapter, turn, typing=typing)
+    elif typing is not None:
+        await typing.off()  # not ours: never shown, and its timer goes now
 
 
 async def _typing_if_ours(surface: Surface, adapter: SlackAdapter, typing: turns.Typing) -> None:
-    """Shows a queued follow-up as seen only in a thread the bot answers in, not in every thread."""
+    """Shows a waiting follow-up as seen only in a thread the bot answers in, not in every thread."""
     if await _ours(surface, adapter):
         await typing.on()
 

@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
 from bot.agent import Assistant
-from bot.server import application
+from bot.server import application, build_surface
 from bot.settings import Settings, SettingsError
 from bot.surface import Surface
 from tools import CardSigner
@@ -144,3 +144,12 @@ async def test_metrics_token_lets_an_operator_in_from_anywhere(
             assert 'countersign_lane_running{lane="press"}' in await response.text()
     finally:
         await server.close()
+
+
+async def test_typing_delay_is_a_setting_of_the_production_surface(
+    db: Database, database_url: str
+) -> None:
+    """COUNTERSIGN_TYPING_AFTER sets how long a message waits before it is shown typing."""
+    configured = settings(database_url, countersign_typing_after=2.5)
+    assert build_surface(configured, db).typing_after == 2.5
+    assert build_surface(settings(database_url), db).typing_after == 1.0

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
+from bot.surface import ModelReply
 from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import message
+from tools import Caller
+
+# A safety net so a broken indicator fails the test instead of hanging it; nothing is timed.
+_NEVER = 60.0
 
 
 def replies(bot: Bot, channel: str, thread: str | None) -> list[str]:
@@ -29,14 +37,60 @@ async def test_mention_is_answered_in_a_thread_under_it(bot: Bot) -> None:
     assert posted["unfurl_links"] is False
 
 
-async def test_working_reaction_is_shown_then_removed(bot: Bot) -> None:
-    """While the model works the message wears an hourglass, taken off once the answer is posted."""
+async def test_quick_answer_gets_no_working_reaction(bot: Bot) -> None:
+    """An answer posted within the typing delay is just posted: no hourglass put on and taken off."""
+    thread = await bot.mention("UARJUN", "branches")
+    assert len(replies(bot, CHANNEL, thread)) == 1
+    assert bot.slack.called("reactions.add") == []
+    assert bot.slack.called("reactions.remove") == []
+
+
+def reactions_added(bot: Bot, count: int) -> asyncio.Event:
+    """Set once the fake Slack has put ``count`` reactions on (a wait, not a timer)."""
+    done = asyncio.Event()
+    add = bot.slack._reactions_add
+
+    async def added(params: dict[str, Any]) -> dict[str, Any]:
+        answer = await add(params)
+        if len(bot.slack.called("reactions.add")) >= count:
+            done.set()
+        return answer
+
+    bot.slack._reactions_add = added  # type: ignore[method-assign]
+    return done
+
+
+class SlowModel:
+    """Answers only once the message wears its hourglass: a model slower than the typing delay."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.inner, self.shown = bot.assistant, reactions_added(bot, 1)
+
+    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply:
+        async with asyncio.timeout(_NEVER):
+            await self.shown.wait()
+        return await self.inner.reply(conversation=conversation, caller=caller, text=text)
+
+    async def record(self, *, conversation: str, text: str) -> None:
+        await self.inner.record(conversation=conversation, text=text)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_slow_answer_wears_a_working_reaction_until_posted(bot: Bot) -> None:
+    """A message not answered within the typing delay wears an hourglass, taken off before the answer."""
+    bot.surface.typing_after = 0.05
+    bot.surface.assistant = SlowModel(bot)
     thread = await bot.mention("UARJUN", "branches")
     added = bot.slack.called("reactions.add")
     removed = bot.slack.called("reactions.remove")
     assert [(c["timestamp"], c["name"]) for c in added] == [(thread, "hourglass_flowing_sand")]
     assert [(c["timestamp"], c["name"]) for c in removed] == [(thread, "hourglass_flowing_sand")]
     assert bot.slack.message(CHANNEL, thread).reactions == set()
+    assert len(replies(bot, CHANNEL, thread)) == 1
+    order = [c.method for c in bot.slack.calls if c.method != "auth.test"]
+    assert order.index("reactions.remove") < order.index("chat.postMessage")
 
 
 async def test_direct_message_is_answered(bot: Bot) -> None:

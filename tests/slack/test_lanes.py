@@ -11,6 +11,7 @@ from bot.slack.blocks import APPROVE_ACTION, card_id_of_block
 from bot.surface import ModelReply
 from tests.slack.conftest import CHANNEL, Bot, RecordingAssistant
 from tests.slack.test_block_actions import card_for
+from tests.slack.test_events import reactions_added
 from tools import Caller, CardStatus
 
 # A safety net so a broken lane fails the test instead of hanging it; nothing is timed.
@@ -100,23 +101,22 @@ async def test_press_is_decided_while_every_turn_slot_waits_on_the_model(bot: Bo
     assert set(asked) <= answered
 
 
-async def test_a_message_waiting_for_a_turn_slot_is_shown_typing_at_once(bot: Bot) -> None:
+async def test_a_message_waiting_for_a_turn_slot_is_shown_typing(bot: Bot) -> None:
     """Messages queued behind a full turn lane get the hourglass before any turn finishes."""
+    bot.surface.typing_after = 0.0  # shown as soon as the message has waited at all
     turns = bot.surface.tasks.lanes["turn"]
     stuck = StuckModel(bot.assistant, full_at=turns.limit)
     bot.surface.assistant = stuck
     asked = [bot.ts() for _ in range(turns.limit + 3)]
-    shown: set[asyncio.Task[object]] = set()
+    shown = reactions_added(bot, len(asked))
     for ts in asked:
         inner = message(
             "UPRIYA", "<@UBOT> show branches", channel=CHANNEL, ts=ts, kind="app_mention"
         )
         await bot.post(json.dumps(event(inner)), "application/json")
-        shown |= {t for t in asyncio.all_tasks() if t.get_name() == f"typing for mention {ts}"}
     async with asyncio.timeout(_NEVER):
-        await stuck.full.wait()  # every running turn has shown typing before it asked the model
-        if shown:  # a typing task may already be done; the queued ones were handed over by now
-            await asyncio.wait(shown)
+        await stuck.full.wait()
+        await shown.wait()
 
     assert {call["timestamp"] for call in bot.slack.called("reactions.add")} == set(asked)
     assert not bot.slack.called("chat.postMessage")  # nothing answered yet: the model is stuck

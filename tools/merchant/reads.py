@@ -1,4 +1,4 @@
-"""Read tools over branches and branch requests, and the list of every read tool; never writes.
+"""Read tools over branches, and the list of every read tool; never writes.
 
 Reads run as soon as the model calls them: they only look. Each answers with rows carrying ids
 AND names, money both formatted and in minor units, and a scope line saying whose rows these
@@ -8,46 +8,38 @@ are and whether the list was cut short.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import BindParameter, Row, Table, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
 
 from tools.caller import Role
-from tools.errors import NotFoundError
+from tools.db.prescoped import execute, tenant_statement
 from tools.merchant.models import (
     Branch,
     BranchRequest,
     Order,
     OrderStatus,
-    RequestKind,
     RequestStatus,
 )
 from tools.merchant.reads_common import (
+    BRANCH_COLUMNS,
+    BRANCHES,
     BranchRef,
     ReadArgs,
-    branch_filter,
-    counted,
-    describe,
-    money_for,
+    all_branches,
     one,
     stamp,
     whose,
 )
 from tools.merchant.reads_orders import ORDER_TOOLS
+from tools.merchant.reads_requests import REQUEST_TOOLS
 from tools.merchant.reads_sales import SALES_TOOLS
-from tools.merchant.scope import MAX_ID, Money, find_branch, page
+from tools.merchant.scope import ROW_LIMIT, find_branch, page
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["READ_TOOLS"]
-
-_REQUEST_LOADS = (
-    selectinload(BranchRequest.branch),
-    selectinload(BranchRequest.requester),
-    selectinload(BranchRequest.decider),
-)
 
 
 class ListBranchesArgs(ReadArgs):
@@ -58,35 +50,45 @@ class GetBranchArgs(ReadArgs):
     branch: BranchRef = Field(description="Branch name (a unique prefix is enough) or id.")
 
 
-class ListRequestsArgs(ReadArgs):
-    status: Literal["pending", "approved", "rejected"] | None = Field(
-        default="pending",
-        description="null for all.",
-    )
-    branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
-    kind: RequestKind | None = Field(default=None, description="Omit for all.")
-
-
-class GetRequestArgs(ReadArgs):
-    request_id: int = Field(ge=1, le=MAX_ID, description="The request number.")
+# The branch list is read on most turns, so it runs as Core statements scoped to the tenant once,
+# at import (``tools.db.prescoped``): through the ORM, scoping each statement at execution and
+# loading entities cost several times the queries themselves.
+_B = BRANCHES
+_O, _R = cast("Table", Order.__table__).c, cast("Table", BranchRequest.__table__).c
+_IDS: BindParameter[int] = bindparam("ids", expanding=True)
+_WITH_STATUS = _B.c.status == bindparam("status")
+_BRANCHES_WITH_STATUS = tenant_statement(
+    select(*BRANCH_COLUMNS).where(_WITH_STATUS).order_by(_B.c.id).limit(ROW_LIMIT)
+)
+_BRANCHES_WITH_STATUS_COUNTED = tenant_statement(
+    select(func.count()).select_from(_B).where(_WITH_STATUS)
+)
+_OPEN_ORDERS = tenant_statement(
+    select(_O.branch_id, func.count(_O.id))
+    .where(_O.branch_id.in_(_IDS), _O.status == OrderStatus.OPEN)
+    .group_by(_O.branch_id)
+)
+_PENDING_REQUESTS = tenant_statement(
+    select(_R.branch_id, func.count(_R.id))
+    .where(_R.branch_id.in_(_IDS), _R.status == RequestStatus.PENDING)
+    .group_by(_R.branch_id)
+)
 
 
 async def _branch_counts(
     session: AsyncSession, ids: Sequence[int]
 ) -> tuple[dict[int, int], dict[int, int]]:
     """Open orders and pending requests per branch, for the branches in ``ids``."""
-    orders = select(Order.branch_id, func.count(Order.id)).where(
-        Order.branch_id.in_(ids), Order.status == OrderStatus.OPEN
-    )
-    requests = select(BranchRequest.branch_id, func.count(BranchRequest.id)).where(
-        BranchRequest.branch_id.in_(ids), BranchRequest.status == RequestStatus.PENDING
-    )
-    open_orders = await session.execute(orders.group_by(Order.branch_id))
-    pending = await session.execute(requests.group_by(BranchRequest.branch_id))
-    return dict(open_orders.all()), dict(pending.all())
+    open_orders = await execute(session, _OPEN_ORDERS, {"ids": list(ids)})
+    pending = await execute(session, _PENDING_REQUESTS, {"ids": list(ids)})
+    return _per_branch(open_orders.all()), _per_branch(pending.all())
 
 
-def _branch_row(branch: Branch, open_orders: int, pending: int) -> dict[str, Any]:
+def _per_branch(rows: Sequence[Any]) -> dict[int, int]:
+    return {int(branch): int(count) for branch, count in rows}
+
+
+def _branch_row(branch: Branch | Row[Any], open_orders: int, pending: int) -> dict[str, Any]:
     return {
         "id": branch.id,
         "name": branch.name,
@@ -100,12 +102,18 @@ def _branch_row(branch: Branch, open_orders: int, pending: int) -> dict[str, Any
 
 async def list_branches(ctx: ToolContext, args: ListBranchesArgs) -> Result:
     """Every branch of the merchant, optionally only the open or the closed ones."""
-    conditions = [Branch.status == args.status] if args.status else []
-    branches, total = await counted(ctx.session, Branch, conditions, order=[Branch.id])
+    if args.status:
+        values = {"status": args.status}
+        total = int(
+            (await execute(ctx.session, _BRANCHES_WITH_STATUS_COUNTED, values)).scalar() or 0
+        )
+        branches = (await execute(ctx.session, _BRANCHES_WITH_STATUS, values)).all()
+    else:
+        branches, total = await all_branches(ctx.session)
     orders, pending = await _branch_counts(ctx.session, [b.id for b in branches])
-    rows = [_branch_row(b, orders.get(b.id, 0), pending.get(b.id, 0)) for b in branches]
+    shown = [_branch_row(b, orders.get(b.id, 0), pending.get(b.id, 0)) for b in branches]
     kind = f"{args.status} " if args.status else ""
-    return page(rows, total=total, noun=f"{kind}branches", one=f"{kind}branch", whose=whose(ctx))
+    return page(shown, total=total, noun=f"{kind}branches", one=f"{kind}branch", whose=whose(ctx))
 
 
 async def get_branch(ctx: ToolContext, args: GetBranchArgs) -> Result:
@@ -114,69 +122,6 @@ async def get_branch(ctx: ToolContext, args: GetBranchArgs) -> Result:
     orders, pending = await _branch_counts(ctx.session, [branch.id])
     row = _branch_row(branch, orders.get(branch.id, 0), pending.get(branch.id, 0))
     return one(ctx, row, f"branch {branch.id}, {branch.name}")
-
-
-def _request_row(request: BranchRequest, money: Money) -> dict[str, Any]:
-    return {
-        "id": request.id,
-        "branch_id": request.branch_id,
-        "branch": request.branch.name,
-        "kind": request.kind,
-        "amount": money(request.amount),
-        "amount_minor": request.amount,
-        "requested_by_id": request.requested_by,
-        "requested_by": request.requester.name,
-        "reason": request.reason,
-        "status": request.status,
-        "created_at": stamp(request.created_at),
-        "decided_by_id": request.decided_by,
-        "decided_by": request.decider.name if request.decider else None,
-        "decided_at": stamp(request.decided_at),
-        "decision_note": request.decision_note,
-    }
-
-
-async def list_requests(ctx: ToolContext, args: ListRequestsArgs) -> Result:
-    """Branch requests, newest first, filtered by status, branch and kind."""
-    branch, conditions = await branch_filter(ctx, args.branch, BranchRequest.branch_id)
-    conditions += _request_conditions(args)
-    found, total = await counted(
-        ctx.session,
-        BranchRequest,
-        conditions,
-        order=[BranchRequest.created_at.desc(), BranchRequest.id.desc()],
-        options=_REQUEST_LOADS,
-    )
-    money = await money_for(ctx)
-    noun = f"{args.status} requests" if args.status else "requests"
-    filters = describe(
-        f"at {branch.name}" if branch else None, f"of kind {args.kind}" if args.kind else None
-    )
-    rows = [_request_row(r, money) for r in found]
-    if not args.status:
-        filters = describe("of every status", filters)
-    return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
-
-
-def _request_conditions(args: ListRequestsArgs) -> list[ColumnElement[bool]]:
-    conditions: list[ColumnElement[bool]] = []
-    if args.status:
-        conditions.append(BranchRequest.status == args.status)
-    if args.kind:
-        conditions.append(BranchRequest.kind == args.kind)
-    return conditions
-
-
-async def get_request(ctx: ToolContext, args: GetRequestArgs) -> Result:
-    """One branch request by its number."""
-    stmt = select(BranchRequest).where(BranchRequest.id == args.request_id).options(*_REQUEST_LOADS)
-    request = await ctx.session.scalar(stmt)
-    if request is None:
-        raise NotFoundError(
-            f'There is no request {args.request_id}. Say "pending requests" to see their numbers.'
-        )
-    row = _request_row(request, await money_for(ctx))
-    return one(ctx, row, f"request {request.id} from {request.branch.name}")
 
 
 _BRANCH_TOOLS = [
@@ -200,23 +145,4 @@ _BRANCH_TOOLS = [
     ),
 ]
 
-_REQUEST_TOOLS = [
-    Tool(
-        name="list_requests",
-        title="listing requests",
-        description="Branch requests (stock, refund, discount, expense), newest first.",
-        args=ListRequestsArgs,
-        handler=list_requests,
-        role=Role.STAFF,
-    ),
-    Tool(
-        name="get_request",
-        title="showing a request",
-        description=("One branch request in full, including who decided it and when."),
-        args=GetRequestArgs,
-        handler=get_request,
-        role=Role.STAFF,
-    ),
-]
-
-READ_TOOLS: list[Tool] = [*_BRANCH_TOOLS, *_REQUEST_TOOLS, *ORDER_TOOLS, *SALES_TOOLS]
+READ_TOOLS: list[Tool] = [*_BRANCH_TOOLS, *REQUEST_TOOLS, *ORDER_TOOLS, *SALES_TOOLS]

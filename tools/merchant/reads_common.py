@@ -8,23 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 from pydantic import ConfigDict, StringConstraints
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Row, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.base import ExecutableOption
 
+from tools.db.prescoped import execute, tenant_statement
 from tools.merchant.models import Branch
 from tools.merchant.scope import ROW_LIMIT, Money, find_branch, load_tenant
 from tools.schema import Args
 from tools.tool import Result, ToolContext
 
 __all__ = [
+    "BRANCHES",
+    "BRANCH_COLUMNS",
     "BranchRef",
     "ReadArgs",
     "SearchText",
+    "all_branches",
     "branch_filter",
     "counted",
     "describe",
@@ -36,6 +40,19 @@ __all__ = [
 ]
 
 M = TypeVar("M")
+
+# Every branch (one page), read on most turns: Core statements scoped to the tenant once, at
+# import (``tools.db.prescoped``), instead of ORM statements scoped on every execution.
+BRANCHES = cast("Table", Branch.__table__)
+BRANCH_COLUMNS = (
+    BRANCHES.c.id,
+    BRANCHES.c.name,
+    BRANCHES.c.city,
+    BRANCHES.c.status,
+    BRANCHES.c.status_changed_at,
+)
+_ALL_BRANCHES = tenant_statement(select(*BRANCH_COLUMNS).order_by(BRANCHES.c.id).limit(ROW_LIMIT))
+_ALL_BRANCHES_COUNTED = tenant_statement(select(func.count()).select_from(BRANCHES))
 
 # Names, ids and search terms as the model writes them. Control characters are refused up
 # front: PostgreSQL rejects a NUL in a text parameter with a driver error where SQLite accepts
@@ -104,6 +121,12 @@ async def counted(
     total = await session.scalar(select(func.count()).select_from(model).where(*conditions))
     stmt = select(model).where(*conditions).options(*options).order_by(*order).limit(ROW_LIMIT)
     return (await session.scalars(stmt)).all(), int(total or 0)
+
+
+async def all_branches(session: AsyncSession) -> tuple[Sequence[Row[Any]], int]:
+    """At most ``ROW_LIMIT`` branches of the session's merchant by id, and how many it has."""
+    total = int((await execute(session, _ALL_BRANCHES_COUNTED)).scalar() or 0)
+    return (await execute(session, _ALL_BRANCHES)).all(), total
 
 
 def one(ctx: ToolContext, row: dict[str, Any], what: str) -> Result:

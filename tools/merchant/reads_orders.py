@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Select, Table, bindparam, func, select
 from sqlalchemy.orm import selectinload
 
 from tools.caller import Role
+from tools.db.prescoped import execute, tenant_statement
 from tools.errors import NotFoundError
-from tools.merchant.models import Order, OrderStatus, Person, Refund, Stock
+from tools.merchant.models import Branch, Order, OrderStatus, Person, Product, Refund, Stock
 from tools.merchant.reads_common import (
     BranchRef,
     ReadArgs,
@@ -26,7 +27,7 @@ from tools.merchant.reads_common import (
     whose,
 )
 from tools.merchant.reads_sales import period_start
-from tools.merchant.scope import MAX_ID, Money, find_product, page
+from tools.merchant.scope import MAX_ID, ROW_LIMIT, Money, find_branch, find_product, page
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["ORDER_TOOLS"]
@@ -150,37 +151,59 @@ async def _refunds(ctx: ToolContext, order_id: int, money: Money) -> list[dict[s
     ]
 
 
+# Stock levels, read on many turns, as Core statements scoped to the tenant once per filter
+# combination (``tools.db.prescoped``), the page joined to its branch and product.
+_STOCK = cast("Table", Stock.__table__)
+_STOCK_BRANCH = cast("Table", Branch.__table__)
+_STOCK_PRODUCT = cast("Table", Product.__table__)
+_STOCK_FROM = _STOCK.join(_STOCK_BRANCH, _STOCK_BRANCH.c.id == _STOCK.c.branch_id).join(
+    _STOCK_PRODUCT, _STOCK_PRODUCT.c.id == _STOCK.c.product_id
+)
+_STOCK_COLUMNS = (
+    _STOCK.c.branch_id,
+    _STOCK_BRANCH.c.name.label("branch"),
+    _STOCK_BRANCH.c.status.label("branch_status"),
+    _STOCK.c.product_id,
+    _STOCK_PRODUCT.c.sku,
+    _STOCK_PRODUCT.c.name.label("product"),
+    _STOCK.c.quantity,
+)
+_STOCK_STATEMENTS: dict[tuple[str, ...], tuple[Select[Any], Select[Any]]] = {}
+
+
+def _stock_statements(used: tuple[str, ...]) -> tuple[Select[Any], Select[Any]]:
+    """The count and the page of stock lines filtered on ``used`` columns; built once each."""
+    if used not in _STOCK_STATEMENTS:
+        where = [_STOCK.c[name] == bindparam(name) for name in used]
+        total = select(func.count()).select_from(_STOCK).where(*where)
+        rows = (
+            select(*_STOCK_COLUMNS)
+            .select_from(_STOCK_FROM)
+            .where(*where)
+            .order_by(_STOCK.c.branch_id, _STOCK.c.product_id)
+            .limit(ROW_LIMIT)
+        )
+        _STOCK_STATEMENTS[used] = (tenant_statement(total), tenant_statement(rows))
+    return _STOCK_STATEMENTS[used]
+
+
 async def stock_levels(ctx: ToolContext, args: StockLevelsArgs) -> Result:
     """Quantity on hand per branch and product, optionally for one branch or one product."""
-    branch, conditions = await branch_filter(ctx, args.branch, Stock.branch_id)
+    branch = await find_branch(ctx.session, args.branch) if args.branch is not None else None
     product = await find_product(ctx.session, args.sku) if args.sku else None
-    if product is not None:
-        conditions.append(Stock.product_id == product.id)
-    found, total = await counted(
-        ctx.session,
-        Stock,
-        conditions,
-        order=[Stock.branch_id, Stock.product_id],
-        options=[selectinload(Stock.branch), selectinload(Stock.product)],
-    )
-    rows = [_stock_row(stock) for stock in found]
+    given = {
+        "branch_id": branch.id if branch else None,
+        "product_id": product.id if product else None,
+    }
+    values = {name: value for name, value in given.items() if value is not None}
+    counting, paging = _stock_statements(tuple(values))
+    total = int((await execute(ctx.session, counting, values)).scalar() or 0)
+    rows = [dict(row._mapping) for row in (await execute(ctx.session, paging, values)).all()]
     filters = describe(
         f"at {branch.name}" if branch else None,
         f"for {product.sku} ({product.name})" if product else None,
     )
     return page(rows, total=total, noun="stock levels", whose=whose(ctx), filters=filters)
-
-
-def _stock_row(stock: Stock) -> dict[str, Any]:
-    return {
-        "branch_id": stock.branch_id,
-        "branch": stock.branch.name,
-        "branch_status": stock.branch.status,
-        "product_id": stock.product_id,
-        "sku": stock.product.sku,
-        "product": stock.product.name,
-        "quantity": stock.quantity,
-    }
 
 
 ORDER_TOOLS = [

@@ -8,16 +8,18 @@ exactly that long from now.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, assert_never
+from typing import Any, Literal, assert_never, cast
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import Row, Table, bindparam, func, select
 
 from tools.caller import Role
+from tools.db.prescoped import execute, tenant_statement
 from tools.merchant.models import Branch, Order, OrderStatus
-from tools.merchant.reads_common import BranchRef, ReadArgs, counted, money_for, whose
+from tools.merchant.reads_common import BranchRef, ReadArgs, all_branches, money_for, whose
 from tools.merchant.scope import Money, counted_noun, find_branch, page
 from tools.tool import Result, Tool, ToolContext
 
@@ -77,28 +79,35 @@ def period_start(period: Period, now: datetime) -> datetime:
             assert_never(period)
 
 
-async def _sales_by_branch(ctx: ToolContext, start: datetime) -> dict[int, _Sales]:
-    # Cancelled orders never took money, so they are not sales. Refunds count against the order
-    # they were paid on, so gross minus refunded is what the period's orders finally brought in.
-    stmt = (
-        select(
-            Order.branch_id,
-            func.count(Order.id),
-            func.coalesce(func.sum(Order.total), 0),
-            func.coalesce(func.sum(Order.refunded), 0),
-        )
-        .where(Order.created_at >= start, Order.created_at <= ctx.now)
-        .where(Order.status != OrderStatus.CANCELLED)
-        .group_by(Order.branch_id)
+# Read on many turns: a Core statement scoped to the tenant once (``tools.db.prescoped``).
+# Cancelled orders never took money, so they are not sales. Refunds count against the order they
+# were paid on, so gross minus refunded is what the period's orders finally brought in.
+_O = cast("Table", Order.__table__).c
+_SALES = tenant_statement(
+    select(
+        _O.branch_id,
+        func.count(_O.id),
+        func.coalesce(func.sum(_O.total), 0),
+        func.coalesce(func.sum(_O.refunded), 0),
     )
+    .where(_O.created_at >= bindparam("start"), _O.created_at <= bindparam("end"))
+    .where(_O.status != OrderStatus.CANCELLED)
+    .group_by(_O.branch_id)
+)
+
+
+async def _sales_by_branch(ctx: ToolContext, start: datetime) -> dict[int, _Sales]:
+    sold: Sequence[Any] = (
+        await execute(ctx.session, _SALES, {"start": start, "end": ctx.now})
+    ).all()
     # int(): PostgreSQL sums a BIGINT into a NUMERIC, which arrives as a Decimal.
     return {
         branch_id: _Sales(int(count), int(gross), int(refunded))
-        for branch_id, count, gross, refunded in await ctx.session.execute(stmt)
+        for branch_id, count, gross, refunded in sold
     }
 
 
-def _sales_row(branch: Branch, sales: _Sales, money: Money) -> dict[str, Any]:
+def _sales_row(branch: Branch | Row[Any], sales: _Sales, money: Money) -> dict[str, Any]:
     return {
         "branch_id": branch.id,
         "branch": branch.name,
@@ -116,8 +125,9 @@ def _sales_row(branch: Branch, sales: _Sales, money: Money) -> dict[str, Any]:
 async def sales_summary(ctx: ToolContext, args: SalesSummaryArgs) -> Result:
     """Per-branch order count, gross, refunded and net for a period, with totals in the note."""
     start = period_start(args.period, ctx.now)
+    branches: Sequence[Branch | Row[Any]]
     if args.branch is None:
-        branches, total = await counted(ctx.session, Branch, [], order=[Branch.id])
+        branches, total = await all_branches(ctx.session)
     else:
         branches, total = [await find_branch(ctx.session, args.branch)], 1
     by_branch = await _sales_by_branch(ctx, start)

@@ -1,0 +1,49 @@
+"""Serves the fake Slack Web API from a process of its own, so its work is not charged to the bot.
+
+``python -m bench.slackapi`` starts ``bot.sandbox.WebApi`` with the bench's people on loopback,
+prints its base URL on one line, and serves until its stdin closes. Besides Slack's methods it
+answers ``GET /bench/calls?method=…``: the parameters of every call of that method so far, as
+a JSON list, which is how a bench counts the bot's replies. In production Slack's servers are
+elsewhere; with the fake in the bot's own process and event loop, every reply the bot sent was
+also parsed, stored and answered on the bot's one core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from aiohttp import web
+
+from bench.stage import fake_slack
+
+
+async def _serve() -> None:
+    async with fake_slack() as slack:
+
+        async def calls(request: web.Request) -> web.Response:
+            return web.json_response(slack.called(request.query["method"]))
+
+        # Beside the fake's own routes, on a runner of its own (the fake's app is frozen).
+        app = web.Application()
+        app.router.add_get("/bench/calls", calls)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        print(slack.base_url, f"http://127.0.0.1:{port}/bench/calls", flush=True)
+        loop = asyncio.get_running_loop()
+        try:
+            # Serves until the bench closes our stdin (or dies, which closes it too).
+            await loop.run_in_executor(None, sys.stdin.read)
+        finally:
+            await runner.cleanup()
+
+
+def main() -> None:
+    asyncio.run(_serve())
+
+
+if __name__ == "__main__":
+    main()
