@@ -50,6 +50,7 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
             turns.answer(surface, adapter, turn, typing=typing),
             name=f"mention {event['ts']}",
             conversation=turn.conversation,
+            queued=typing.on,
         )
 
     async def on_message(
@@ -71,10 +72,12 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
         else:
             work = follow_up(surface, adapter, turn, typing=typing)
             show = partial(_typing_if_ours, surface, adapter, typing)
-        # Shown only if the answer is not out within ``typing_after`` of the message arriving,
-        # whether the turn is still waiting for a slot or the model is slow.
+        # Shown at once when the turn has to wait for a slot; otherwise only if the answer is
+        # not out within ``typing_after`` of the message arriving (a slow model).
         typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived, show=show)
-        surface.tasks.turn(work, name=f"message {event['ts']}", conversation=turn.conversation)
+        surface.tasks.turn(
+            work, name=f"message {event['ts']}", conversation=turn.conversation, queued=show
+        )
 
     async def ignore() -> None:
         return None

@@ -101,14 +101,15 @@ async def test_press_is_decided_while_every_turn_slot_waits_on_the_model(bot: Bo
     assert set(asked) <= answered
 
 
-async def test_a_message_waiting_for_a_turn_slot_is_shown_typing(bot: Bot) -> None:
-    """Messages queued behind a full turn lane get the hourglass before any turn finishes."""
-    bot.surface.typing_after = 0.0  # shown as soon as the message has waited at all
+async def test_a_message_waiting_for_a_turn_slot_is_shown_typing_at_once(bot: Bot) -> None:
+    """Messages queued behind a full turn lane get the hourglass at once, not after the delay."""
+    bot.surface.typing_after = 3600.0  # only a wait for a slot can show it within this test
     turns = bot.surface.tasks.lanes["turn"]
     stuck = StuckModel(bot.assistant, full_at=turns.limit)
     bot.surface.assistant = stuck
     asked = [bot.ts() for _ in range(turns.limit + 3)]
-    shown = reactions_added(bot, len(asked))
+    queued = asked[turns.limit :]
+    shown = reactions_added(bot, len(queued))
     for ts in asked:
         inner = message(
             "UPRIYA", "<@UBOT> show branches", channel=CHANNEL, ts=ts, kind="app_mention"
@@ -118,8 +119,9 @@ async def test_a_message_waiting_for_a_turn_slot_is_shown_typing(bot: Bot) -> No
         await stuck.full.wait()
         await shown.wait()
 
-    assert {call["timestamp"] for call in bot.slack.called("reactions.add")} == set(asked)
+    # The turns that found a slot are with the model, under the delay: no hourglass yet.
+    assert {call["timestamp"] for call in bot.slack.called("reactions.add")} == set(queued)
     assert not bot.slack.called("chat.postMessage")  # nothing answered yet: the model is stuck
     stuck.release.set()
     await bot.settle()
-    assert len(bot.slack.called("reactions.remove")) == len(asked)
+    assert len(bot.slack.called("reactions.remove")) == len(queued)
