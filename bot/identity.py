@@ -26,7 +26,7 @@ from tools import Caller
 from tools.directory import Directory
 from tools.errors import NotFoundError
 
-__all__ = ["Unresolved", "resolve", "tell_unresolved"]
+__all__ = ["Unresolved", "known", "resolve", "tell_unresolved"]
 
 log = structlog.get_logger("bot.identity")
 
@@ -41,13 +41,15 @@ async def resolve(
     user: str,
     *,
     user_team: str | None = None,
+    identified: tuple[int | None, Caller | None] | None = None,
 ) -> Caller | Unresolved:
     """The linked person (linking them now by verified email on first contact), or why not.
 
     ``installation`` is where the app is installed (never the clicker's own team); ``user_team``
     is the user's own workspace when the platform says (None: the installation itself).
+    ``identified`` is ``Directory.identify``'s answer when the caller has just read it.
     """
-    merchant, caller = await directory.identify(adapter.platform, installation, user)
+    merchant, caller = identified or await directory.identify(adapter.platform, installation, user)
     if merchant is None:
         log.info("installation_not_connected", installation=installation)
         return "not_connected"
@@ -58,6 +60,16 @@ async def resolve(
     if caller is not None:
         return caller
     return await _link(directory, adapter, installation, user)
+
+
+def known(
+    identified: tuple[int | None, Caller | None], installation: str, *, user_team: str | None
+) -> Caller | None:
+    """The caller ``resolve`` would return from this reading without another query, or None
+    (then ``resolve`` decides: not connected, a foreign workspace, or a link to make)."""
+    merchant, caller = identified
+    foreign = user_team is not None and user_team != installation
+    return caller if merchant is not None and not foreign else None
 
 
 async def _link(

@@ -14,10 +14,20 @@ from typing import cast
 
 from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tools.db import Database, ReceiptRow
 
-__all__ = ["claim", "claim_all", "event_key", "message_key", "taken", "thread_key"]
+__all__ = [
+    "claim",
+    "claim_all",
+    "claim_on",
+    "event_key",
+    "mark_on",
+    "message_key",
+    "taken",
+    "thread_key",
+]
 
 
 # Core statements built once (their compiled form is cached): every turn claims two or three
@@ -25,6 +35,7 @@ __all__ = ["claim", "claim_all", "event_key", "message_key", "taken", "thread_ke
 _TABLE = cast("Table", ReceiptRow.__table__)
 _CLAIM = insert(_TABLE)
 _TAKEN = select(_TABLE.c.key).where(_TABLE.c.key == bindparam("key"))
+_ANY_TAKEN = select(_TABLE.c.key).where(_TABLE.c.key.in_(bindparam("keys", expanding=True)))
 
 
 def event_key(event_id: str) -> str:
@@ -70,6 +81,24 @@ async def claim_all(db: Database, keys: Sequence[str], now: datetime) -> str | N
         if not await claim(db, key, now):
             return key
     return None
+
+
+async def claim_on(conn: AsyncConnection, keys: Sequence[str], now: datetime) -> None:
+    """Claims every key inside the caller's transaction; a key already taken raises
+    ``IntegrityError`` (at the latest on commit), and the whole transaction is void."""
+    if keys:
+        await conn.execute(_CLAIM, [{"key": key[:255], "at": now} for key in keys])
+
+
+async def mark_on(conn: AsyncConnection, keys: Sequence[str], now: datetime) -> None:
+    """Makes sure every key is claimed, inside the caller's transaction: a mark is claimed
+    again by every later message of its thread, so those already there are left alone. Two
+    turns racing for one new mark: the loser's ``IntegrityError`` voids its transaction."""
+    if not keys:
+        return
+    wanted = [key[:255] for key in keys]
+    there = set((await conn.execute(_ANY_TAKEN, {"keys": wanted})).scalars())
+    await claim_on(conn, [key for key in wanted if key not in there], now)
 
 
 async def taken(db: Database, key: str) -> bool:

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tools.caller import Caller, Role
 from tools.connections import Connections
@@ -21,7 +22,7 @@ from tools.errors import NotFoundError
 from tools.people import Identity, Person
 from tools.tokens import Clock, utcnow
 
-__all__ = ["Directory"]
+__all__ = ["Directory", "identify_on"]
 
 
 # The two lookups every message makes (``identify``), as Core statements built once: the
@@ -46,6 +47,22 @@ _LINKED = (
     )
     .limit(1)
 )
+
+
+async def identify_on(
+    conn: AsyncConnection, platform: str, installation: str, user_id: str
+) -> tuple[int | None, Caller | None]:
+    """``Directory.identify`` inside a transaction the caller holds (a turn claims its
+    delivery in the same one)."""
+    where = {"platform": platform, "installation": installation}
+    merchant = (await conn.execute(_MERCHANT, where)).scalar()
+    found = (await conn.execute(_LINKED, {**where, "user": user_id})).first()
+    if found is None:
+        return merchant, None
+    caller = Caller(
+        userid=found.id, tenantid=found.tenant_id, role=Role(found.role), name=found.name
+    )
+    return merchant, caller
 
 
 def _caller(person: Person) -> Caller:
@@ -74,16 +91,8 @@ class Directory:
         Every message a person writes asks both; two transactions per message were a
         measurable share of a burst's database time.
         """
-        where = {"platform": platform, "installation": installation}
         async with self._db.begin() as conn:
-            merchant = (await conn.execute(_MERCHANT, where)).scalar()
-            found = (await conn.execute(_LINKED, {**where, "user": user_id})).first()
-        if found is None:
-            return merchant, None
-        caller = Caller(
-            userid=found.id, tenantid=found.tenant_id, role=Role(found.role), name=found.name
-        )
-        return merchant, caller
+            return await identify_on(conn, platform, installation, user_id)
 
     async def resolve(self, platform: str, installation: str, user_id: str) -> Caller | None:
         """The person linked to this chat identity, while its installation is connected to
