@@ -216,7 +216,9 @@ async def _execute(
     card_id = record.card_id
     try:
         async with registry.db.tenant_session(caller.tenantid, write=True) as session:
-            ctx = await registry.context(session, caller, record.decided_at, card_id)
+            ctx = await registry.context(
+                session, caller, record.decided_at, card_id, approved_by=record.decided_by_name
+            )
             result = await tool.execute(ctx, clean)
             await session.flush()
             conn, outcome = await prescoped.connection(session), _describe(result)

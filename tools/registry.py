@@ -187,10 +187,18 @@ class Registry:
             raise RoleRequiredError(tool.name, str(tool.role), str(caller.role), title=tool.title)
 
     async def context(
-        self, session: AsyncSession, caller: Caller, now: datetime, card_id: str | None = None
+        self,
+        session: AsyncSession,
+        caller: Caller,
+        now: datetime,
+        card_id: str | None = None,
+        *,
+        approved_by: str | None = None,
     ) -> ToolContext:
         name = await self._tenant_name(session, caller.tenantid)
-        return ToolContext(caller, session, now, tenant_name=name, card_id=card_id)
+        return ToolContext(
+            caller, session, now, tenant_name=name, card_id=card_id, approved_by=approved_by
+        )
 
     async def _tenant_name(self, session: AsyncSession, tenantid: int) -> str:
         """The merchant's name for scope lines, read at most once a minute per tenant.

@@ -115,6 +115,9 @@ class ToolContext:
     tenant_name: str = ""
     # Set only when executing an approved card: the idempotency key of the write.
     card_id: str | None = None
+    # Set only when executing an approved card: everyone who approved it ("Arjun Mehta and
+    # Meera Iyer" on a card that needed two), where ``caller`` is only the last of them.
+    approved_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,8 @@ async def test_two_approvers_above_the_amount(db: Database) -> None:
     second = await approve(registry, card, MEERA)
     assert second.ok
     assert second.card.decided_by_name == "Arjun Mehta and Meera Iyer"
+    # The write's own words name both too, not only the second who happened to run it.
+    assert second.card.outcome == "Request 5 was approved by Arjun Mehta and Meera Iyer."
     assert (await row(db, BranchRequest, 5)).status == "approved"
     trail = await _outcomes(db, card.card_id)
     assert (Outcome.APPROVED, "approval 1 of 2") in trail

@@ -189,7 +189,8 @@ async def _decide(
     request.decision_note = note
     request.decided_card_id = card_key(ctx)
     await ctx.session.flush()
-    who = ctx.caller.name or f"user {ctx.caller.userid}"
+    # The column holds one person, the last to approve; the words name everyone who did.
+    who = ctx.approved_by or ctx.caller.name or f"user {ctx.caller.userid}"
     row = {"request_id": request.id, "status": str(status), "decided_by": who}
     return done(ctx, f"Request {request.id} was {status} by {who}.", row, f"request {request.id}")
 
