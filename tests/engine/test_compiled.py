@@ -8,12 +8,27 @@ must refuse.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    func,
+    insert,
+    literal,
+    literal_column,
+    select,
+    text,
+)
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from tools.db import AUDIT, PROPOSALS, Database, compiled
 from tools.db.compiled import CompiledStatementError
@@ -180,3 +195,114 @@ def test_other_drivers_are_refused_when_the_database_is_opened() -> None:
     """A driver the runner does not know is refused at startup, not at the first approval."""
     with pytest.raises(ValueError, match="postgresql\\+asyncpg"):
         Database("postgresql+psycopg://nobody@localhost/none")
+
+
+def test_no_public_door_skips_the_tenant_check() -> None:
+    """Every statement runner the module exports refuses a tenant table's statement: the one
+    without the check belongs to the pre-scoped door alone."""
+    doors = [
+        name for name in compiled.__all__ if inspect.iscoroutinefunction(getattr(compiled, name))
+    ]
+    assert doors == ["run"]
+
+
+@pytest.mark.parametrize(
+    ("statement", "refusal"),
+    [
+        (
+            select(literal_column("tenant_id")).select_from(text("stock")).distinct(),
+            UnscopedStatementError,
+        ),
+        (text("SELECT DISTINCT tenant_id FROM stock"), CompiledStatementError),
+        (select(_STOCK.c.id, literal_column("id")), CompiledStatementError),
+    ],
+    ids=["text-fragment", "bare-text", "two-columns-one-name"],
+)
+async def test_a_statement_whose_tables_or_columns_it_cannot_know_is_refused(
+    db: Database, statement: Any, refusal: type[Exception]
+) -> None:
+    """A text() fragment could name any merchant's table, a bare text() would return no rows
+    instead of its rows, and two result columns of one name cannot be a row: each refused
+    before it runs."""
+    async with db.begin() as conn:
+        with pytest.raises(refusal):
+            await compiled.run(conn, statement)
+
+
+def _counting(upto: int) -> Any:
+    """A statement that keeps the database busy for about a second."""
+    n = select(literal(1).label("n")).cte("n", recursive=True)
+    n = n.union_all(select(n.c.n + 1).where(n.c.n < upto))
+    return select(func.count()).select_from(n)
+
+
+def _line(card: str) -> dict[str, Any]:
+    return {
+        "at": NOW,
+        "agent": "test",
+        "tool": "t",
+        "user_id": None,
+        "tenant_id": 1,
+        "scope": "write",
+        "outcome": "ok",
+        "detail": "",
+        "rows": 0,
+        "took_ms": 1.5,
+        "args": None,
+        "card_id": card,
+    }
+
+
+async def _cancelled(db: Database, statement: Any, *, after: float) -> Any:
+    """Runs ``statement`` in a transaction, cancels it ``after`` seconds in and lets the cancel
+    end the transaction; the driver connection it ran on."""
+    try:
+        async with db.begin() as conn:
+            ran_on = (await conn.get_raw_connection()).driver_connection
+            task = asyncio.create_task(compiled.run(conn, statement))
+            await asyncio.sleep(after)
+            task.cancel()
+            await task
+    except asyncio.CancelledError:
+        return ran_on
+    raise AssertionError("the statement finished before it was cancelled")
+
+
+@pytest.mark.parametrize("after", [0.0, 0.2], ids=["at-its-first-await", "mid-statement"])
+async def test_a_cancelled_statement_costs_no_later_commit(
+    db: Database, database_url: str, after: float
+) -> None:
+    """A statement cancelled as it starts (asyncpg's BEGIN in flight) or mid-way throws its
+    connection away, as execute does: the next transaction from the pool runs elsewhere and
+    its commit is durable."""
+    async with db.begin() as conn:  # a warm pool: the cancelled transaction takes this one
+        await compiled.run(conn, _BY_CARD, {"card": "warm"})
+    cancelled = await _cancelled(db, _counting(4_000_000), after=after)
+    async with db.begin() as conn:
+        later = (await conn.get_raw_connection()).driver_connection
+        await compiled.run(conn, AUDIT.insert(), _line("after-cancel"))
+    other = Database(database_url)
+    try:
+        async with other.begin() as conn:
+            found = await compiled.run(conn, _BY_CARD, {"card": "after-cancel"})
+    finally:
+        await other.dispose()
+    assert len(found.all()) == 1
+    assert later is not cancelled
+
+
+async def test_a_dropped_connection_is_sqlalchemys_error_and_invalidated(db: Database) -> None:
+    """A statement on a connection the driver closed fails as SQLAlchemy's disconnect error,
+    and the connection is invalidated so the pool never hands it out again."""
+    async with db.begin() as conn:
+        dropped = (await conn.get_raw_connection()).driver_connection
+        await dropped.close()
+        with pytest.raises(DBAPIError) as caught:
+            await compiled.run(conn, _BY_CARD, {"card": "x"})
+        invalidated = conn.invalidated
+        await conn.rollback()
+    async with db.begin() as conn:
+        assert (await conn.get_raw_connection()).driver_connection is not dropped
+        assert (await compiled.run(conn, _BY_CARD, {"card": "x"})).all() == []
+    assert caught.value.connection_invalidated
+    assert invalidated

@@ -28,19 +28,27 @@ SQLAlchemy's asyncpg adapter: the adapter's transaction is started first if this
 statement, exactly as the adapter starts it for ``execute``, and asyncpg's errors go through the
 adapter's own translation. On SQLite it is aiosqlite, on which SQLAlchemy's begin already sent
 BEGIN. A driver error becomes the same ``sqlalchemy.exc`` error, and a dropped connection is
-invalidated, as through ``execute``. The asyncpg side leans on the adapter's private
-``_transaction``, ``_start_transaction``, ``_execute_mutex`` and ``_handle_exception`` of a pinned
-SQLAlchemy; the tests run every path on both databases.
+invalidated, as through ``execute`` (aiosqlite's own ``ValueError`` for a closed connection
+included). A statement cancelled, interrupted or timed out mid-way throws its connection away,
+as ``execute`` does: a BEGIN asyncpg sent that the adapter never recorded, or a statement still
+running on aiosqlite's thread, would otherwise go back to the pool, and a later COMMIT on it
+would not be one. This leans on private parts of a pinned SQLAlchemy (the asyncpg adapter's
+``_transaction``, ``_start_transaction``, ``_execute_mutex`` and ``_connection``, both adapters'
+``_handle_exception``); the tests run every path on both databases.
 
 What this does not support is refused, never worked around: statements needing Python-side
-defaults or expanding (``IN``) parameters, result columns whose conversion needs the driver's
-type of the column (asyncpg's Float and Numeric), and dialects with named parameters when the
-plan is made, a connection with no transaction begun when it runs, and drivers other than aiosqlite
-and asyncpg when the ``Database`` is opened.
+defaults or expanding (``IN``) parameters, ``text()`` anywhere in a statement (its tables, and
+so whether it reaches a merchant's rows, cannot be known), statements returning rows of unknown
+columns, result columns that cannot name a row (two of one name) or whose conversion needs the
+driver's type of the column (asyncpg's Float and Numeric), and dialects with named parameters
+when the plan is made; a connection with no transaction begun when it runs; and drivers other
+than aiosqlite and asyncpg when the ``Database`` is opened. Only ``run`` is public, and it
+refuses a tenant table's statement; those run through ``tools.db.prescoped``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections import namedtuple
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -53,10 +61,11 @@ from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.dml import UpdateBase
 from sqlalchemy.sql.util import find_tables
+from sqlalchemy.util import is_exit_exception
 
-from tools.db.tenancy import UnscopedStatementError, _tenant_tables
+from tools.db.tenancy import UnscopedStatementError, _refuse_text, _tenant_tables
 
-__all__ = ["DRIVERS", "CompiledStatementError", "Rows", "run", "run_scoped"]
+__all__ = ["DRIVERS", "CompiledStatementError", "Rows", "run"]
 
 Processor = Callable[[Any], Any] | None
 
@@ -109,6 +118,8 @@ class _Plan:
         compiled = statement.compile(dialect=dialect, column_keys=keys)
         assert isinstance(compiled, SQLCompiler)
         _refuse_unsupported(compiled, dialect)
+        # Its tables cannot be known, so neither can whether it reaches a tenant's rows.
+        _refuse_text(statement)
         self.statement = statement  # keeps the id in the cache key from being reused
         self.tenant = _touches_tenant_table(statement)
         self.sql: str = compiled.string
@@ -124,7 +135,7 @@ class _Plan:
             if not bind.required
         }
         entries = compiled._result_columns or []
-        self.row: Any = namedtuple("Row", [entry.keyname for entry in entries])  # type: ignore[misc]
+        self.row: Any = _row([entry.keyname for entry in entries])
         self.results: tuple[Processor, ...] = tuple(
             _result(entry.type, dialect) for entry in entries
         )
@@ -150,6 +161,15 @@ class _Plan:
         ]
 
 
+def _row(names: list[str]) -> Any:
+    """The row type; names a named tuple cannot carry (twice the same) are refused now, not at
+    the first run."""
+    try:
+        return namedtuple("Row", names)
+    except ValueError as bad:
+        raise CompiledStatementError(f"result columns {names!r} cannot name a row") from bad
+
+
 def _result(type_: Any, dialect: Dialect) -> Processor:
     """The type's result processor, which must not need the driver's own type of the column
     (asyncpg's records do not carry it)."""
@@ -169,6 +189,14 @@ def _refuse_unsupported(compiled: SQLCompiler, dialect: Dialect) -> None:
         raise CompiledStatementError("expanding or literal-execute parameters are not supported")
     if compiled.escaped_bind_names:
         raise CompiledStatementError("escaped parameter names are not supported")
+    returns_rows = (
+        getattr(compiled.statement, "is_select", False)
+        or compiled.isplaintext
+        or bool(compiled.effective_returning)
+    )
+    if returns_rows and not compiled._result_columns:
+        # Run, its rows would be dropped: the runner fetches only columns it knows of.
+        raise CompiledStatementError("a statement returning rows of unknown columns (text())")
 
 
 # Per dialect, per (statement, columns set): the plans made so far.
@@ -208,8 +236,9 @@ async def run(
     return await _run(conn, plan, params)
 
 
-async def run_scoped(conn: AsyncConnection, statement: Any, params: Mapping[str, Any]) -> Rows:
-    """``run`` without the tenant check: for ``tools.db.prescoped``, which did it."""
+async def _run_scoped(conn: AsyncConnection, statement: Any, params: Mapping[str, Any]) -> Rows:
+    """``run`` without the tenant check: only for ``tools.db.prescoped``, which scoped the
+    statement to the session's tenant and filled in its tenant."""
     return await _run(conn, _plan(conn.dialect, statement, params), params)
 
 
@@ -226,6 +255,10 @@ async def _run(conn: AsyncConnection, plan: _Plan, params: Mapping[str, Any]) ->
         )
     except dialect.loaded_dbapi.Error as error:
         raise await _translated(conn, plan, values, error) from error
+    except BaseException as error:
+        if is_exit_exception(error):  # cancelled, interrupted, timed out
+            await _abandon(conn, error)
+        raise
     return Rows(plan.rows(raw), rowcount)
 
 
@@ -249,6 +282,8 @@ async def _on_asyncpg(
             status: str = await adapter._connection.execute(sql, *values)
             return [], int(status.rsplit(" ", 1)[-1])  # "UPDATE 1", "INSERT 0 1"
     except Exception as error:
+        if is_exit_exception(error):
+            raise  # a timeout: the connection is abandoned, not translated (see ``_run``)
         adapter._handle_exception(error)
         raise  # not reached: the adapter raises the DBAPI error
 
@@ -259,9 +294,17 @@ async def _on_aiosqlite(
     """Straight on aiosqlite: SQLAlchemy's begin already sent BEGIN on this connection (see
     ``tools.db.database``), so the statement is inside its transaction."""
     driver: Any = pooled.driver_connection
-    async with driver.execute(sql, values) as cursor:
-        found = await cursor.fetchall() if rows else []
-        return found, cursor.rowcount
+    try:
+        async with driver.execute(sql, values) as cursor:
+            found = await cursor.fetchall() if rows else []
+            return found, cursor.rowcount
+    except Exception as error:
+        if is_exit_exception(error):
+            raise
+        # aiosqlite's own ValueError for a closed connection becomes the adapter's
+        # OperationalError, which the dialect knows for a disconnect.
+        pooled.dbapi_connection._handle_exception(error)  # type: ignore[union-attr]
+        raise  # not reached: the adapter raises
 
 
 # The drivers it runs on (``Database`` refuses any other): the two this project supports.
@@ -279,6 +322,21 @@ def _touches_tenant_table(statement: Any) -> bool:
         getattr(table, "name", None) in tenant
         for table in find_tables(statement, include_crud=True, include_joins=True)
     )
+
+
+async def _abandon(conn: AsyncConnection, error: BaseException) -> None:
+    """Makes sure a connection whose statement was cancelled mid-way is never used again, as
+    ``execute`` does for an exit exception: whatever was in flight (a BEGIN asyncpg sent but
+    the adapter never recorded, a statement still running on aiosqlite's thread) leaves the
+    connection in a state the pool's reset cannot see, and a later COMMIT would not be one."""
+    sync = conn.sync_connection
+    if sync is None or sync.invalidated or sync.closed:
+        return
+    adapter: Any = sync.connection.dbapi_connection
+    if sync.dialect.driver == "asyncpg":
+        # Synchronous, so dead even if a second cancel stops the invalidation below.
+        adapter._connection.terminate()
+    await asyncio.shield(conn.invalidate(error))
 
 
 async def _translated(

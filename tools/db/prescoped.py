@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.dml import Delete, Insert, Update
 from sqlalchemy.sql.selectable import CompoundSelect, Select
 
-from tools.db.compiled import Rows, run_scoped
+from tools.db.compiled import Rows, _run_scoped
 from tools.db.tenancy import (
     _TENANT_COLUMN,
     TENANT_KEY,
@@ -125,7 +125,7 @@ async def run(
     else is refused (``CompiledStatementError``) and belongs with ``execute``.
     """
     values = _scoped_values(session, statement, params)
-    return await run_scoped(await connection(session), statement, values)
+    return await _run_scoped(await connection(session), statement, values)
 
 
 def _scoped_values(
