@@ -27,14 +27,9 @@ the transaction SQLAlchemy began, with no greenlet. On PostgreSQL that is asyncp
 SQLAlchemy's asyncpg adapter: the adapter's transaction is started first if this is its first
 statement, exactly as the adapter starts it for ``execute``, and asyncpg's errors go through the
 adapter's own translation. On SQLite it is aiosqlite, on which SQLAlchemy's begin already sent
-BEGIN. A driver error becomes the same ``sqlalchemy.exc`` error, and a dropped connection is
-invalidated, as through ``execute`` (aiosqlite's own ``ValueError`` for a closed connection
-included). A statement cancelled, interrupted or timed out mid-way throws its connection away,
-as ``execute`` does: a BEGIN asyncpg sent that the adapter never recorded, or a statement still
-running on aiosqlite's thread, would otherwise go back to the pool, and a later COMMIT on it
-would not be one. This leans on private parts of a pinned SQLAlchemy (the asyncpg adapter's
-``_transaction``, ``_start_transaction``, ``_execute_mutex`` and ``_connection``, both adapters'
-``_handle_exception``); the tests run every path on both databases.
+BEGIN. The drivers themselves are awaited in ``tools.db.drivers``: a driver error comes out as
+SQLAlchemy's, a dropped connection is invalidated, and a statement cancelled mid-way throws its
+connection away, all as through ``execute``.
 
 What this does not support is refused, never worked around: statements needing Python-side
 defaults or expanding (``IN``) parameters, ``text()`` anywhere in a statement (its tables, and
@@ -48,21 +43,19 @@ refuses a tenant table's statement; those run through ``tools.db.prescoped``.
 
 from __future__ import annotations
 
-import asyncio
 import weakref
 from collections import namedtuple
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.dml import UpdateBase
 from sqlalchemy.sql.util import find_tables
 from sqlalchemy.util import is_exit_exception
 
+from tools.db.drivers import DRIVERS, abandon, translated
 from tools.db.tenancy import UnscopedStatementError, _refuse_text, _tenant_tables
 
 __all__ = ["DRIVERS", "CompiledStatementError", "Rows", "run"]
@@ -254,66 +247,12 @@ async def _run(conn: AsyncConnection, plan: _Plan, params: Mapping[str, Any]) ->
             sync.connection, plan.sql, values, bool(plan.results)
         )
     except dialect.loaded_dbapi.Error as error:
-        raise await _translated(conn, plan, values, error) from error
+        raise await translated(conn, plan.sql, values, error) from error
     except BaseException as error:
         if is_exit_exception(error):  # cancelled, interrupted, timed out
-            await _abandon(conn, error)
+            await abandon(conn, error)
         raise
     return Rows(plan.rows(raw), rowcount)
-
-
-Ran = tuple[Sequence[Any], int]
-
-
-async def _on_asyncpg(
-    pooled: PoolProxiedConnection, sql: str, values: tuple[Any, ...], rows: bool
-) -> Ran:
-    """On asyncpg, in the transaction of SQLAlchemy's asyncpg adapter: started here if this is
-    its first statement, exactly as the adapter starts it for ``execute``, and holding the
-    adapter's lock. asyncpg's errors become the adapter's DBAPI errors."""
-    adapter: Any = pooled.dbapi_connection
-    try:
-        async with adapter._execute_mutex:
-            if adapter._transaction is None:
-                await adapter._start_transaction()
-            if rows:
-                found = await adapter._connection.fetch(sql, *values)
-                return found, len(found)
-            status: str = await adapter._connection.execute(sql, *values)
-            return [], int(status.rsplit(" ", 1)[-1])  # "UPDATE 1", "INSERT 0 1"
-    except Exception as error:
-        if is_exit_exception(error):
-            raise  # a timeout: the connection is abandoned, not translated (see ``_run``)
-        adapter._handle_exception(error)
-        raise  # not reached: the adapter raises the DBAPI error
-
-
-async def _on_aiosqlite(
-    pooled: PoolProxiedConnection, sql: str, values: tuple[Any, ...], rows: bool
-) -> Ran:
-    """Straight on aiosqlite: SQLAlchemy's begin already sent BEGIN on this connection (see
-    ``tools.db.database``), so the statement is inside its transaction."""
-    driver: Any = pooled.driver_connection
-    try:
-        async with driver.execute(sql, values) as cursor:
-            found = await cursor.fetchall() if rows else []
-            return found, cursor.rowcount
-    except Exception as error:
-        if is_exit_exception(error):
-            raise
-        # aiosqlite's own ValueError for a closed connection becomes the adapter's
-        # OperationalError, which the dialect knows for a disconnect.
-        pooled.dbapi_connection._handle_exception(error)  # type: ignore[union-attr]
-        raise  # not reached: the adapter raises
-
-
-# The drivers it runs on (``Database`` refuses any other): the two this project supports.
-DRIVERS: dict[
-    str, Callable[[PoolProxiedConnection, str, tuple[Any, ...], bool], Awaitable[Ran]]
-] = {
-    "asyncpg": _on_asyncpg,
-    "aiosqlite": _on_aiosqlite,
-}
 
 
 def _touches_tenant_table(statement: Any) -> bool:
@@ -322,41 +261,3 @@ def _touches_tenant_table(statement: Any) -> bool:
         getattr(table, "name", None) in tenant
         for table in find_tables(statement, include_crud=True, include_joins=True)
     )
-
-
-async def _abandon(conn: AsyncConnection, error: BaseException) -> None:
-    """Makes sure a connection whose statement was cancelled mid-way is never used again, as
-    ``execute`` does for an exit exception: whatever was in flight (a BEGIN asyncpg sent but
-    the adapter never recorded, a statement still running on aiosqlite's thread) leaves the
-    connection in a state the pool's reset cannot see, and a later COMMIT would not be one."""
-    sync = conn.sync_connection
-    if sync is None or sync.invalidated or sync.closed:
-        return
-    adapter: Any = sync.connection.dbapi_connection
-    if sync.dialect.driver == "asyncpg":
-        # Synchronous, so dead even if a second cancel stops the invalidation below.
-        adapter._connection.terminate()
-    await asyncio.shield(conn.invalidate(error))
-
-
-async def _translated(
-    conn: AsyncConnection, plan: _Plan, values: tuple[Any, ...], error: Exception
-) -> DBAPIError:
-    """The driver's error as ``sqlalchemy.exc`` names it; a dropped connection is invalidated
-    so the pool does not hand it out again (as ``execute`` would)."""
-    dialect = conn.dialect
-    sync = conn.sync_connection
-    assert sync is not None
-    dropped = dialect.is_disconnect(error, sync.connection.dbapi_connection, None)  # type: ignore[arg-type]
-    if dropped:
-        await conn.invalidate(error)
-    translated = DBAPIError.instance(
-        plan.sql,
-        values,
-        error,
-        dialect.loaded_dbapi.Error,
-        connection_invalidated=dropped,
-        dialect=dialect,
-    )
-    assert isinstance(translated, DBAPIError)  # a driver error always becomes one
-    return translated
