@@ -96,20 +96,7 @@ async def test_a_card_reads_back_as_sqlalchemy_stored_it(db: Database) -> None:
 async def test_none_in_a_json_column_is_stored_as_sqlalchemy_stores_it(db: Database) -> None:
     """An audit line without arguments stores its JSON column as SQLAlchemy's execute does
     (JSON null, not SQL NULL), so a query on it finds both lines or neither."""
-    line = {
-        "at": NOW,
-        "agent": "test",
-        "tool": "t",
-        "user_id": None,
-        "tenant_id": 1,
-        "scope": "write",
-        "outcome": "ok",
-        "detail": "",
-        "rows": 0,
-        "took_ms": 1.5,
-        "args": None,
-        "card_id": "json-null",
-    }
+    line = _line("json-null")
     async with db.begin() as conn:
         await compiled.run(conn, AUDIT.insert(), line)
         await conn.execute(AUDIT.insert(), line)
