@@ -17,6 +17,7 @@ from tools.proposing import NOT_DONE_NOTE
 __all__ = [
     "HELP",
     "MAX_ROWS",
+    "NEEDS",
     "NOT_UNDERSTOOD",
     "PROPOSED",
     "ROUTED",
@@ -65,6 +66,7 @@ ROUTED = (
     "Not done yet: your role cannot approve this, so the card below went to {who}; "
     "they were told privately."
 )
+NEEDS = "It needs {n} approvals from different people."
 TWO_NEEDED = (
     "Not done yet: this needs two approvals from different people ({who}); see the card below."
 )
@@ -130,10 +132,14 @@ def phrase_result(tool: str, content: Any) -> str:
 def _proposed(row: Mapping[str, Any]) -> str:
     """The line above a fresh card: whom it waits for, when that is not simply the asker."""
     names = [str(name) for name in row.get("waiting_for") or ()]
-    who = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
+    needed = int(row.get("approvals_needed") or 1)
+    # "and" when every one of them must approve, as the card's heading says; else "or".
+    joined = "and" if needed >= len(names) else "or"
+    who = f"{', '.join(names[:-1])} {joined} {names[-1]}" if len(names) > 1 else "".join(names)
     if row.get("routed"):
-        return ROUTED.format(who=who or "the people who may approve it")
-    if int(row.get("approvals_needed") or 1) > 1:
+        routed = ROUTED.format(who=who or "the people who may approve it")
+        return f"{routed} {NEEDS.format(n=needed)}" if needed > 1 else routed
+    if needed > 1:
         return TWO_NEEDED.format(who=who)
     return PROPOSED
 

@@ -30,6 +30,15 @@ async def test_refusals_speak_the_users_words(assistant: Assistant) -> None:
         assert "approve_request" not in reply and "String should" not in reply
 
 
+async def test_a_routed_card_needing_two_says_both_are_needed(assistant: Assistant) -> None:
+    """Request 5 (₹42,000) from staff needs both managers: the reply names them with "and" and
+    says two approvals are needed, as the card's heading does; never "one or the other"."""
+    staff = await assistant.reply(conversation="two", caller=RAVI, text="approve request 5")
+    assert "went to Arjun Mehta and Meera Iyer" in staff.text
+    assert "needs 2 approvals from different people" in staff.text
+    assert " or " not in staff.text
+
+
 @pytest.mark.parametrize(
     ("text", "args"),
     [
