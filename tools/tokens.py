@@ -74,6 +74,17 @@ _PAYLOAD = re.compile(
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
+
+def _urlsafe(raw: bytes) -> bytes:
+    """Unpadded base64url, as itsdangerous writes it."""
+    return b2a_base64(raw, newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+
+
+def _plain(payload: bytes) -> str:
+    """The text of an unpadded base64url payload (surplus padding is ignored)."""
+    return a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
+
+
 Clock = Callable[[], datetime]
 
 
@@ -109,12 +120,12 @@ class CardClaims:
             # to a real card; it keeps a "~" in any field from being read back as a separator.
             fields = (self.card_id, self.tool, str(self.userid), str(self.tenantid), self.digest)
             plain = _FIELD.join((_FORMAT, *map(_escape, fields), str(minted)))
-        return b2a_base64(plain.encode(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+        return _urlsafe(plain.encode())
 
     @classmethod
     def from_payload(cls, payload: bytes) -> tuple[CardClaims, int]:
         """The claims and when they were minted (seconds since the epoch)."""
-        plain = a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
+        plain = _plain(payload)
         fields = _PAYLOAD.fullmatch(plain)
         if fields is None:
             raise InvalidCardError("its contents are not a card")
@@ -164,11 +175,11 @@ class BatchClaims:
         if any(_FIELD in f or "%" in f for f in fields):
             raise ValueError("a batch id or digest holds a separator")  # hex and base64url never do
         plain = _FIELD.join((_BATCH_FORMAT, *fields))
-        return b2a_base64(plain.encode(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+        return _urlsafe(plain.encode())
 
     @classmethod
     def from_payload(cls, payload: bytes) -> tuple[BatchClaims, int]:
-        plain = a2b_base64(payload.translate(_FROM_URLSAFE) + b"==").decode()
+        plain = _plain(payload)
         fields = _BATCH_PAYLOAD.fullmatch(plain)
         if fields is None:
             raise InvalidCardError("its contents are not a card")
@@ -229,7 +240,7 @@ class _Signer(Signer):
     def get_signature(self, value: str | bytes) -> bytes:
         signing = self._signing.copy()
         signing.update(want_bytes(value))
-        return b2a_base64(signing.digest(), newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+        return _urlsafe(signing.digest())
 
     def verify_signature(self, value: str | bytes, sig: str | bytes) -> bool:
         signature = want_bytes(sig)

@@ -27,6 +27,7 @@ from bot.slack.blocks import DECIDING, Block, card_message, reject_modal, render
 from bot.slack.mrkdwn import esc_data
 from tools import Caller, CardRecord, Proposal
 from tools.batching import Batch, BatchRecord
+from tools.tool import Routing
 
 __all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
 
@@ -130,20 +131,23 @@ class SlackAdapter:
             blocks=render_pending(spec, for_user=self.where.user),
             **POST_OPTIONS,
         )
-        routing = proposal.routing
-        alone = routing is None or [i.userid for i in routing.issued_to] == [caller.userid]
         return SlackPlacement(
             team=self.where.installation,
             channel=channel,
             thread_ts=self.where.thread_ts,
-            # The one person a refused presser is told the card belongs to: only when it is
-            # issued to its asker alone. A routed card's asker is the one person who may not
-            # approve it, and "belongs to @Ravi" sent the managers to the wrong person.
-            user=self.where.user if alone else None,
+            user=self._owner(proposal.routing, caller),
             conversation=conversation,
             ts=str(response["ts"]),
             token=proposal.card,
         )
+
+    def _owner(self, routing: Routing | None, caller: Caller) -> str | None:
+        """The one person a refused presser is told the card belongs to: only when it is issued
+        to its asker alone. A routed card's asker is the one person who may not approve it, and
+        "belongs to @Ravi" sent the managers to the wrong person."""
+        if routing is None or [i.userid for i in routing.issued_to] == [caller.userid]:
+            return self.where.user
+        return None
 
     async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, SlackPlacement)
@@ -319,12 +323,11 @@ class SlackAdapter:
             blocks=blocks,
             **POST_OPTIONS,
         )
-        alone = [i.userid for i in batch.routing.issued_to] == [caller.userid]
         return SlackPlacement(
             team=self.where.installation,
             channel=channel,
             thread_ts=self.where.thread_ts,
-            user=self.where.user if alone else None,
+            user=self._owner(batch.routing, caller),
             conversation=conversation,
             ts=str(response["ts"]),
             token=batch.token,
