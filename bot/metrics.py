@@ -113,3 +113,7 @@ async def metrics_handler(request: web.Request) -> web.Response:
     response = web.Response(body=metrics.exposition())
     response.headers["Content-Type"] = CONTENT_TYPE_LATEST
     return response
+
+
+def worker_exited(pid: int) -> None:
+    """Drops a stopped worker's live gauges from the sums (no-op with one process)."""

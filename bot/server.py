@@ -12,7 +12,9 @@ finishes first, so nobody's approval is cut between the write and the card updat
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -236,15 +238,27 @@ def build_surface(settings: Settings, db: Database) -> Surface:
     )
 
 
-async def serve(settings: Settings) -> None:
-    """Serves on ``settings.countersign_host``:``settings.port`` until SIGTERM/SIGINT."""
+async def serve(settings: Settings, *, sock: socket.socket | None = None) -> None:
+    """Serves on ``settings.countersign_host``:``settings.port`` until SIGTERM/SIGINT.
+
+    ``sock``: a listening socket to accept on instead (a worker's, from ``bot.workers``). Every
+    line a worker logs then names it (``worker``: its process id), as the tasks it starts
+    inherit the context bound here.
+    """
+    if sock is not None:
+        structlog.contextvars.bind_contextvars(worker=os.getpid())
     db = Database(settings.database_url)
     try:
         web_app = application(settings, build_surface(settings, db))
         runner = web.AppRunner(web_app)
         await runner.setup()
         try:
-            await web.TCPSite(runner, settings.countersign_host, settings.port).start()
+            site = (
+                web.SockSite(runner, sock)
+                if sock is not None
+                else web.TCPSite(runner, settings.countersign_host, settings.port)
+            )
+            await site.start()
             log.info("serving", host=settings.countersign_host, port=settings.port)
             await _until_stopped()
         finally:

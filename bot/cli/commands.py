@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import socket
 from datetime import timedelta
 
 from bot.cli.failures import CliError, checked_url, database_errors, shown_url
@@ -98,8 +99,14 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
     if not (settings.slack_enabled or settings.teams_enabled):
         raise SettingsError(settings.nothing_to_serve())
     await probe_database(checked_url(settings.database_url))
+    workers = args.workers or settings.countersign_workers
     try:
-        await run(settings)
+        if args.listen_fd is not None:  # a worker of ``bot.workers``: the socket is its parent's
+            await run(settings, sock=socket.socket(fileno=args.listen_fd))
+        elif workers > 1:
+            await _serve_workers(settings, workers)
+        else:
+            await run(settings)
     except OSError as failed:
         if failed.errno != errno.EADDRINUSE:
             raise
@@ -108,3 +115,13 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
             "Please stop the other process or set PORT to a free port."
         ) from None
     return ""
+
+
+async def _serve_workers(settings: Settings, workers: int) -> None:
+    from bot.workers import WorkerEndedError, listening, serve_workers
+
+    sock = listening(settings.countersign_host, settings.port)
+    try:
+        await serve_workers(sock, workers)
+    except WorkerEndedError as failed:
+        raise CliError(str(failed)) from None

@@ -8,6 +8,7 @@ __all__ = ["CONNECTABLE", "PLATFORMS", "build_parser"]
 
 PLATFORMS = ("slack", "teams", "sandbox")
 CONNECTABLE = ("slack", "teams")
+_MAX_WORKERS = 64  # as the COUNTERSIGN_WORKERS setting allows
 
 _DESCRIPTION = """\
 Countersign: a chat agent for merchants that reads business data freely and changes it
@@ -60,13 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_policy(commands)
     _add_link(commands)
     _add_audit(commands)
-    commands.add_parser(
-        "serve",
-        help="start the bot (Slack over HTTP, Socket Mode or OAuth, or the local sandbox)",
-        description="Starts the bot and runs until interrupted (Ctrl-C). Which Slack mode it "
-        "uses follows from the settings: SLACK_CLIENT_ID (OAuth), SLACK_APP_TOKEN (Socket "
-        "Mode), SLACK_BOT_TOKEN (one workspace over HTTP) or none of them (local sandbox).",
-    )
+    _add_serve(commands)
     commands.add_parser(
         "sandbox",
         help="try it locally: the bot and a Slack-like page in the browser (no Slack needed)",
@@ -91,6 +86,37 @@ def build_parser() -> argparse.ArgumentParser:
         "start-up too.",
     )
     return parser
+
+
+def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="start the bot (Slack over HTTP, Socket Mode or OAuth, or the local sandbox)",
+        description="Starts the bot and runs until interrupted (Ctrl-C). Which Slack mode it "
+        "uses follows from the settings: SLACK_CLIENT_ID (OAuth), SLACK_APP_TOKEN (Socket "
+        "Mode), SLACK_BOT_TOKEN (one workspace over HTTP) or none of them (local sandbox).",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        help="worker processes sharing the port, one per core is usual "
+        "(default: COUNTERSIGN_WORKERS, else 1)",
+    )
+    # How a worker started by `--workers` gets its parent's listening socket; not for people.
+    serve.add_argument("--listen-fd", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= _MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"give a whole number from 1 to {_MAX_WORKERS}, not {text!r}"
+        )
+    return value
 
 
 def _add_db(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

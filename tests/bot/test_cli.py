@@ -231,8 +231,13 @@ def test_help_lists_every_command(tmp_path: Path, sqlite_url: str) -> None:
 def test_missing_command_and_bad_arguments_are_usage_errors(
     tmp_path: Path, sqlite_url: str
 ) -> None:
-    """No command, an unknown platform or a --limit of 0 exit 2 with argparse's usage message."""
-    for args in ((), ("link", "irc", "T1", "U1", "a@b.example"), ("audit", "--limit", "0")):
+    """No command, an unknown platform, a --limit or --workers of 0 exit 2 with argparse's usage."""
+    for args in (
+        (),
+        ("link", "irc", "T1", "U1", "a@b.example"),
+        ("audit", "--limit", "0"),
+        ("serve", "--workers", "0"),
+    ):
         ran = cli(tmp_path, sqlite_url, *args)
         assert ran.code == 2, args
         assert "usage: countersign" in ran.err

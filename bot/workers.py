@@ -1,0 +1,139 @@
+"""Serves from several worker processes sharing one listening socket; never answers a request itself.
+
+One Python process runs on one core. ``countersign serve --workers N`` (or ``COUNTERSIGN_WORKERS``)
+binds ``COUNTERSIGN_HOST``:``PORT`` here, then starts N copies of ``countersign serve`` that are
+handed that socket. Each new connection goes to whichever worker accepts it first, so a busy
+worker takes fewer.
+
+Everything the workers must agree on lives in the database, as it does for several machines
+behind a load balancer:
+
+- a delivery is claimed once (``receipts``);
+- a card is claimed once;
+- the sweeps decide each card by a conditional UPDATE;
+- a turn's history is appended after whatever another turn saved.
+
+What stays per worker:
+
+- the lanes: the turn and press limits apply to each worker;
+- the order of one conversation's turns: two messages of one thread that reach two workers run
+  at once, and its history keeps both.
+
+``/metrics`` sums every worker (``bot.metrics``), through a fresh directory of metric files this
+process creates, hands over in ``PROMETHEUS_MULTIPROC_DIR`` and removes at the end (a directory
+left from an earlier run would add its counts to this one's).
+
+SIGTERM or Ctrl-C here stops every worker; each finishes its work in flight first. A worker that
+ends on its own stops the others too, and ``serve`` fails, so the process manager restarts the
+whole server rather than leaving it short of a worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import tempfile
+from asyncio.subprocess import Process
+from collections.abc import Iterator
+
+import structlog
+
+from bot.metrics import worker_exited
+
+__all__ = ["WorkerEndedError", "listening", "serve_workers"]
+
+log = structlog.get_logger("bot.workers")
+
+_BACKLOG = 1024  # a burst of Slack deliveries arrives at once; each waits here for an accept
+_STOP_LIMIT_S = 120.0  # each worker drains its own work first (``bot.server``); this bounds it
+
+
+class WorkerEndedError(RuntimeError):
+    """A worker ended while the server was meant to be running."""
+
+
+def listening(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` and listening; raises ``OSError`` if taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(_BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_workers(sock: socket.socket, count: int) -> None:
+    """Runs ``count`` workers on ``sock`` until SIGTERM/SIGINT, then stops them all.
+
+    Raises ``WorkerEndedError`` when a worker ended on its own (the others are stopped first).
+    """
+    with _metrics_directory() as metrics_dir:
+        workers = [await _start(sock, metrics_dir) for _ in range(count)]
+        sock.close()  # the workers hold it now; nothing here accepts
+        log.info("workers_started", workers=[w.pid for w in workers])
+        ended = await _first_end(workers)
+        await _stop(workers)
+        for worker in workers:
+            worker_exited(worker.pid)
+    if ended is not None:
+        raise WorkerEndedError(
+            f"worker {ended.pid} stopped on its own (exit status {ended.returncode}); "
+            "every worker was stopped. Its log above says why."
+        )
+
+
+async def _start(sock: socket.socket, metrics_dir: str) -> Process:
+    fd = sock.fileno()
+    env = {**os.environ, "COUNTERSIGN_WORKERS": "1", "PROMETHEUS_MULTIPROC_DIR": metrics_dir}
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", "--listen-fd", str(fd), env=env, pass_fds=(fd,)
+    )
+
+
+async def _first_end(workers: list[Process]) -> Process | None:
+    """Waits for a stop signal (None) or for a worker to end by itself (that worker)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    stopping = asyncio.create_task(stop.wait())
+    waits = {asyncio.create_task(worker.wait()): worker for worker in workers}
+    done, _ = await asyncio.wait({stopping, *waits}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    for wait in waits:
+        wait.cancel()
+    if stopping in done:
+        return None
+    ended = next(waits[wait] for wait in done if wait in waits)
+    log.error("worker_ended", pid=ended.pid, status=ended.returncode)
+    return ended
+
+
+async def _stop(workers: list[Process]) -> None:
+    """Asks every running worker to stop and waits; one that hangs past the limit is killed."""
+    for worker in workers:
+        if worker.returncode is None:
+            worker.send_signal(signal.SIGTERM)
+    for worker in workers:
+        try:
+            async with asyncio.timeout(_STOP_LIMIT_S):
+                await worker.wait()
+        except TimeoutError:
+            log.error("worker_killed", pid=worker.pid, after_s=_STOP_LIMIT_S)
+            worker.kill()
+            await worker.wait()
+    log.info("workers_stopped", statuses=[w.returncode for w in workers])
+
+
+@contextlib.contextmanager
+def _metrics_directory() -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="countersign-metrics-") as made:
+        yield made

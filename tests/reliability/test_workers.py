@@ -1,0 +1,140 @@
+"""`countersign serve --workers 2`: one port, two processes sharing the work, stopped as one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.sandbox import WebApi as FakeSlack
+from tests.reliability.harness import (
+    CHANNEL,
+    ServeProcess,
+    link_everyone,
+    signed_event,
+    wait_until,
+)
+from tests.support.slack_requests import message
+from tools.db import Database
+
+pytestmark = [pytest.mark.slow]
+
+_EVENTS = 60
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    # A new connection per request, as Slack's deliveries arrive: each is accepted by one worker.
+    connector = aiohttp.TCPConnector(limit=0, force_close=True)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        yield session
+
+
+async def _two_workers(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> ServeProcess:
+    await link_everyone(db)
+    served = ServeProcess(database_url, slack, tmp_path, overrides={"COUNTERSIGN_WORKERS": "2"})
+    await served.start(http)
+    await wait_until(lambda: _served_by_both(served), what="both workers serving")
+    return served
+
+
+def _workers_of(served: ServeProcess) -> list[int]:
+    assert served.process is not None
+    pid = served.process.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(child) for child in children]
+
+
+async def _served_by_both(served: ServeProcess) -> bool:
+    return sum(line.get("event") == "serving" for line in _log_lines(served)) >= 2
+
+
+def _log_lines(served: ServeProcess) -> list[dict[str, object]]:
+    lines = []
+    for raw in served.log.read_text().splitlines():
+        try:
+            lines.append(json.loads(raw))
+        except json.JSONDecodeError:
+            continue  # a line from outside structlog (a warning printed by a library)
+    return lines
+
+
+async def test_two_workers_share_a_burst_and_answer_each_message_once(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """60 mentions at once on one port: both workers answer some, each thread gets one reply;
+    SIGTERM then stops both cleanly and `serve` exits 0."""
+    served = await _two_workers(db, database_url, slack, http, tmp_path)
+    try:
+        workers = _workers_of(served)
+        assert len(workers) == 2
+        threads = [f"1800000000.{i:06d}" for i in range(1, _EVENTS + 1)]
+        sent = [
+            served.post(
+                http,
+                *signed_event(
+                    message(
+                        "UARJUN",
+                        "<@UBOT> show branches",
+                        channel=CHANNEL,
+                        ts=ts,
+                        kind="app_mention",
+                    )
+                ),
+            )
+            for ts in threads
+        ]
+        assert await asyncio.gather(*sent) == [200] * _EVENTS
+
+        def replies() -> Counter[str]:
+            return Counter(m.thread_ts or "" for m in slack.messages if m.thread_ts in threads)
+
+        async def all_answered() -> bool:
+            return len(replies()) == _EVENTS
+
+        await wait_until(all_answered, what="every mention answered")
+        await asyncio.sleep(0.5)  # a second answer to any thread would have arrived by now
+        assert set(replies().values()) == {1}
+        answered_by = Counter(
+            line.get("worker") for line in _log_lines(served) if line.get("event") == "answered"
+        )
+        assert set(answered_by) == set(workers), answered_by
+        assert sum(answered_by.values()) == _EVENTS
+    finally:
+        served.stop()
+    assert served.process is not None
+    assert served.process.returncode == 0, served.log.read_text()[-3000:]
+    assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
+    stopped = [line for line in _log_lines(served) if line.get("event") == "workers_stopped"]
+    assert stopped and stopped[-1]["statuses"] == [0, 0]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_a_worker_that_dies_stops_the_server_and_says_so(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """A worker killed from outside: the other is stopped and `serve` fails with one line naming it.
+
+    (The database plays no part in this, so it runs on one.)
+    """
+    served = await _two_workers(db, database_url, slack, http, tmp_path)
+    assert served.process is not None
+    try:
+        first, second = _workers_of(served)
+        os.kill(first, signal.SIGKILL)
+        await asyncio.to_thread(served.process.wait, 60)
+    finally:
+        served.stop()
+    assert served.process.returncode == 1
+    log = served.log.read_text()
+    assert f"countersign: worker {first} stopped on its own" in log
+    assert not Path(f"/proc/{second}").exists()
