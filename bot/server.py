@@ -32,7 +32,14 @@ from bot import sweeps
 from bot.adapter import Adapter
 from bot.batch_show import copies_of
 from bot.lanes import Lane
-from bot.metrics import METRICS, METRICS_DB, METRICS_TOKEN, Metrics, metrics_handler
+from bot.metrics import (
+    METRICS,
+    METRICS_DB,
+    METRICS_TOKEN,
+    Metrics,
+    metrics_handler,
+    publishing_lanes,
+)
 from bot.placement import Placement, Platform
 from bot.settings import Settings, SettingsError
 from bot.slack.routes import SlackRoutes
@@ -125,6 +132,8 @@ def _mount_metrics(web_app: web.Application, settings: Settings, surface: Surfac
     web_app[METRICS_TOKEN] = token.get_secret_value() if token is not None else ""
     for lane in surface.tasks.lanes.values():
         _watch(surface.metrics, lane)
+    # With several workers each writes its lanes for the others' scrapes (bot.metrics).
+    web_app.cleanup_ctx.append(publishing_lanes)
     web_app.router.add_get("/metrics", metrics_handler)
 
 

@@ -82,7 +82,7 @@ async def serve_workers(sock: socket.socket, count: int) -> None:
         ended = await _first_end(workers)
         await _stop(workers)
         for worker in workers:
-            worker_exited(worker.pid)
+            worker_exited(worker.pid, directory=metrics_dir)
     if ended is not None:
         raise WorkerEndedError(
             f"worker {ended.pid} stopped on its own (exit status {ended.returncode}); "
