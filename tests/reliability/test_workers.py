@@ -12,6 +12,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from bot.sandbox import WebApi as FakeSlack
 from tests.reliability.harness import (
@@ -68,11 +69,23 @@ def _log_lines(served: ServeProcess) -> list[dict[str, object]]:
     return lines
 
 
+async def _turns_counted(served: ServeProcess, http: aiohttp.ClientSession) -> float:
+    async with http.get(f"{served.url}/metrics") as response:
+        assert response.status == 200
+        exposition = await response.text()
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(exposition)
+        for sample in family.samples
+        if sample.name == "countersign_turn_seconds_count"
+    )
+
+
 async def test_two_workers_share_a_burst_and_answer_each_message_once(
     db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
 ) -> None:
-    """60 mentions at once on one port: both workers answer some, each thread gets one reply;
-    SIGTERM then stops both cleanly and `serve` exits 0."""
+    """60 mentions at once on one port: both workers answer some, each thread gets one reply,
+    any worker's /metrics counts all 60; SIGTERM then stops both cleanly and `serve` exits 0."""
     served = await _two_workers(db, database_url, slack, http, tmp_path)
     try:
         workers = _workers_of(served)
@@ -109,6 +122,15 @@ async def test_two_workers_share_a_burst_and_answer_each_message_once(
         )
         assert set(answered_by) == set(workers), answered_by
         assert sum(answered_by.values()) == _EVENTS
+
+        # Whichever worker answers a scrape, it counts every worker's turns (each turn is
+        # counted just after its reply is posted, hence the wait for the first).
+        async def all_counted() -> bool:
+            return await _turns_counted(served, http) == _EVENTS
+
+        await wait_until(all_counted, what="every turn counted in /metrics")
+        for _ in range(6):
+            assert await _turns_counted(served, http) == _EVENTS
     finally:
         served.stop()
     assert served.process is not None
