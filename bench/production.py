@@ -38,8 +38,9 @@ _DRAIN_LIMIT_S = 300.0
 _STOP_LIMIT_S = 150.0  # the workers drain their work first (``bot.workers`` allows each 120 s)
 _POLL_S = 0.05
 _REPLY, _ON, _OFF = "chat.postMessage", "reactions.add", "reactions.remove"
-# Every setting is read from the environment; a bench's own shell may hold some (a .env sourced
-# for the sandbox, say) that must not reach the server under test.
+# The server reads every setting from its environment. Ours is passed on without them, then the
+# bench's settings are added: one the bench's shell sets but ``settings_for`` unsets (a
+# SLACK_APP_TOKEN, say) must not reach the server under test.
 _OURS = frozenset(name.upper() for name in Settings.model_fields) | {"COUNTERSIGN_WORKERS"}
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -75,7 +76,7 @@ class Served:
             raise RuntimeError(
                 f"the server posted {counts.get(_REPLY, 0):,} of {replies:,} replies "
                 f"(hourglasses on {counts.get(_ON, 0):,}, off {counts.get(_OFF, 0):,}) "
-                f"in {_DRAIN_LIMIT_S:.0f} s; its log: {self.log}"
+                f"in {_DRAIN_LIMIT_S:.0f} s; the end of its log:\n{_tail(self.log)}"
             ) from None
 
     def _check_alive(self) -> None:
@@ -131,10 +132,11 @@ async def serving(
 
 
 def environment(settings: Settings, *, workers: int) -> dict[str, str]:
-    """The server's environment: ours without any setting, plus every setting the bench chose.
+    """The server's environment: ours without any setting, plus the settings of ``settings``.
 
-    Only the settings given explicitly are passed (``settings_for``'s, the host and the port);
-    the rest keep the defaults production has. ``COUNTERSIGN_WORKERS`` is passed as is.
+    Only the settings that were set are passed (``settings_for``'s, the host and the port, and
+    any the bench's own environment sets, as the benches in its process get them); the rest
+    keep the defaults production has. ``COUNTERSIGN_WORKERS`` is passed as is.
     """
     env = {name: value for name, value in os.environ.items() if name.upper() not in _OURS}
     for name in settings.model_fields_set:
@@ -179,9 +181,12 @@ async def _ready(served: Served, health_url: str) -> None:
                     served._check_alive()
                     await asyncio.sleep(0.2)
         except TimeoutError:
+            # One of several serving is what a ``countersign serve`` that does not read
+            # COUNTERSIGN_WORKERS gives.
             raise RuntimeError(
                 f"the server was not ready within {_START_LIMIT_S:.0f} s "
-                f"({_serving(served)} of {served.workers} workers serving); the end of its "
+                f"({_serving(served)} of {served.workers} workers serving; does this "
+                f"`countersign serve` start COUNTERSIGN_WORKERS workers?); the end of its "
                 f"log ({served.log}):\n{_tail(served.log)}"
             ) from None
 
