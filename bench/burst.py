@@ -1,33 +1,40 @@
-"""A burst of 1,000 events through the real endpoint, answered by the offline model.
+"""A burst of 1,000 events through the real endpoint of ``python -m bot serve``, offline model.
 
 Each run sends 1,000 signed events at once: 750 @mentions at the top level of a channel (each
 its own thread) and 250 direct messages (each its own DM), asking for reads the offline model
 maps to tools ("show branches", "pending requests", stock, sales, help). Every one must be
-acknowledged in under 3 s and answered exactly once: after the bot's background work drains,
-every thread or DM holds exactly one reply (``chat.postMessage`` from the bot). The baseline is
-a bolt app whose event listeners do nothing, sent the same 1,000 signed events in the same run.
+acknowledged in under 3 s and answered exactly once: once the fake Slack holds one more reply
+per event (``chat.postMessage`` from the bot) and every hourglass is off again, every thread or
+DM must hold exactly one reply. The baseline is a bolt app whose event listeners do nothing,
+served in the bench's process and sent the same 1,000 signed events in the same run.
 
-The fake Slack runs in a process of its own (``bench.slackapi``), as Slack's servers are not in
-the bot's; the replies are counted by asking it. ``COUNTERSIGN_BENCH_BURST_RUNS`` and
-``COUNTERSIGN_BENCH_BURST_EVENTS`` shrink a trial; the figure uses 5 runs of 1,000.
+The bot runs as production runs it (``bench.production``): ``python -m bot serve``, a process
+tree of its own configured only by environment variables, once with each worker count of
+``COUNTERSIGN_BENCH_BURST_WORKERS`` (default ``1,2``: ``COUNTERSIGN_WORKERS`` processes
+sharing the port), each on a database and a fake Slack of its own; every run fires at each in
+turn, then at the baseline. Its CPU per answered event is the whole tree's. The fake Slack runs
+in a process of its own (``bench.slackapi``), as Slack's servers are not in the bot's.
+``COUNTERSIGN_BENCH_BURST_RUNS`` and ``COUNTERSIGN_BENCH_BURST_EVENTS`` shrink a trial; the
+figure uses 5 runs of 1,000. ``COUNTERSIGN_BENCH_PROFILE=FILE`` runs the first server's parent
+under cProfile (with one worker, that is the server) and writes it there when it stops.
 """
 
 from __future__ import annotations
 
 import contextlib
-import cProfile
 import itertools
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
 from tqdm import tqdm
 
-from bench.slackbot import BotApart, Request, client_session, fire, running_bot_apart
-from bench.stage import bare_bolt, serve, sqlite_database
+from bench.production import Served, serving
+from bench.slackbot import Request, client_session, fire
+from bench.stage import bare_bolt, serve
 from bench.stats import Figure, percentile
 from tests.support.slack_requests import event, message
 
@@ -35,28 +42,13 @@ __all__ = ["run"]
 
 RUNS = int(os.environ.get("COUNTERSIGN_BENCH_BURST_RUNS", "5"))
 EVENTS = int(os.environ.get("COUNTERSIGN_BENCH_BURST_EVENTS", "1000"))
+WORKERS = tuple(int(n) for n in os.environ.get("COUNTERSIGN_BENCH_BURST_WORKERS", "1,2").split(","))
 DM_SHARE = 4  # one event in four is a DM
 SLACK_ACK_LIMIT_S = 3.0
+_WARM = 20  # events per worker before the first run: connections, caches, ``auth.test``
 _ASKS = ("show branches", "pending requests", "stock at Indiranagar", "sales today", "help")
 _USERS = ("UPRIYA", "UARJUN")
 _ts = itertools.count(1)
-
-
-@contextlib.contextmanager
-def _profiled(*, first: bool) -> Iterator[None]:
-    """Profiles the bot's process over the first run when ``COUNTERSIGN_BENCH_PROFILE`` names a
-    file (cProfile's dump; the event loop's thread only, SQLite's threads show as waiting)."""
-    path = os.environ.get("COUNTERSIGN_BENCH_PROFILE")
-    if not (first and path):
-        yield
-        return
-    profile = cProfile.Profile()
-    profile.enable()
-    try:
-        yield
-    finally:
-        profile.disable()
-        profile.dump_stats(path)
 
 
 def _events(run: int, count: int) -> tuple[list[Request], list[tuple[str, str | None]]]:
@@ -77,83 +69,134 @@ def _events(run: int, count: int) -> tuple[list[Request], list[tuple[str, str | 
 
 
 async def _answers(
-    http: aiohttp.ClientSession, bot: BotApart, threads: list[tuple[str, str | None]]
+    http: aiohttp.ClientSession, served: Served, threads: list[tuple[str, str | None]]
 ) -> Counter[int]:
     """How many events got 0, 1, 2… replies (the goal: all of them exactly 1)."""
-    posted = await bot.slack.called(http, "chat.postMessage")
+    posted = await served.slack.called(http, "chat.postMessage")
     replies = Counter((call["channel"], call.get("thread_ts")) for call in posted)
     return Counter(replies[where] for where in threads)
 
 
-async def run(workdir: Path, *, runs: int = RUNS, events: int = EVENTS) -> list[Figure]:
-    ack = Figure(
-        f"burst ack p99 ({events:,} events)",
-        "ms",
-        "lower",
-        digits=0,
-        note="bare bolt app, empty event listeners; Slack's limit is 3,000 ms",
-    )
-    worst = Figure(
-        "burst slowest ack",
-        "ms",
-        "lower",
-        digits=0,
-        target_below=3000,
-        note="every event must be acknowledged in < 3,000 ms",
-    )
-    rate = Figure(
-        "burst answered",
-        "events/s",
-        "higher",
-        target_at_least=100,
-        note="baseline: the bare app's acks/s (it answers nothing)",
-    )
-    once = Figure("burst answered exactly once", "events", "higher", digits=0)
-    lost: list[int] = []
-    cpu_ms: list[float] = []
-    reacted: list[int] = []  # hourglasses put on per run (messages not answered within 1 s)
-    twice: list[int] = []
-    url = await sqlite_database(workdir, "burst.db")
-    async with (
-        client_session() as http,
-        running_bot_apart(url) as bot,
-        serve(bare_bolt(bot.slack)) as bare_url,
-    ):
-        warm, _ = _events(99, 20)
-        await fire(http, bot.url, warm)
-        await fire(http, bare_url, warm)
-        await bot.drain()
-        seen_reacted = len(await bot.slack.called(http, "reactions.add"))
+@dataclass
+class _Server:
+    """One worker count's server and its figures across the runs."""
+
+    served: Served
+    events: int
+    ack: Figure = field(init=False)
+    worst: Figure = field(init=False)
+    rate: Figure = field(init=False)
+    once: Figure = field(init=False)
+    replies: int = 0  # replies the fake Slack should hold once the bot has drained
+    reacted_seen: int = 0
+    lost: list[int] = field(default_factory=list[int])
+    twice: list[int] = field(default_factory=list[int])
+    reacted: list[int] = field(default_factory=list[int])  # hourglasses put on per run
+    cpu_ms: list[float] = field(default_factory=list[float])
+
+    def __post_init__(self) -> None:
+        n = self.served.workers
+        of = f"{n} worker" if n == 1 else f"{n} workers"
+        self.ack = Figure(
+            f"burst ack p99 ({self.events:,} events), {of}",
+            "ms",
+            "lower",
+            digits=0,
+            note="bare bolt app, empty event listeners; Slack's limit is 3,000 ms",
+        )
+        self.worst = Figure(
+            f"burst slowest ack, {of}",
+            "ms",
+            "lower",
+            digits=0,
+            target_below=3000,
+            note="every event must be acknowledged in < 3,000 ms",
+        )
+        self.rate = Figure(
+            f"burst answered, {of}",
+            "events/s",
+            "higher",
+            target_at_least=100,
+            note="baseline: the bare app's acks/s (it answers nothing)",
+        )
+        self.once = Figure(f"burst answered exactly once, {of}", "events", "higher", digits=0)
+
+    async def warm(self, http: aiohttp.ClientSession) -> None:
+        warm, _ = _events(99, _WARM * self.served.workers)
+        await fire(http, self.served.url, warm)
+        self.replies += len(warm)
+        await self.served.drained(http, replies=self.replies)
+        self.reacted_seen = (await self.served.slack.counted(http, "reactions.add"))[
+            "reactions.add"
+        ]
+
+    async def burst(
+        self,
+        http: aiohttp.ClientSession,
+        requests: list[Request],
+        threads: list[tuple[str, str | None]],
+    ) -> tuple[list[float], float]:
+        """Fires one run and waits for its answers; its acks' seconds and seconds to answer all."""
+        started, cpu = time.perf_counter(), self.served.cpu_seconds()
+        acks = await fire(http, self.served.url, requests)
+        self.replies += len(requests)
+        await self.served.drained(http, replies=self.replies)
+        answered_in = time.perf_counter() - started
+        self.cpu_ms.append((self.served.cpu_seconds() - cpu) * 1000 / len(requests))
+        answers = await _answers(http, self.served, threads)
+        reacted = (await self.served.slack.counted(http, "reactions.add"))["reactions.add"]
+        self.reacted.append(reacted - self.reacted_seen)
+        self.reacted_seen = reacted
+        self.once.add(answers[1], len(requests))
+        self.lost.append(answers[0])
+        self.twice.append(sum(n for times, n in answers.items() if times > 1))
+        return acks, answered_in
+
+    def figures(self) -> list[Figure]:
+        if max(self.worst.product) >= SLACK_ACK_LIMIT_S * 1000:
+            self.worst.note += f"; slowest of all runs {max(self.worst.product):,.0f} ms"
+        self.rate.note += (
+            "; the server's process tree's CPU per answered event: "
+            + ", ".join(f"{ms:.1f}" for ms in self.cpu_ms)
+            + " ms"
+        )
+        self.once.note = (
+            f"of {self.events} per run; unanswered per run: {self.lost}; answered more than "
+            f"once: {self.twice}; shown working (hourglass) per run: {self.reacted}"
+        )
+        return [self.ack, self.worst, self.rate, self.once]
+
+
+def _profile_file() -> Path | None:
+    """Where ``COUNTERSIGN_BENCH_PROFILE`` asks for the profile (the server runs elsewhere)."""
+    path = os.environ.get("COUNTERSIGN_BENCH_PROFILE")
+    return Path(path).resolve() if path else None
+
+
+async def run(
+    workdir: Path, *, runs: int = RUNS, events: int = EVENTS, workers: tuple[int, ...] = WORKERS
+) -> list[Figure]:
+    async with contextlib.AsyncExitStack() as stack:
+        http = await stack.enter_async_context(client_session())
+        servers: list[_Server] = []
+        for i, count in enumerate(workers):
+            profiled = _profile_file() if i == 0 else None
+            served = await stack.enter_async_context(
+                serving(workdir, workers=count, profile=profiled)
+            )
+            servers.append(_Server(served, events))
+        bare_url = await stack.enter_async_context(serve(bare_bolt(servers[0].served.slack)))
+        for server in servers:
+            await server.warm(http)
+        await fire(http, bare_url, _events(99, _WARM)[0])
         for n in tqdm(range(runs), desc="burst", unit="run", leave=False):
             requests, threads = _events(n, events)
-            started, cpu = time.perf_counter(), time.process_time()
-            with _profiled(first=n == 0):
-                ours = await fire(http, bot.url, requests)
-                await bot.drain()
-            answered_in = time.perf_counter() - started
-            cpu_ms.append((time.process_time() - cpu) * 1000 / events)
-            answers = await _answers(http, bot, threads)
-            now_reacted = len(await bot.slack.called(http, "reactions.add"))
-            reacted.append(now_reacted - seen_reacted)
-            seen_reacted = now_reacted
-            once.add(answers[1], events)
-            lost.append(answers[0])
-            twice.append(sum(n for times, n in answers.items() if times > 1))
+            ours = [await server.burst(http, requests, threads) for server in servers]
             started = time.perf_counter()
             bare = await fire(http, bare_url, requests)
             bare_in = time.perf_counter() - started
-            ack.add(percentile(ours, 99) * 1000, percentile(bare, 99) * 1000)
-            worst.add(max(ours) * 1000, max(bare) * 1000)
-            rate.add(events / answered_in, events / bare_in)
-    if max(worst.product) >= SLACK_ACK_LIMIT_S * 1000:
-        worst.note += f"; slowest of all runs {max(worst.product):,.0f} ms"
-    rate.note += (
-        "; the bot's process CPU per answered event: "
-        + ", ".join(f"{ms:.1f}" for ms in cpu_ms)
-        + " ms"
-    )
-    once.note = (
-        f"of {events} per run; unanswered per run: {lost}; answered more than once: {twice}; "
-        f"shown working (hourglass) per run: {reacted}"
-    )
-    return [ack, worst, rate, once]
+            for server, (acks, answered_in) in zip(servers, ours, strict=True):
+                server.ack.add(percentile(acks, 99) * 1000, percentile(bare, 99) * 1000)
+                server.worst.add(max(acks) * 1000, max(bare) * 1000)
+                server.rate.add(events / answered_in, events / bare_in)
+    return [figure for server in servers for figure in server.figures()]

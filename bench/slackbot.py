@@ -1,4 +1,8 @@
-"""The bot as production serves it (aiohttp endpoint, bolt, offline model) and a way to hit it.
+"""The bot's web application in the bench's process (endpoint, bolt, offline model); a way to hit it.
+
+The application is the production one, served on loopback from the bench's own event loop, so
+a bench can look inside it (its surface, its task lanes, the fake Slack beside it); the burst
+runs ``python -m bot serve`` as its own process tree instead (``bench.production``).
 
 Requests are built and signed exactly as Slack sends them, then fired concurrently from a
 separate process; each request's time runs from just before it is sent to the end of its
@@ -21,12 +25,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bench.stage import (
     CARD_SECRET,
     PEOPLE,
-    SlackApart,
     SlackApi,
     fake_slack,
     serve,
     settings_for,
-    slack_apart,
 )
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, WebApi
@@ -38,7 +40,7 @@ from tools.db import Database
 from tools.directory import Directory
 from tools.merchant import build_registry
 
-__all__ = ["BotApart", "Request", "RunningBot", "fire", "running_bot", "running_bot_apart"]
+__all__ = ["Request", "RunningBot", "fire", "running_bot"]
 
 _DRAIN_LIMIT_S = 300.0
 
@@ -74,19 +76,6 @@ class RunningBot:
         await _drain(self.surface)
 
 
-@dataclass
-class BotApart:
-    """The bot, with the fake Slack in a process of its own, as Slack is in production."""
-
-    slack: SlackApart
-    surface: Surface
-    url: str
-
-    async def drain(self) -> None:
-        """Waits (bounded) for every task the acks started: approvals, answers."""
-        await _drain(self.surface)
-
-
 async def _drain(surface: Surface) -> None:
     # ``idle`` rather than ``drain``, which cancels work still running after its shutdown
     # grace period; a burst legitimately takes longer than that.
@@ -108,16 +97,6 @@ async def running_bot(
     ):
         client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url, session=http)
         yield RunningBot(slack, surface, registry, client, url)
-
-
-@contextlib.asynccontextmanager
-async def running_bot_apart(database_url: str, **overrides: object) -> AsyncIterator[BotApart]:
-    """As ``running_bot``, with the fake Slack in its own process (``bench.stage.slack_apart``)."""
-    async with (
-        slack_apart() as slack,
-        _serving(slack, database_url, **overrides) as (surface, _registry, url),
-    ):
-        yield BotApart(slack, surface, url)
 
 
 @contextlib.asynccontextmanager

@@ -173,6 +173,14 @@ class SlackApart:
             calls: list[dict[str, Any]] = await response.json()
             return calls
 
+    async def counted(self, http: aiohttp.ClientSession, *methods: str) -> dict[str, int]:
+        """How many calls of each method the fake has received (cheap: for polling)."""
+        url = self.calls_url.removesuffix("/calls") + "/count"
+        async with http.get(url, params=[("method", method) for method in methods]) as response:
+            response.raise_for_status()
+            counts: dict[str, int] = await response.json()
+            return counts
+
 
 @contextlib.asynccontextmanager
 async def slack_apart() -> AsyncIterator[SlackApart]:
