@@ -46,6 +46,7 @@ from bot.slack.routes import SlackRoutes
 from bot.surface import Background, Surface
 from bot.teams.app import TeamsRoutes
 from bot.teams.auth import TokenChecker
+from bot.workers import LISTEN_BACKLOG
 from tools import CardRecord, CardSigner, reconcile
 from tools.db import Database
 from tools.directory import Directory
@@ -265,7 +266,9 @@ async def serve(settings: Settings, *, sock: socket.socket | None = None) -> Non
             site = (
                 web.SockSite(runner, sock)
                 if sock is not None
-                else web.TCPSite(runner, settings.countersign_host, settings.port)
+                else web.TCPSite(
+                    runner, settings.countersign_host, settings.port, backlog=LISTEN_BACKLOG
+                )
             )
             await site.start()
             log.info("serving", host=settings.countersign_host, port=settings.port)

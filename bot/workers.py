@@ -44,11 +44,14 @@ import structlog
 
 from bot.metrics import worker_exited
 
-__all__ = ["WorkerEndedError", "listening", "serve_workers"]
+__all__ = ["LISTEN_BACKLOG", "WorkerEndedError", "listening", "serve_workers"]
 
 log = structlog.get_logger("bot.workers")
 
-_BACKLOG = 1024  # a burst of Slack deliveries arrives at once; each waits here for an accept
+# Connections the kernel holds until a worker accepts them. A burst of Slack deliveries arrives
+# at once; with the usual 128, the rest were dropped and retried by the sender a second later,
+# which pushed their acknowledgement towards Slack's 3 s limit.
+LISTEN_BACKLOG = 1024
 _STOP_LIMIT_S = 120.0  # each worker drains its own work first (``bot.server``); this bounds it
 
 
@@ -63,7 +66,7 @@ def listening(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(_BACKLOG)
+        sock.listen(LISTEN_BACKLOG)
     except OSError:
         sock.close()
         raise
