@@ -9,10 +9,10 @@ DM must hold exactly one reply. The baseline is a bolt app whose event listeners
 served in the bench's process and sent the same 1,000 signed events in the same run.
 
 The bot runs as production runs it (``bench.production``): ``python -m bot serve``, a process
-tree of its own configured only by environment variables, once with each worker count of
-``COUNTERSIGN_BENCH_BURST_WORKERS`` (default ``1,2``: ``COUNTERSIGN_WORKERS`` processes
-sharing the port), each on a database and a fake Slack of its own; every run fires at each in
-turn, then at the baseline. Its CPU per answered event is the whole tree's. The fake Slack runs
+tree of its own configured only by environment variables, once for each server of
+``COUNTERSIGN_BENCH_BURST_SERVERS`` (default ``sqlite:1,sqlite:2,postgresql:2``: the database
+it runs on and its ``COUNTERSIGN_WORKERS`` processes sharing the port), each on a database and
+a fake Slack of its own; every run fires at each in turn, then at the baseline. Its CPU per answered event is the whole tree's. The fake Slack runs
 in a process of its own (``bench.slackapi``), as Slack's servers are not in the bot's.
 ``COUNTERSIGN_BENCH_BURST_RUNS`` and ``COUNTERSIGN_BENCH_BURST_EVENTS`` shrink a trial; the
 figure uses 5 runs of 1,000. ``COUNTERSIGN_BENCH_PROFILE=FILE`` runs the first server's parent
@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from bench.production import Served, serving
 from bench.slackbot import Request, client_session, fire
-from bench.stage import bare_bolt, serve
+from bench.stage import bare_bolt, postgres_cluster, serve
 from bench.stats import Figure, percentile
 from tests.support.slack_requests import event, message
 
@@ -42,7 +42,17 @@ __all__ = ["run"]
 
 RUNS = int(os.environ.get("COUNTERSIGN_BENCH_BURST_RUNS", "5"))
 EVENTS = int(os.environ.get("COUNTERSIGN_BENCH_BURST_EVENTS", "1000"))
-WORKERS = tuple(int(n) for n in os.environ.get("COUNTERSIGN_BENCH_BURST_WORKERS", "1,2").split(","))
+# Which servers a run fires at: the database each runs on, and its worker processes.
+SERVERS = tuple(
+    (database, int(count))
+    for database, _, count in (
+        server.partition(":")
+        for server in os.environ.get(
+            "COUNTERSIGN_BENCH_BURST_SERVERS", "sqlite:1,sqlite:2,postgresql:2"
+        ).split(",")
+    )
+)
+_DATABASES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 DM_SHARE = 4  # one event in four is a DM
 SLACK_ACK_LIMIT_S = 3.0
 _WARM = 20  # events per worker before the first run: connections, caches, ``auth.test``
@@ -79,10 +89,11 @@ async def _answers(
 
 @dataclass
 class _Server:
-    """One worker count's server and its figures across the runs."""
+    """One server (a database, a worker count) and its figures across the runs."""
 
     served: Served
     events: int
+    database: str  # as the figures name it
     ack: Figure = field(init=False)
     worst: Figure = field(init=False)
     rate: Figure = field(init=False)
@@ -96,7 +107,7 @@ class _Server:
 
     def __post_init__(self) -> None:
         n = self.served.workers
-        of = f"{n} worker" if n == 1 else f"{n} workers"
+        of = f"{self.database}, {n} worker" if n == 1 else f"{self.database}, {n} workers"
         self.ack = Figure(
             f"burst ack p99 ({self.events:,} events), {of}",
             "ms",
@@ -174,17 +185,30 @@ def _profile_file() -> Path | None:
 
 
 async def run(
-    workdir: Path, *, runs: int = RUNS, events: int = EVENTS, workers: tuple[int, ...] = WORKERS
+    workdir: Path,
+    *,
+    runs: int = RUNS,
+    events: int = EVENTS,
+    servers_run: tuple[tuple[str, int], ...] = SERVERS,
 ) -> list[Figure]:
+    unknown = {database for database, _ in servers_run} - set(_DATABASES)
+    if unknown:
+        raise ValueError(f"COUNTERSIGN_BENCH_BURST_SERVERS: unknown database {sorted(unknown)}")
     async with contextlib.AsyncExitStack() as stack:
         http = await stack.enter_async_context(client_session())
+        cluster = (
+            stack.enter_context(postgres_cluster())
+            if any(database == "postgresql" for database, _ in servers_run)
+            else None
+        )
         servers: list[_Server] = []
-        for i, count in enumerate(workers):
+        for i, (database, count) in enumerate(servers_run):
             profiled = _profile_file() if i == 0 else None
+            on = cluster if database == "postgresql" else None
             served = await stack.enter_async_context(
-                serving(workdir, workers=count, profile=profiled)
+                serving(workdir, workers=count, cluster=on, profile=profiled)
             )
-            servers.append(_Server(served, events))
+            servers.append(_Server(served, events, _DATABASES[database]))
         bare_url = await stack.enter_async_context(serve(bare_bolt(servers[0].served.slack)))
         for server in servers:
             await server.warm(http)

@@ -25,8 +25,16 @@ from pathlib import Path
 import aiohttp
 from pydantic import SecretStr
 
-from bench.stage import PEOPLE, SlackApart, settings_for, slack_apart, sqlite_database
+from bench.stage import (
+    PEOPLE,
+    SlackApart,
+    postgres_database,
+    settings_for,
+    slack_apart,
+    sqlite_database,
+)
 from bot.settings import Settings
+from tests.support.postgres import PostgresCluster
 from tests.support.slack_requests import TEAM
 from tools.db import Database
 from tools.directory import Directory
@@ -94,16 +102,26 @@ def _settled(counts: dict[str, int], replies: int) -> bool:
 
 @contextlib.asynccontextmanager
 async def serving(
-    workdir: Path, *, workers: int, profile: Path | None = None
+    workdir: Path,
+    *,
+    workers: int,
+    cluster: PostgresCluster | None = None,
+    profile: Path | None = None,
 ) -> AsyncIterator[Served]:
-    """``python -m bot serve`` with ``workers`` workers, on a database of its own in ``workdir``.
+    """``python -m bot serve`` with ``workers`` workers, on a database of its own: a SQLite file
+    in ``workdir``, or a database on ``cluster`` (PostgreSQL, as production runs) when given.
 
     ``profile``: the parent process runs under cProfile, written there when it stops (with one
     worker, the parent is the server; with more, it only supervises).
     """
-    home = workdir / f"serve-{workers}"
+    name = f"serve_{'postgresql' if cluster else 'sqlite'}_{workers}"
+    home = workdir / name
     home.mkdir()
-    database_url = await sqlite_database(home, "countersign.db")
+    database_url = (
+        await postgres_database(cluster, name)
+        if cluster is not None
+        else await sqlite_database(home, "countersign.db")
+    )
     await _link_people(database_url)
     async with slack_apart() as slack:
         port = _free_port()
