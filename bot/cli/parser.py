@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 __all__ = ["CONNECTABLE", "PLATFORMS", "build_parser"]
 
@@ -30,14 +31,22 @@ a first run against Slack:
 """
 
 
-def _positive(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= number <= 10_000:
-        raise argparse.ArgumentTypeError(f"{number} is outside 1 to 10000")
-    return number
+def _whole(highest: int) -> Callable[[str], int]:
+    """An argument type: a whole number from 1 to ``highest``, or argparse's usage error."""
+
+    def convert(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not 1 <= number <= highest:
+            raise argparse.ArgumentTypeError(f"{number} is outside 1 to {highest}")
+        return number
+
+    return convert
+
+
+_positive = _whole(10_000)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,25 +107,13 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     serve.add_argument(
         "--workers",
-        type=_workers,
+        type=_whole(_MAX_WORKERS),
         default=None,
         help="worker processes sharing the port, one per core is usual "
         "(default: COUNTERSIGN_WORKERS, else 1)",
     )
     # How a worker started by `--workers` gets its parent's listening socket; not for people.
     serve.add_argument("--listen-fd", type=int, default=None, help=argparse.SUPPRESS)
-
-
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= _MAX_WORKERS:
-        raise argparse.ArgumentTypeError(
-            f"give a whole number from 1 to {_MAX_WORKERS}, not {text!r}"
-        )
-    return value
 
 
 def _add_db(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 
 import aiohttp
 import pytest
@@ -11,7 +10,8 @@ from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.metrics import METRICS, METRICS_DB, METRICS_TOKEN, Metrics, metrics_handler
-from tools.db import Database, ProposalRow
+from tests.support.cards import store_cards
+from tools.db import Database
 
 
 async def _serve(metrics: Metrics, db: Database, *, token: str = "") -> tuple[web.AppRunner, str]:
@@ -44,36 +44,12 @@ def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
-async def _cards(db: Database, *statuses: str) -> None:
-    now = datetime.now(UTC)
-    async with db.session(write=True) as session:
-        for n, status in enumerate(statuses):
-            session.add(
-                ProposalRow(
-                    id=f"{n:032x}",
-                    tool="t",
-                    agent="a",
-                    user_id=1,
-                    tenant_id=1,
-                    args={},
-                    digest="d",
-                    summary="s",
-                    details=[],
-                    warning=None,
-                    status=status,
-                    created_at=now,
-                    expires_at=now,
-                )
-            )
-        await session.commit()
-
-
 async def test_metrics_report_presses_turns_lanes_and_cards(
     served: tuple[Metrics, str], db: Database
 ) -> None:
     """A scrape shows the press and turn histograms, lane depths and the cards per status."""
     metrics, url = served
-    await _cards(db, "pending", "pending", "done")
+    await store_cards(db, "pending", "pending", "done")
     metrics.press_seconds.labels(verb="approve", outcome="done").observe(0.04)
     metrics.turn_seconds.labels(platform="slack").observe(3.0)
     metrics.watch_lane("press", waiting=lambda: 2, running=lambda: 1)

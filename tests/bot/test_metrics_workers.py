@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
@@ -16,7 +15,8 @@ from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.metrics import METRICS, Metrics, publishing_lanes, worker_exited
-from tools.db import Database, ProposalRow
+from tests.support.cards import store_cards
+from tools.db import Database
 
 ROOT = Path(__file__).resolve().parents[2]
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -109,29 +109,6 @@ async def _scrape_until(
     return samples
 
 
-async def _pending_card(db: Database) -> None:
-    now = datetime.now(UTC)
-    async with db.session(write=True) as session:
-        session.add(
-            ProposalRow(
-                id="f" * 32,
-                tool="t",
-                agent="a",
-                user_id=1,
-                tenant_id=1,
-                args={},
-                digest="d",
-                summary="s",
-                details=[],
-                warning=None,
-                status="pending",
-                created_at=now,
-                expires_at=now,
-            )
-        )
-        await session.commit()
-
-
 @pytest.mark.slow
 async def test_a_scrape_of_either_worker_reports_the_whole_server(
     workers: tuple[Worker, Worker], db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -142,7 +119,7 @@ async def test_a_scrape_of_either_worker_reports_the_whole_server(
     assert (samples.get(TURNS), samples.get(WAITING), samples.get(RUNNING)) == (5, 6, 1)
     assert samples[("countersign_turn_seconds_sum", (("platform", "slack"),))] == 5.0
     before = (await _scrape(second))[PENDING]
-    await _pending_card(db)
+    await store_cards(db, "pending", first=0xF00)
     samples = await _scrape(first)
     assert samples[PENDING] == before + 1
     assert [key for key in samples if key[0] == "countersign_cards" and "pending" in str(key)] == [

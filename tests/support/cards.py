@@ -1,4 +1,4 @@
-"""Stored cards built in memory, for tests of what renders or stores one without an engine."""
+"""Cards for tests: built in memory (what renders or stores one), or stored as bare rows."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tools import CardRecord, CardStatus
+from tools.db import Database, ProposalRow
 
-__all__ = ["card_record"]
+__all__ = ["card_record", "store_cards"]
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -37,3 +38,28 @@ def card_record(**changes: Any) -> CardRecord:
         surface=None,
     )
     return replace(base, **changes)
+
+
+async def store_cards(db: Database, *statuses: str, first: int = 0) -> None:
+    """Stores one bare card row per status (ids from ``first``), for what only counts them."""
+    now = datetime.now(UTC)
+    async with db.session(write=True) as session:
+        for n, status in enumerate(statuses, start=first):
+            session.add(
+                ProposalRow(
+                    id=f"{n:032x}",
+                    tool="t",
+                    agent="a",
+                    user_id=1,
+                    tenant_id=1,
+                    args={},
+                    digest="d",
+                    summary="s",
+                    details=[],
+                    warning=None,
+                    status=status,
+                    created_at=now,
+                    expires_at=now,
+                )
+            )
+        await session.commit()
