@@ -79,18 +79,29 @@ async def serve_workers(sock: socket.socket, count: int) -> None:
     Raises ``WorkerEndedError`` when a worker ended on its own (the others are stopped first).
     """
     with _metrics_directory() as metrics_dir:
-        workers = [await _start(sock, metrics_dir) for _ in range(count)]
-        sock.close()  # the workers hold it now; nothing here accepts
-        log.info("workers_started", workers=[w.pid for w in workers])
-        ended = await _first_end(workers)
-        await _stop(workers)
-        for worker in workers:
-            worker_exited(worker.pid, directory=metrics_dir)
+        workers: list[Process] = []
+        try:
+            for _ in range(count):
+                workers.append(await _start(sock, metrics_dir))
+            sock.close()  # the workers hold it now; nothing here accepts
+            log.info("workers_started", workers=[w.pid for w in workers])
+            ended = await _first_end(workers)
+        finally:
+            # Also when starting one failed or this task was cancelled: no worker outlives us.
+            await _stop(workers)
+            for worker in workers:
+                worker_exited(worker.pid, directory=metrics_dir)
     if ended is not None:
         raise WorkerEndedError(
-            f"worker {ended.pid} stopped on its own (exit status {ended.returncode}); "
+            f"worker {ended.pid} stopped on its own ({_how(ended.returncode)}); "
             "every worker was stopped. Its log above says why."
         )
+
+
+def _how(status: int | None) -> str:
+    if status is not None and status < 0:
+        return f"killed by signal {-status}"
+    return f"exit status {status}"
 
 
 async def _start(sock: socket.socket, metrics_dir: str) -> Process:

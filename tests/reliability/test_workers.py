@@ -158,5 +158,5 @@ async def test_a_worker_that_dies_stops_the_server_and_says_so(
         served.stop()
     assert served.process.returncode == 1
     log = served.log.read_text()
-    assert f"countersign: worker {first} stopped on its own" in log
+    assert f"countersign: worker {first} stopped on its own (killed by signal 9)" in log
     assert not Path(f"/proc/{second}").exists()
