@@ -99,10 +99,12 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
     if not (settings.slack_enabled or settings.teams_enabled):
         raise SettingsError(settings.nothing_to_serve())
     await probe_database(checked_url(settings.database_url))
-    workers = args.workers or settings.countersign_workers
+    # `countersign run` serves through here too, without `serve`'s options.
+    workers = getattr(args, "workers", None) or settings.countersign_workers
+    listen_fd: int | None = getattr(args, "listen_fd", None)
     try:
-        if args.listen_fd is not None:  # a worker of ``bot.workers``: the socket is its parent's
-            await run(settings, sock=socket.socket(fileno=args.listen_fd))
+        if listen_fd is not None:  # a worker of ``bot.workers``: the socket is its parent's
+            await run(settings, sock=socket.socket(fileno=listen_fd))
         elif workers > 1:
             await _serve_workers(settings, workers)
         else:

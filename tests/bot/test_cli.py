@@ -431,6 +431,28 @@ def test_serve_on_a_busy_port_says_which(tmp_path: Path, sqlite_url: str) -> Non
     assert_one_line_failure(ran, f"Port {port} on 127.0.0.1 is already in use", "PORT")
 
 
+def test_run_with_slack_credentials_loads_the_demo_then_serves(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """`run` with Slack settings loads the demo, then serves as `serve` does (here: a busy port)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        ran = cli(
+            tmp_path,
+            sqlite_url,
+            "run",
+            PORT=port,
+            SLACK_BOT_TOKEN="xoxb-not-used",
+            SLACK_SIGNING_SECRET="signing-secret-not-used",
+            COUNTERSIGN_SECRET="card-secret-for-the-run-test-0123",
+            LOG_LEVEL="ERROR",
+        )
+    assert "Loaded Fiesta Foods and Harbor Books" in ran.out, ran
+    assert_one_line_failure(ran, f"Port {port} on 127.0.0.1 is already in use", "PORT")
+
+
 # --- PostgreSQL --------------------------------------------------------------------------------
 
 
