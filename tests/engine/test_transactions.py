@@ -5,13 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import pytest
-from sqlalchemy import text
-
 from tests.engine.conftest import ARJUN, EVERYTHING
 from tests.support.driver_calls import Step, driver_calls
 from tools import Registry
-from tools.db import Database
 
 RENAME = {"branch_id": 1, "name": "Indiranagar East"}
 
@@ -70,42 +66,3 @@ async def test_approve_commits_the_claim_and_its_audit_before_the_write(
     assert "UPDATE branches SET" in write
     assert write.index("UPDATE branches SET") < write.index("UPDATE proposals SET")
     assert write[-2:] == ["INSERT INTO audit_log", "COMMIT"]
-
-
-async def test_a_connection_handed_back_after_its_commit_costs_no_rollback(db: Database) -> None:
-    """A committed or finished transaction's connection goes back to the pool with no extra trip."""
-    async with db.engine.connect():
-        pass  # the first connection's own setup is not what is counted
-    steps: list[Step] = []
-    with driver_calls(steps):
-        async with db.begin(write=True) as conn:
-            await conn.execute(text("SELECT 1"))
-        async with db.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))  # autobegun; rolled back by close
-    kinds = [step.kind for step in steps if step.kind != "sql" or step.sql != "SELECT 1"]
-    if db.is_sqlite:
-        assert kinds == [
-            "sql",
-            "commit",
-            "sql",
-            "rollback",
-        ]  # BEGIN IMMEDIATE … COMMIT; BEGIN … ROLLBACK
-    else:
-        assert kinds.count("rollback") == 1
-
-
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-async def test_a_transaction_left_open_is_rolled_back_when_handed_back(db: Database) -> None:
-    """A connection handed back inside a transaction nothing closed: its write is undone, and
-    the next user of that connection starts clean. (SQLite: the pool's own rule is replaced
-    there; PostgreSQL keeps SQLAlchemy's.)"""
-    async with db.engine.connect() as conn:
-        raw = await conn.get_raw_connection()
-        driver = raw.driver_connection
-        assert driver is not None
-        # Behind SQLAlchemy's back, as a cancelled driver call could leave it.
-        await driver.execute("BEGIN")
-        await driver.execute("UPDATE branches SET name = 'Left open' WHERE id = 1")
-    async with db.engine.connect() as conn:
-        name = (await conn.execute(text("SELECT name FROM branches WHERE id = 1"))).scalar_one()
-    assert name != "Left open"

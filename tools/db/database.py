@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.pool import PoolResetState
 from sqlalchemy.util.concurrency import await_
 
 from tools.db import compiled, tenancy
@@ -42,8 +41,7 @@ class Database:
             )
         kwargs: dict[str, Any] = {"echo": echo}
         if self.is_sqlite:
-            # The pool's rollback of every connection handed back is done by _reset_if_needed.
-            kwargs.update(connect_args={"timeout": 30}, pool_reset_on_return=None)
+            kwargs["connect_args"] = {"timeout": 30}
         else:
             kwargs.update(pool_size=10, max_overflow=20)
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
@@ -134,18 +132,6 @@ def _serialise_sqlite_writers(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
-
-    @event.listens_for(engine.sync_engine.pool, "reset")
-    def _reset_if_needed(dbapi_connection: Any, record: Any, state: PoolResetState) -> None:
-        # The pool rolled back every connection handed back, although nearly all come back
-        # with their transaction already committed or rolled back: on SQLite each rollback is
-        # a trip to aiosqlite's thread and back, one per transaction, a sixth of a turn's
-        # trips. SQLite itself says whether a transaction is still open; only then is one
-        # rolled back (a block that failed half-way, a task cancelled mid-transaction).
-        if state.terminate_only or not state.asyncio_safe:
-            return
-        if dbapi_connection.driver_connection.in_transaction:
-            dbapi_connection.rollback()
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:
