@@ -46,7 +46,7 @@ from bot.slack.routes import SlackRoutes
 from bot.surface import Background, Surface
 from bot.teams.app import TeamsRoutes
 from bot.teams.auth import TokenChecker
-from bot.workers import LISTEN_BACKLOG
+from bot.workers import LISTEN_BACKLOG, watch_parent
 from tools import CardRecord, CardSigner, reconcile
 from tools.db import Database
 from tools.directory import Directory
@@ -272,19 +272,23 @@ async def serve(settings: Settings, *, sock: socket.socket | None = None) -> Non
             )
             await site.start()
             log.info("serving", host=settings.countersign_host, port=settings.port)
-            await _until_stopped()
+            await _until_stopped(parent=os.getppid() if sock is not None else None)
         finally:
             await runner.cleanup()
     finally:
         await db.dispose()
 
 
-async def _until_stopped() -> None:
+async def _until_stopped(*, parent: int | None = None) -> None:
+    """Returns on SIGTERM or SIGINT, or, for a worker, once ``parent`` (its supervisor) is gone."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    watching = asyncio.create_task(watch_parent(parent, stop)) if parent is not None else None
     await stop.wait()
+    if watching is not None:
+        watching.cancel()
     # The handlers stay until the loop closes: a repeated Ctrl-C or SIGTERM (``uv run`` forwards
     # Ctrl-C again 0.2 s later) must not interrupt the shutdown. Removing them here once let a
     # repeat land inside the database's dispose on a slow machine: a KeyboardInterrupt traceback

@@ -23,9 +23,10 @@ What stays per worker:
 process creates, hands over in ``PROMETHEUS_MULTIPROC_DIR`` and removes at the end (a directory
 left from an earlier run would add its counts to this one's).
 
-SIGTERM or Ctrl-C here stops every worker; each finishes its work in flight first. A worker that
-ends on its own stops the others too, and ``serve`` fails, so the process manager restarts the
-whole server rather than leaving it short of a worker.
+SIGTERM or Ctrl-C here stops every worker, also while they are starting; each finishes its work
+in flight first. A worker that ends on its own stops the others too, and ``serve`` fails, so the
+process manager restarts the whole server rather than leaving it short of a worker. Should this
+process be killed outright, each worker notices within a second and stops as if told to.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import structlog
 
 from bot.metrics import worker_exited
 
-__all__ = ["LISTEN_BACKLOG", "WorkerEndedError", "listening", "serve_workers"]
+__all__ = ["LISTEN_BACKLOG", "WorkerEndedError", "listening", "serve_workers", "watch_parent"]
 
 log = structlog.get_logger("bot.workers")
 
@@ -52,7 +53,9 @@ log = structlog.get_logger("bot.workers")
 # at once; with the usual 128, the rest were dropped and retried by the sender a second later,
 # which pushed their acknowledgement towards Slack's 3 s limit.
 LISTEN_BACKLOG = 1024
-_STOP_LIMIT_S = 120.0  # each worker drains its own work first (``bot.server``); this bounds it
+_PARENT_CHECK_S = 1.0  # how soon a worker notices its supervisor is gone
+# Each worker drains its own work first (``bot.server``); this bounds the whole stop.
+_STOP_LIMIT_S = 120.0
 
 
 class WorkerEndedError(RuntimeError):
@@ -78,14 +81,17 @@ async def serve_workers(sock: socket.socket, count: int) -> None:
 
     Raises ``WorkerEndedError`` when a worker ended on its own (the others are stopped first).
     """
+    stop = _stop_on_signals()  # before the first worker: a stop while starting is kept too
     with _metrics_directory() as metrics_dir:
         workers: list[Process] = []
         try:
             for _ in range(count):
+                if stop.is_set():
+                    break
                 workers.append(await _start(sock, metrics_dir))
             sock.close()  # the workers hold it now; nothing here accepts
             log.info("workers_started", workers=[w.pid for w in workers])
-            ended = await _first_end(workers)
+            ended = await _first_end(workers, stop)
         finally:
             # Also when starting one failed or this task was cancelled: no worker outlives us.
             await _stop(workers)
@@ -93,8 +99,8 @@ async def serve_workers(sock: socket.socket, count: int) -> None:
                 worker_exited(worker.pid, directory=metrics_dir)
     if ended is not None:
         raise WorkerEndedError(
-            f"worker {ended.pid} stopped on its own ({_how(ended.returncode)}); "
-            "every worker was stopped. Its log above says why."
+            f"worker {ended.pid} stopped on its own ({_how(ended.returncode)}), so every "
+            "worker was stopped; see the log for why, then start the server again."
         )
 
 
@@ -102,6 +108,16 @@ def _how(status: int | None) -> str:
     if status is not None and status < 0:
         return f"killed by signal {-status}"
     return f"exit status {status}"
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event SIGTERM or SIGINT sets; the handlers stay until the loop closes (a repeat of
+    either during the stop changes nothing)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
 
 
 async def _start(sock: socket.socket, metrics_dir: str) -> Process:
@@ -112,12 +128,10 @@ async def _start(sock: socket.socket, metrics_dir: str) -> Process:
     )
 
 
-async def _first_end(workers: list[Process]) -> Process | None:
+async def _first_end(workers: list[Process], stop: asyncio.Event) -> Process | None:
     """Waits for a stop signal (None) or for a worker to end by itself (that worker)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    if stop.is_set():
+        return None
     stopping = asyncio.create_task(stop.wait())
     waits = {asyncio.create_task(worker.wait()): worker for worker in workers}
     done, _ = await asyncio.wait({stopping, *waits}, return_when=asyncio.FIRST_COMPLETED)
@@ -132,19 +146,32 @@ async def _first_end(workers: list[Process]) -> Process | None:
 
 
 async def _stop(workers: list[Process]) -> None:
-    """Asks every running worker to stop and waits; one that hangs past the limit is killed."""
+    """Asks every running worker to stop and waits for them all, within one limit; any still
+    running then is killed."""
     for worker in workers:
         if worker.returncode is None:
             worker.send_signal(signal.SIGTERM)
-    for worker in workers:
-        try:
-            async with asyncio.timeout(_STOP_LIMIT_S):
-                await worker.wait()
-        except TimeoutError:
-            log.error("worker_killed", pid=worker.pid, after_s=_STOP_LIMIT_S)
-            worker.kill()
-            await worker.wait()
+    try:
+        async with asyncio.timeout(_STOP_LIMIT_S):
+            await asyncio.gather(*(worker.wait() for worker in workers))
+    except TimeoutError:
+        for worker in workers:
+            if worker.returncode is None:
+                log.error("worker_killed", pid=worker.pid, after_s=_STOP_LIMIT_S)
+                worker.kill()
+        await asyncio.gather(*(worker.wait() for worker in workers))
     log.info("workers_stopped", statuses=[w.returncode for w in workers])
+
+
+async def watch_parent(parent: int, stop: asyncio.Event) -> None:
+    """A worker's side: sets ``stop`` once its supervisor ``parent`` is gone (killed outright,
+    say, by a process manager that signals only the main process). Left running, the worker
+    kept the port open and the server's restart found it in use."""
+    # No event tells a process its parent died; asking for the parent's id is portable.
+    while os.getppid() == parent:  # noqa: ASYNC110 - see above
+        await asyncio.sleep(_PARENT_CHECK_S)
+    log.warning("supervisor_gone", parent=parent)
+    stop.set()
 
 
 @contextlib.contextmanager

@@ -160,3 +160,33 @@ async def test_a_worker_that_dies_stops_the_server_and_says_so(
     log = served.log.read_text()
     assert f"countersign: worker {first} stopped on its own (killed by signal 9)" in log
     assert not Path(f"/proc/{second}").exists()
+
+
+def _gone(pid: int) -> bool:
+    """Exited: no such process, or one waiting only to be reaped (a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_workers_stop_by_themselves_when_the_server_is_killed_outright(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """SIGKILL to `serve` alone (a process manager that signals only it): both workers stop
+    within seconds, and a new server gets the port."""
+    served = await _two_workers(db, database_url, slack, http, tmp_path)
+    workers = _workers_of(served)
+    served.kill()
+
+    async def both_gone() -> bool:
+        return all(_gone(pid) for pid in workers)
+
+    await wait_until(both_gone, seconds=60, what="both workers stopped")
+    again = ServeProcess(database_url, slack, tmp_path, name="again", port=served.port)
+    try:
+        await again.start(http)
+    finally:
+        again.stop()
