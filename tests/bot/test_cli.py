@@ -411,9 +411,8 @@ def test_serve_with_no_surface_configured_names_the_variables(
     assert_one_line_failure(ran, "SLACK_BOT_TOKEN", "MICROSOFT_APP_ID")
 
 
-def test_serve_on_a_busy_port_says_which(tmp_path: Path, sqlite_url: str) -> None:
-    """A port already in use is one line naming the port and PORT."""
-    assert cli(tmp_path, sqlite_url, "db", "upgrade").code == 0
+def _on_a_busy_port(tmp_path: Path, sqlite_url: str, command: str) -> tuple[str, Ran]:
+    """Runs ``command`` with Slack settings while another socket holds its port."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -421,13 +420,20 @@ def test_serve_on_a_busy_port_says_which(tmp_path: Path, sqlite_url: str) -> Non
         ran = cli(
             tmp_path,
             sqlite_url,
-            "serve",
+            command,
             PORT=port,
             SLACK_BOT_TOKEN="xoxb-not-used",
             SLACK_SIGNING_SECRET="signing-secret-not-used",
             COUNTERSIGN_SECRET="card-secret-for-the-busy-port-test",
             LOG_LEVEL="ERROR",
         )
+    return port, ran
+
+
+def test_serve_on_a_busy_port_says_which(tmp_path: Path, sqlite_url: str) -> None:
+    """A port already in use is one line naming the port and PORT."""
+    assert cli(tmp_path, sqlite_url, "db", "upgrade").code == 0
+    port, ran = _on_a_busy_port(tmp_path, sqlite_url, "serve")
     assert_one_line_failure(ran, f"Port {port} on 127.0.0.1 is already in use", "PORT")
 
 
@@ -435,20 +441,7 @@ def test_run_with_slack_credentials_loads_the_demo_then_serves(
     tmp_path: Path, sqlite_url: str
 ) -> None:
     """`run` with Slack settings loads the demo, then serves as `serve` does (here: a busy port)."""
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = str(taken.getsockname()[1])
-        ran = cli(
-            tmp_path,
-            sqlite_url,
-            "run",
-            PORT=port,
-            SLACK_BOT_TOKEN="xoxb-not-used",
-            SLACK_SIGNING_SECRET="signing-secret-not-used",
-            COUNTERSIGN_SECRET="card-secret-for-the-run-test-0123",
-            LOG_LEVEL="ERROR",
-        )
+    port, ran = _on_a_busy_port(tmp_path, sqlite_url, "run")
     assert "Loaded Fiesta Foods and Harbor Books" in ran.out, ran
     assert_one_line_failure(ran, f"Port {port} on 127.0.0.1 is already in use", "PORT")
 
