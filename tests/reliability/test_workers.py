@@ -42,7 +42,10 @@ async def _two_workers(
     db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
 ) -> ServeProcess:
     await link_everyone(db)
-    served = ServeProcess(database_url, slack, tmp_path, overrides={"COUNTERSIGN_WORKERS": "2"})
+    # TMPDIR: the metrics directory `serve` makes lands in the test's own folder, so a server
+    # killed outright (which cannot remove it) leaves nothing behind.
+    workers: dict[str, str | None] = {"COUNTERSIGN_WORKERS": "2", "TMPDIR": str(tmp_path)}
+    served = ServeProcess(database_url, slack, tmp_path, overrides=workers)
     await served.start(http)
     await wait_until(lambda: _served_by_both(served), what="both workers serving")
     return served
