@@ -120,11 +120,17 @@ async def test_two_workers_share_a_burst_and_answer_each_message_once(
         await wait_until(all_answered, what="every mention answered")
         await asyncio.sleep(0.5)  # a second answer to any thread would have arrived by now
         assert set(replies().values()) == {1}
-        answered_by = Counter(
-            line.get("worker") for line in _log_lines(served) if line.get("event") == "answered"
-        )
-        assert set(answered_by) == set(workers), answered_by
-        assert sum(answered_by.values()) == _EVENTS
+
+        def answered_by() -> Counter[object]:
+            lines = _log_lines(served)
+            return Counter(line.get("worker") for line in lines if line.get("event") == "answered")
+
+        async def all_logged() -> bool:
+            # A worker logs "answered" just after its reply reached Slack.
+            return sum(answered_by().values()) == _EVENTS
+
+        await wait_until(all_logged, what="every answer in the workers' logs")
+        assert set(answered_by()) == set(workers), answered_by()
 
         # Whichever worker answers a scrape, it counts every worker's turns (each turn is
         # counted just after its reply is posted, hence the wait for the first).
