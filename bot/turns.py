@@ -171,17 +171,7 @@ async def _claimed_caller(
     if caller is not None:
         return caller
     # Not connected, another workspace, or a first message to link: the delivery is ours.
-    found = await identity.resolve(
-        surface.directory,
-        adapter,
-        turn.installation,
-        turn.user,
-        user_team=turn.user_team,
-        identified=read,
-    )
-    if not isinstance(found, str):
-        await _mark(surface, turn)
-    return found
+    return await _resolved(surface, adapter, turn, identified=read)
 
 
 async def _claimed_apart(
@@ -191,18 +181,30 @@ async def _claimed_apart(
     if taken is not None:
         log.info("delivery_duplicate", key=taken)
         return None
+    return await _resolved(surface, adapter, turn)
+
+
+async def _resolved(
+    surface: Surface,
+    adapter: Adapter,
+    turn: Turn,
+    *,
+    identified: tuple[int | None, Caller | None] | None = None,
+) -> Caller | identity.Unresolved:
+    """The sender (linked now if need be), the thread's marks claimed once they are known."""
     found = await identity.resolve(
-        surface.directory, adapter, turn.installation, turn.user, user_team=turn.user_team
+        surface.directory,
+        adapter,
+        turn.installation,
+        turn.user,
+        user_team=turn.user_team,
+        identified=identified,
     )
     if not isinstance(found, str):
-        await _mark(surface, turn)
+        now = surface.registry.clock()
+        for key in turn.marks:
+            await receipts.claim(surface.registry.db, key, now)
     return found
-
-
-async def _mark(surface: Surface, turn: Turn) -> None:
-    now = surface.registry.clock()
-    for key in turn.marks:
-        await receipts.claim(surface.registry.db, key, now)
 
 
 async def _run(

@@ -20,11 +20,11 @@ from bot.cardspec import Verb
 from bot.placement import Placement, SlackPlacement
 from bot.slack import texts
 from bot.slack.blocks import (
-    DECIDING,
     EVERY,
     Block,
     button,
     context,
+    copy_verbs,
     dialog,
     plain,
     section,
@@ -113,7 +113,7 @@ def batch_message(
     """The notification text and blocks of a batch copy as it stands now: a private copy
     whose reader ``approved`` it (a first of two) has no buttons left."""
     spec = of_batch(batch, token=token)
-    verbs = (frozenset[Verb]() if approved else DECIDING) if private else EVERY
+    verbs = copy_verbs(private=private, approved=approved)
     return texts.notification(spec.notification), render_batch(spec, verbs=verbs)
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "card_id_of_block",
     "card_message",
     "context",
+    "copy_verbs",
     "divider",
     "reject_modal",
     "render_decided",
@@ -227,6 +228,14 @@ def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Bloc
     return _capped([_head(spec), *body(spec)], tail)
 
 
+def copy_verbs(*, private: bool, approved: bool) -> frozenset[Verb]:
+    """The buttons of a copy: every one on a thread's card; on a private copy, Approve, Edit and
+    Reject for its one reader, and none once that reader gave the first of two approvals."""
+    if not private:
+        return EVERY
+    return frozenset() if approved else DECIDING
+
+
 def card_message(
     record: CardRecord, *, token: str, for_user: str | None, private: bool, approved: bool = False
 ) -> tuple[str, list[Block]]:
@@ -241,7 +250,7 @@ def card_message(
     """
     if record.status is CardStatus.PENDING:
         spec = cardspec.of_record(record, token=token)
-        verbs = (frozenset[Verb]() if approved else DECIDING) if private else EVERY
+        verbs = copy_verbs(private=private, approved=approved)
         blocks = render_pending(spec, for_user=for_user, verbs=verbs)
         return texts.notification(spec.notification), blocks
     text = texts.decided_text(
