@@ -68,7 +68,9 @@ def configure_logging(level_name: str, *, stream: TextIO | None = None) -> None:
             renderer(stream),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        # One write per line (print() makes two: the text, then the newline). Workers share
+        # stderr, and with an unbuffered stream another worker's line could land in between.
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
         # Not cached: tests swap the configuration with structlog.testing.capture_logs, and a
         # logger cached before the swap would keep writing to stderr and miss the capture.
         cache_logger_on_first_use=False,

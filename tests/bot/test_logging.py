@@ -63,3 +63,34 @@ def test_lines_are_readable_on_a_terminal() -> None:
     text = out.getvalue()
     assert "card_decided" in text
     assert not text.lstrip().startswith("{")
+
+
+class Writes(io.RawIOBase):
+    """A raw stream that keeps each write it is given, as a file descriptor sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self.calls.append(bytes(data))
+        return len(data)
+
+
+@pytest.mark.usefixtures("restored")
+def test_each_line_reaches_the_stream_in_one_write() -> None:
+    """Workers share one stderr: a line written in two parts can end up glued to another
+    worker's, and neither then parses. Built as Python builds an unbuffered stderr
+    (``PYTHONUNBUFFERED``, as containers set it), every write must be one whole line.
+    (The standard library's lines are one write already: its handler adds the newline first.)"""
+    raw = Writes()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # type: ignore[arg-type]
+    configure_logging("INFO", stream=stream)
+    for proposals in range(3):
+        structlog.get_logger("test").info("answered", proposals=proposals)
+    assert len(raw.calls) == 3, raw.calls
+    assert all(call.endswith(b"\n") and call.count(b"\n") == 1 for call in raw.calls), raw.calls
+    assert [json.loads(call)["proposals"] for call in raw.calls] == [0, 1, 2]
