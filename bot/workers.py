@@ -24,8 +24,9 @@ process creates, hands over in ``PROMETHEUS_MULTIPROC_DIR`` and removes at the e
 left from an earlier run would add its counts to this one's).
 
 SIGTERM or Ctrl-C here stops every worker, also while they are starting; each finishes its work
-in flight first. A worker that ends on its own stops the others too, and ``serve`` fails, so the
-process manager restarts the whole server rather than leaving it short of a worker. Should this
+in flight first; one that fails to (killed, or an error while draining) makes ``serve`` fail.
+A worker that ends on its own stops the others too, and ``serve`` fails, so the process
+manager restarts the whole server rather than leaving it short of a worker. Should this
 process be killed outright, each worker notices within a second and stops as if told to.
 """
 
@@ -79,7 +80,8 @@ def listening(host: str, port: int) -> socket.socket:
 async def serve_workers(sock: socket.socket, count: int) -> None:
     """Runs ``count`` workers on ``sock`` until SIGTERM/SIGINT, then stops them all.
 
-    Raises ``WorkerEndedError`` when a worker ended on its own (the others are stopped first).
+    Raises ``WorkerEndedError`` when a worker ended on its own (the others are stopped first),
+    or when one did not stop cleanly once asked to.
     """
     stop = _stop_on_signals()  # before the first worker: a stop while starting is kept too
     with _metrics_directory() as metrics_dir:
@@ -101,6 +103,13 @@ async def serve_workers(sock: socket.socket, count: int) -> None:
         raise WorkerEndedError(
             f"worker {ended.pid} stopped on its own ({_how(ended.returncode)}), so every "
             "worker was stopped; see the log for why, then start the server again."
+        )
+    unclean = next((w for w in workers if w.returncode != 0), None)
+    if unclean is not None:
+        # Killed, or failed while draining: work it had in flight may have been cut short.
+        raise WorkerEndedError(
+            f"worker {unclean.pid} did not stop cleanly ({_how(unclean.returncode)}); "
+            "see the log for what it was doing."
         )
 
 

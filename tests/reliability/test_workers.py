@@ -177,6 +177,32 @@ async def test_a_worker_that_dies_stops_the_server_and_says_so(
     assert not Path(f"/proc/{second}").exists()
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_a_worker_that_fails_to_stop_cleanly_fails_the_stop(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """SIGTERM to `serve`, and one worker dies instead of draining: `serve` exits 1 naming it,
+    so the process manager learns that work in flight may have been cut short."""
+    served = await _two_workers(db, database_url, slack, http, tmp_path)
+    assert served.process is not None
+    first, second = _workers_of(served)
+    os.kill(first, signal.SIGSTOP)  # frozen, it cannot act on the SIGTERM to come
+    try:
+        served.process.send_signal(signal.SIGTERM)
+
+        async def second_stopped() -> bool:
+            return _gone(second)
+
+        await wait_until(second_stopped, seconds=60, what="the other worker stopped")
+        os.kill(first, signal.SIGKILL)
+        await asyncio.to_thread(served.process.wait, 60)
+    finally:
+        served.kill()
+    assert served.process.returncode == 1
+    log = served.log.read_text()
+    assert f"countersign: worker {first} did not stop cleanly (killed by signal 9)" in log
+
+
 def _gone(pid: int) -> bool:
     """Exited: no such process, or one waiting only to be reaped (a zombie)."""
     try:
