@@ -18,6 +18,7 @@ import structlog
 
 from bot.lanes import Conversations, Lane, LaneName
 from bot.metrics import Metrics
+from bot.turn_order import TurnOrder
 from tools import Agent, Caller, Proposal, Registry
 from tools.directory import Directory
 from tools.merchant import DEFAULT_AGENT
@@ -173,3 +174,9 @@ class Surface:
     metrics: Metrics = field(default_factory=Metrics)
     # Seconds a message waits for its answer before it is shown typing (``bot.turns.Typing``).
     typing_after: float = TYPING_AFTER
+    # One turn at a time per conversation across processes (``tasks`` orders them within one).
+    turn_order: TurnOrder = field(init=False)
+
+    def __post_init__(self) -> None:
+        registry = self.registry
+        self.turn_order = TurnOrder(registry.db, registry.lease, clock=registry.clock)

@@ -142,7 +142,8 @@ async def _answer(surface: Surface, adapter: Adapter, turn: Turn, typing: Typing
         log.info("answered_unresolved", why=caller)
         return
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
-        await _run(surface, adapter, turn, caller, typing)
+        async with surface.turn_order.holding(turn.conversation):
+            await _run(surface, adapter, turn, caller, typing)
     surface.metrics.turn_seconds.labels(platform=adapter.platform).observe(
         time.monotonic() - turn.arrived
     )

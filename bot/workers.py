@@ -11,13 +11,10 @@ behind a load balancer:
 - a delivery is claimed once (``receipts``);
 - a card is claimed once;
 - the sweeps decide each card by a conditional UPDATE;
-- a turn's history is appended after whatever another turn saved.
+- a turn's history is appended after whatever another turn saved;
+- one thread's turns run one at a time (``bot.turn_order``).
 
-What stays per worker:
-
-- the lanes: the turn and press limits apply to each worker;
-- the order of one conversation's turns: two messages of one thread that reach two workers run
-  at once, and its history keeps both.
+What stays per worker: the lanes, so the turn and press limits apply to each worker.
 
 ``/metrics`` sums every worker (``bot.metrics``), through a fresh directory of metric files this
 process creates, hands over in ``PROMETHEUS_MULTIPROC_DIR`` and removes at the end (a directory

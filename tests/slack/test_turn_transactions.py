@@ -33,8 +33,9 @@ async def test_mention_claims_and_identifies_in_one_transaction(bot: Bot) -> Non
     await bot.mention("UARJUN", "branches")  # warm: the conversation and caches exist
     with counted(bot) as seen:
         await bot.mention("UARJUN", "branches")
-    # Receipts + identity + mark, history read, the tool call with its audit row, history save.
-    assert seen[0] == 5
+    # Receipts + identity + mark, the thread's turn taken, history read, the tool call with its
+    # audit row, history save, the turn handed on.
+    assert seen[0] == 7
 
 
 async def test_dm_claims_and_identifies_in_one_transaction(bot: Bot) -> None:
@@ -42,4 +43,4 @@ async def test_dm_claims_and_identifies_in_one_transaction(bot: Bot) -> None:
     await bot.send(message("UARJUN", "branches", channel=DM, ts=bot.ts(), channel_type="im"))
     with counted(bot) as seen:
         await bot.send(message("UARJUN", "branches", channel=DM, ts=bot.ts(), channel_type="im"))
-    assert seen[0] == 5
+    assert seen[0] == 7

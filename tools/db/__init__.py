@@ -17,6 +17,7 @@ from tools.db.tables import (
     PolicyRow,
     ProposalRow,
     ReceiptRow,
+    TurnHoldRow,
 )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "ProposalRow",
     "ReceiptRow",
     "TenantScoped",
+    "TurnHoldRow",
     "UTCDateTime",
     "compiled",
 ]

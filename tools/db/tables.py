@@ -25,6 +25,7 @@ __all__ = [
     "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
+    "TurnHoldRow",
 ]
 
 
@@ -155,6 +156,22 @@ class ConversationRow(Base):
     messages: Mapped[str] = mapped_column(Text, default="[]")
     version: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class TurnHoldRow(Base):
+    """A conversation whose turn is running now, and which process runs it.
+
+    Inserting the row takes the conversation's turn and deleting it hands it on, so across
+    processes one thread's turns run one at a time (``bot.turn_order``). ``turn`` names the
+    turn, ``holder`` its process's lease (``process_leases``), which tells whether it still runs.
+    """
+
+    __tablename__ = "turn_holds"
+
+    conversation: Mapped[str] = mapped_column(String(255), primary_key=True)
+    turn: Mapped[str] = mapped_column(String(32))
+    holder: Mapped[str] = mapped_column(String(32))
+    since: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class ReceiptRow(Base):

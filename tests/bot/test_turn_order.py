@@ -1,0 +1,113 @@
+"""Turn holds: one turn per conversation across processes, and no thread held for ever by the dead."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import func, select, text
+from structlog.testing import capture_logs
+
+from bot.turn_order import HOLD_LIMIT, TurnOrder
+from tests.support.clock import SteppedClock
+from tools.db import Database, TurnHoldRow
+from tools.lease import ProcessLease
+
+THREAD = "T0FIESTA:C0OPS:1800000000.000001"
+
+
+def _process(db: Database, clock: SteppedClock, *, wait_limit: float = 30.0) -> TurnOrder:
+    """A turn order as one process has it: its own lease."""
+    return TurnOrder(db, ProcessLease(db, clock=clock), clock=clock, wait_limit=wait_limit)
+
+
+async def _holds(db: Database) -> int:
+    async with db.begin() as conn:
+        return int((await conn.scalar(select(func.count()).select_from(TurnHoldRow))) or 0)
+
+
+async def test_a_second_process_waits_for_the_hold_then_runs(db: Database) -> None:
+    """While one process's turn holds a thread, another's waits; it runs once the first ends,
+    and nothing is left held."""
+    clock = SteppedClock()
+    one, other = _process(db, clock), _process(db, clock)
+    ran: list[str] = []
+
+    async def second() -> None:
+        async with other.holding(THREAD):
+            ran.append("second")
+
+    async with one.holding(THREAD):
+        waiting = asyncio.create_task(second())
+        await asyncio.sleep(0.5)
+        assert ran == [] and not waiting.done()
+        ran.append("first")
+    await asyncio.wait_for(waiting, 10)
+    assert ran == ["first", "second"]
+    assert await _holds(db) == 0
+
+
+async def test_other_conversations_do_not_wait(db: Database) -> None:
+    """A hold is per conversation: another thread's turn runs at once."""
+    clock = SteppedClock()
+    one, other = _process(db, clock), _process(db, clock)
+    async with one.holding(THREAD):
+        await asyncio.wait_for(_enter(other, THREAD + "2"), 5)
+
+
+async def _enter(order: TurnOrder, conversation: str) -> None:
+    async with order.holding(conversation):
+        pass
+
+
+async def test_the_hold_of_a_stopped_process_is_taken_over(db: Database) -> None:
+    """A process that stopped (or died) mid-turn does not keep its thread: the next turn
+    takes the hold over at once and says so."""
+    clock = SteppedClock()
+    dead_lease = ProcessLease(db, clock=clock)
+    dead = TurnOrder(db, dead_lease, clock=clock)
+    await dead_lease.start()
+    await dead._take(THREAD)  # its turn began, and then the process went away
+    await dead_lease.stop()
+    with capture_logs() as logs:
+        await asyncio.wait_for(_enter(_process(db, clock), THREAD), 5)
+    assert [e["holder"] for e in logs if e["event"] == "turn_hold_taken_over"] == [
+        dead_lease.holder
+    ]
+    assert await _holds(db) == 0
+
+
+async def test_a_live_process_keeps_its_hold_until_it_outlasts_any_turn(db: Database) -> None:
+    """A hold whose process still beats is waited for; once older than any turn can run, it
+    is taken over all the same."""
+    clock = SteppedClock()
+    lease = ProcessLease(db, clock=clock)
+    await lease.start()
+    await TurnOrder(db, lease, clock=clock)._take(THREAD)
+    waiting = asyncio.create_task(_enter(_process(db, clock), THREAD))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()
+    clock.step(HOLD_LIMIT)
+    await lease.beat()  # still alive: only the hold's age lets the next turn in
+    await asyncio.wait_for(waiting, 5)
+
+
+async def test_a_turn_that_waits_too_long_runs_anyway_and_says_so(db: Database) -> None:
+    """Past the wait limit the turn runs without the hold (the other's hold is left alone)."""
+    clock = SteppedClock()
+    await _process(db, clock)._take(THREAD)
+    impatient = _process(db, clock, wait_limit=0.3)
+    with capture_logs() as logs:
+        await asyncio.wait_for(_enter(impatient, THREAD), 5)
+    assert [e["event"] for e in logs] == ["turn_hold_waited_out"]
+    assert await _holds(db) == 1
+
+
+async def test_a_hold_that_cannot_be_handed_on_is_logged(db: Database) -> None:
+    """The database refusing the hand-on when the turn ends: logged in full, not raised over
+    the turn's own outcome."""
+    order = _process(db, SteppedClock())
+    with capture_logs() as logs:
+        async with order.holding(THREAD), db.begin(write=True) as conn:
+            await conn.execute(text("DROP TABLE turn_holds"))
+    [event] = [e for e in logs if e["event"] == "turn_hold_not_handed_on"]
+    assert event["log_level"] == "error" and event["exc_info"] is True
