@@ -40,31 +40,37 @@ from tools.tokens import is_batch_token
 __all__ = ["decide", "open_reject", "register"]
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
-    def pressed(verb: presses.Verb) -> Callable[..., Awaitable[None]]:
-        async def on_press(
-            ack: AsyncAck,
-            body: dict[str, Any],
-            action: dict[str, Any],
-            context: AsyncBoltContext,
-            client: AsyncWebClient,
-        ) -> None:
-            await ack()
-            adapter = SlackAdapter(
-                client, pressed_where(body, context), audit_channel=surface.audit_channel
-            )
-            token, card_id = pressed_card(action)
-            press = presses.Press(
-                installation=adapter.where.installation,
-                user=adapter.where.user,
-                token=token,
-                verb=verb,
-                card_id=card_id,
-                user_team=user_team(body),
-            )
-            surface.tasks.press(decide(surface, adapter, press), name=f"{verb} by {press.user}")
+Listener = Callable[..., Awaitable[None]]
 
-        return on_press
+
+def register(app: AsyncApp, surface: Surface) -> None:
+    """Adds the listeners: Approve and Withdraw are decided at once, Reject asks why first."""
+    app.action(APPROVE_ACTION)(_on_press(surface, "approve"))
+    app.action(WITHDRAW_ACTION)(_on_press(surface, "withdraw"))
+    app.action(REJECT_ACTION)(_on_reject(surface))
+    app.view(REJECT_VIEW)(_on_reject_submit(surface))
+
+
+def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
+    """A button that is the press itself: acked, then decided in the press lane."""
+
+    async def on_press(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
+        await ack()
+        adapter = _adapter(surface, client, pressed_where(body, context))
+        press = _button_press(adapter.where, body, action, verb=verb)
+        surface.tasks.press(decide(surface, adapter, press), name=f"{verb} by {press.user}")
+
+    return on_press
+
+
+def _on_reject(surface: Surface) -> Listener:
+    """Reject's button: acked, then the reason modal (``open_reject``)."""
 
     async def on_reject(
         ack: AsyncAck,
@@ -74,10 +80,14 @@ def register(app: AsyncApp, surface: Surface) -> None:
         client: AsyncWebClient,
     ) -> None:
         await ack()
-        adapter = SlackAdapter(
-            client, pressed_where(body, context), audit_channel=surface.audit_channel
-        )
+        adapter = _adapter(surface, client, pressed_where(body, context))
         await open_reject(surface, adapter, *pressed_card(action))
+
+    return on_reject
+
+
+def _on_reject_submit(surface: Surface) -> Listener:
+    """The reason modal's submission: the Reject press, decided like the others."""
 
     async def on_reject_submit(
         ack: AsyncAck,
@@ -87,30 +97,54 @@ def register(app: AsyncApp, surface: Surface) -> None:
         client: AsyncWebClient,
     ) -> None:
         await ack()
-        meta = json.loads(view.get("private_metadata") or "{}")
-        value = (view["state"]["values"].get(REASON_BLOCK) or {}).get(REASON_INPUT) or {}
-        where = Where(
-            installation_of(context),
-            str(body["user"]["id"]),
-            channel=meta.get("channel"),
-            thread_ts=meta.get("thread_ts"),
-        )
-        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-        press = presses.Press(
-            installation=where.installation,
-            user=where.user,
-            token=str(meta.get("token", "")),
-            verb="reject",
-            card_id=str(meta.get("card_id") or "") or None,
-            reason=str(value.get("value") or ""),
-            user_team=user_team(body),
-        )
+        where, press = _rejection(installation_of(context), body, view)
+        adapter = _adapter(surface, client, where)
         surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
 
-    app.action(APPROVE_ACTION)(pressed("approve"))
-    app.action(WITHDRAW_ACTION)(pressed("withdraw"))
-    app.action(REJECT_ACTION)(on_reject)
-    app.view(REJECT_VIEW)(on_reject_submit)
+    return on_reject_submit
+
+
+def _adapter(surface: Surface, client: AsyncWebClient, where: Where) -> SlackAdapter:
+    return SlackAdapter(client, where, audit_channel=surface.audit_channel)
+
+
+def _button_press(
+    where: Where, body: dict[str, Any], action: dict[str, Any], *, verb: presses.Verb
+) -> presses.Press:
+    """The press a card's button makes: its signed token and card, by whom, from where."""
+    token, card_id = pressed_card(action)
+    return presses.Press(
+        installation=where.installation,
+        user=where.user,
+        token=token,
+        verb=verb,
+        card_id=card_id,
+        user_team=user_team(body),
+    )
+
+
+def _rejection(
+    installation: str, body: dict[str, Any], view: dict[str, Any]
+) -> tuple[Where, presses.Press]:
+    """Where a submitted reason modal was opened (kept in its metadata) and the Reject it makes."""
+    meta = json.loads(view.get("private_metadata") or "{}")
+    value = (view["state"]["values"].get(REASON_BLOCK) or {}).get(REASON_INPUT) or {}
+    where = Where(
+        installation,
+        str(body["user"]["id"]),
+        channel=meta.get("channel"),
+        thread_ts=meta.get("thread_ts"),
+    )
+    press = presses.Press(
+        installation=where.installation,
+        user=where.user,
+        token=str(meta.get("token", "")),
+        verb="reject",
+        card_id=str(meta.get("card_id") or "") or None,
+        reason=str(value.get("value") or ""),
+        user_team=user_team(body),
+    )
+    return where, press
 
 
 async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) -> None:

@@ -1,11 +1,12 @@
-"""Slack as the core's ``Adapter``: Web API calls for one request or one card copy; never decides anything.
+"""Slack as the core's ``Adapter``, bound to one request or one card copy; never decides anything.
 
 Built per request (bound to its workspace, channel, thread and person) or per card copy (to show
-a card settled without a request). Every message goes out with ``parse="none"`` and no unfurls:
-what the data says is what the channel sees, and a link in a product name grows no preview.
-Slack's errors on the way out are logged and swallowed only where a missing side effect is
-better than a half-told story (a reaction, an update, an audit line); posting the answer
-itself is never swallowed.
+a card settled without a request). It answers where the request came from (the reply, a card, a
+private word, the hourglass, a modal) and finds the people Slack vouches for; a card's copies,
+updates and audit lines go out through ``bot.slack.outbound``. Every message goes out with
+``parse="none"`` and no unfurls. Slack's errors on the way out are logged and swallowed only
+where a missing side effect is better than a half-told story (a reaction, an update, an audit
+line); posting the answer itself is never swallowed.
 """
 
 from __future__ import annotations
@@ -21,19 +22,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import cardspec
 from bot.adapter import Form, Words
 from bot.placement import Placement, Platform, SlackPlacement
-from bot.slack import texts
+from bot.slack import outbound, texts
 from bot.slack.batch import batch_message, update_batch
-from bot.slack.blocks import DECIDING, Block, card_message, reject_modal, render_pending
-from bot.slack.mrkdwn import esc_data
+from bot.slack.blocks import reject_modal, render_pending
+from bot.slack.outbound import POST_OPTIONS, slack_error
 from tools import Caller, CardRecord, Proposal
 from tools.batching import Batch, BatchRecord
 from tools.tool import Routing
 
-__all__ = ["POST_OPTIONS", "SlackAdapter", "Where", "slack_error"]
+__all__ = ["SlackAdapter", "Where"]
 
-POST_OPTIONS: dict[str, Any] = {"parse": "none", "unfurl_links": False, "unfurl_media": False}
-# chat.update's answers for a card message that no longer exists: the card is posted anew.
-_GONE = frozenset({"message_not_found", "channel_not_found"})
 log = structlog.get_logger("bot.slack.adapter")
 
 
@@ -49,14 +47,6 @@ def _vouched(found: dict[str, Any]) -> str | None:
         return None
     email = (found.get("profile") or {}).get("email")
     return str(email) if email else None
-
-
-def slack_error(failed: SlackApiError) -> str:
-    """Slack's error code (``channel_not_found``), or the HTTP status when there is none."""
-    data = failed.response.data
-    if isinstance(data, dict) and data.get("error"):
-        return str(data["error"])
-    return f"http {failed.response.status_code}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,118 +141,15 @@ class SlackAdapter:
 
     async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
         assert isinstance(placement, SlackPlacement)
-        # A private copy (``conversation`` None: it belongs to no conversation with the model)
-        # is only ever seen by someone the card is issued to.
-        text, blocks = card_message(
-            record,
-            token=placement.token,
-            for_user=placement.user,
-            private=placement.conversation is None,
-            approved=placement.approved_by_reader(record),
-        )
-        try:
-            await self.client.chat_update(
-                channel=placement.channel, ts=placement.ts, text=text, parse="none", blocks=blocks
-            )
-        except SlackApiError as failed:
-            error = slack_error(failed)
-            if error in _GONE:
-                return await self._post_anew(record, placement, text, blocks, error)
-            log.error(
-                "card_update_failed", channel=placement.channel, card_id=record.card_id, error=error
-            )
-            return None
-        log.info(
-            "card_updated",
-            tenant=record.tenantid,
-            channel=placement.channel,
-            user=record.decided_by,
-            card_id=record.card_id,
-            status=str(record.status),
-        )
-        return None
-
-    async def _post_anew(
-        self,
-        record: CardRecord,
-        placement: SlackPlacement,
-        text: str,
-        blocks: list[Block],
-        error: str,
-    ) -> Placement | None:
-        """Posts the card as it stands at the channel's top level; returns its new place.
-
-        After a restart that lost the workspace (or a person deleting the card), chat.update
-        answered message_not_found: the press was decided but nobody saw it, and the audit line
-        replied into a thread that no longer existed. When the channel itself is gone
-        (channel_not_found), the card goes to the person it was issued to, in their DM.
-        """
-        channel = placement.user if error == "channel_not_found" and placement.user else None
-        try:
-            response = await self.client.chat_postMessage(
-                channel=channel or placement.channel, text=text, blocks=blocks, **POST_OPTIONS
-            )
-        except SlackApiError as failed:
-            log.error(
-                "card_update_failed",
-                channel=placement.channel,
-                card_id=record.card_id,
-                error=f"{error}, then {slack_error(failed)}",
-            )
-            return None
-        where = str(response.get("channel") or placement.channel)
-        log.info(
-            "card_posted_anew",
-            tenant=record.tenantid,
-            channel=where,
-            card_id=record.card_id,
-            was=error,
-        )
-        return placement.model_copy(
-            update={"channel": where, "ts": str(response["ts"]), "thread_ts": None}
-        )
+        return await outbound.update_card(self.client, record, placement)
 
     async def post_audit(
         self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
     ) -> None:
         assert isinstance(placement, SlackPlacement)
-        text = texts.audit_text(
-            str(record.status),
-            summary=record.summary,
-            by=record.decided_by_name or "",
-            standing=record.standing,
-            reason=record.reason,
-            outcome=record.outcome,
+        await outbound.post_audit(
+            self.client, record, placement, audit=audit_channel or self.audit_channel
         )
-        for target in self._audit_targets(placement, audit_channel or self.audit_channel):
-            try:
-                await self.client.chat_postMessage(text=text, **target, **POST_OPTIONS)
-            except SlackApiError as failed:
-                log.error(
-                    "audit_post_failed",
-                    channel=target["channel"],
-                    card_id=record.card_id,
-                    error=slack_error(failed),
-                )
-                continue
-            log.info(
-                "audit_posted",
-                tenant=record.tenantid,
-                channel=target["channel"],
-                user=record.decided_by,
-                card_id=record.card_id,
-            )
-
-    def _audit_targets(self, placement: SlackPlacement, audit: str | None) -> list[dict[str, Any]]:
-        """The card's thread (broadcast to the channel), and the audit channel when set: the
-        workspace's own (``/countersign audit here``), else ``COUNTERSIGN_AUDIT_CHANNEL``."""
-        thread = placement.thread_ts
-        targets: list[dict[str, Any]] = [
-            {"channel": placement.channel, "thread_ts": thread, "reply_broadcast": bool(thread)}
-        ]
-        if audit and audit != placement.channel:
-            targets.append({"channel": audit})
-        return targets
 
     async def post_privately(self, text: str) -> None:
         """Ephemeral in the channel, or a DM when the request came from the App Home."""
@@ -284,33 +171,9 @@ class SlackAdapter:
     async def send_copy(
         self, record: CardRecord, user: str, *, token: str, push: str
     ) -> Placement | None:
-        """Posts the card, with Approve and Reject, in the person's DM with the app.
-
-        ``text`` is the push their phone shows (what, and who asked), so it must say it alone.
-        """
-        spec = cardspec.of_record(record, token=token)
-        try:
-            opened = await self.client.conversations_open(users=user)
-            channel = str(opened["channel"]["id"])
-            response = await self.client.chat_postMessage(
-                channel=channel,
-                text=texts.notification(push),
-                blocks=render_pending(spec, for_user=user, verbs=DECIDING),
-                **POST_OPTIONS,
-            )
-        except SlackApiError as failed:
-            log.error(
-                "copy_failed", card_id=record.card_id, slack_user=user, error=slack_error(failed)
-            )
-            return None
-        log.info("copy_sent", tenant=record.tenantid, card_id=record.card_id, slack_user=user)
-        return SlackPlacement(
-            team=self.where.installation,
-            channel=channel,
-            ts=str(response["ts"]),
-            user=user,
-            conversation=None,
-            token=token,
+        """Posts the card, with Approve and Reject, in the person's DM with the app."""
+        return await outbound.send_copy(
+            self.client, record, user, installation=self.where.installation, token=token, push=push
         )
 
     async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
@@ -340,35 +203,17 @@ class SlackAdapter:
     async def send_batch_copy(
         self, batch: BatchRecord, user: str, *, token: str, push: str
     ) -> Placement | None:
-        _, blocks = batch_message(batch, token=token, private=True)
-        try:
-            opened = await self.client.conversations_open(users=user)
-            channel = str(opened["channel"]["id"])
-            response = await self.client.chat_postMessage(
-                channel=channel, text=texts.notification(push), blocks=blocks, **POST_OPTIONS
-            )
-        except SlackApiError as failed:
-            log.error("copy_failed", batch_id=batch.batch_id, error=slack_error(failed))
-            return None
-        return SlackPlacement(
-            team=self.where.installation,
-            channel=channel,
-            ts=str(response["ts"]),
-            user=user,
-            conversation=None,
-            token=token,
+        return await outbound.send_batch_copy(
+            self.client, batch, user, installation=self.where.installation, token=token, push=push
         )
 
     async def post_batch_audit(
         self, text: str, placement: Placement, *, audit_channel: str | None = None
     ) -> None:
         assert isinstance(placement, SlackPlacement)
-        said = texts.clip(esc_data(text), 3000)
-        for target in self._audit_targets(placement, audit_channel or self.audit_channel):
-            try:
-                await self.client.chat_postMessage(text=said, **target, **POST_OPTIONS)
-            except SlackApiError as failed:
-                log.error("audit_post_failed", channel=target["channel"], error=slack_error(failed))
+        await outbound.post_batch_audit(
+            self.client, text, placement, audit=audit_channel or self.audit_channel
+        )
 
     async def typing(self, *, on: bool) -> None:
         """The hourglass on the message; a missing reaction is never worth failing over."""

@@ -20,13 +20,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import identity, turns
 from bot.cardspec import clip
-from bot.placement import SlackPlacement, first
+from bot.placement import Placement, SlackPlacement, first
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, section
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
 from bot.slack.texts import editing as texts
 from bot.surface import Surface
-from tools import CardRecord, Tool
+from tools import Caller, CardRecord, Proposal, Tool
 from tools.errors import CountersignError
 
 __all__ = ["edit_modal", "register"]
@@ -151,21 +151,15 @@ async def _submitted(
 ) -> None:
     """Answers the modal: errors in it, or closes it and posts the new card after the ack."""
     meta = json.loads(view.get("private_metadata") or "{}")
-    record = await surface.registry.card(str(meta.get("card_id") or ""))
-    tool = surface.registry.lookup_or_none(record.tool) if record else None
-    if record is None or tool is None or not tool.editable:
+    found = await _editable(surface, str(meta.get("card_id") or ""))
+    if found is None:
         await ack()
         return
-    first_block = f"{_FIELD_PREFIX}{tool.editable[0]}"
-    installation, user = installation_of(context), str(body["user"]["id"])
+    record, tool = found
     old = first(record, "slack")
-    where = _where(installation, user, old)
-    adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-    caller = await identity.resolve(
-        surface.directory, adapter, installation, user, user_team=user_team(body)
-    )
+    adapter, caller = await _editor(surface, client, context, body, old)
     if isinstance(caller, str):
-        await ack(response_action="errors", errors={first_block: texts.NOT_LINKED})
+        await _refuse(ack, tool, texts.NOT_LINKED)
         return
     changes = _changes(tool, view["state"]["values"])
     try:
@@ -173,21 +167,64 @@ async def _submitted(
             surface.agent, str(meta.get("token", "")), caller, changes
         )
     except CountersignError as refused:
-        await ack(response_action="errors", errors={first_block: clip(str(refused), 2000)})
+        await _refuse(ack, tool, clip(str(refused), 2000))
         return
     await ack()
     assert result.proposal is not None
+    _post_later(surface, adapter, result.proposal, caller=caller, old=old)
+
+
+async def _editable(surface: Surface, card_id: str) -> tuple[CardRecord, Tool] | None:
+    """The card and its tool, when the tool lets a person change some of its arguments."""
+    record = await surface.registry.card(card_id)
+    tool = surface.registry.lookup_or_none(record.tool) if record else None
+    if record is None or tool is None or not tool.editable:
+        return None
+    return record, tool
+
+
+async def _editor(
+    surface: Surface,
+    client: AsyncWebClient,
+    context: AsyncBoltContext,
+    body: dict[str, Any],
+    old: Placement | None,
+) -> tuple[SlackAdapter, Caller | identity.Unresolved]:
+    """The adapter that posts where the old card was, and the person editing (or why unknown)."""
+    installation, user = installation_of(context), str(body["user"]["id"])
+    where = _where(installation, user, old)
+    adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+    caller = await identity.resolve(
+        surface.directory, adapter, installation, user, user_team=user_team(body)
+    )
+    return adapter, caller
+
+
+async def _refuse(ack: AsyncAck, tool: Tool, message: str) -> None:
+    """Keeps the modal open with ``message`` under its first field; nothing is changed."""
+    await ack(response_action="errors", errors={f"{_FIELD_PREFIX}{tool.editable[0]}": message})
+
+
+def _post_later(
+    surface: Surface,
+    adapter: SlackAdapter,
+    proposal: Proposal,
+    *,
+    caller: Caller,
+    old: Placement | None,
+) -> None:
+    """Posts the new card in the press lane, after the modal has closed."""
     conversation = old.conversation if old is not None else None
     surface.tasks.press(
         turns.post_edited(
             surface,
             adapter,
-            result.proposal,
+            proposal,
             caller=caller,
             conversation=conversation,
-            installation=installation,
+            installation=adapter.where.installation,
         ),
-        name=f"edit by {user}",
+        name=f"edit by {adapter.where.user}",
     )
 
 

@@ -9,6 +9,7 @@ each other never stop.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import Any
 
@@ -31,8 +32,21 @@ _SPOKEN = {None, "thread_broadcast", "file_share"}
 _IGNORED_EVENTS = ("app_uninstalled", "tokens_revoked")
 
 
+Listener = Callable[..., Awaitable[None]]
+Work = Coroutine[Any, Any, None]
+
+
 def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) -> None:
     """Adds the event listeners; ``ignore_uninstall`` is False when OAuth handles revocations."""
+    app.event("app_mention")(_on_mention(surface))
+    app.event("message")(_on_message(surface))
+    if ignore_uninstall:
+        for name in _IGNORED_EVENTS:
+            app.event(name)(_ignore)
+
+
+def _on_mention(surface: Surface) -> Listener:
+    """An @mention: always answered, in the thread it starts or is part of."""
 
     async def on_mention(
         body: dict[str, Any],
@@ -45,13 +59,14 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts") or event["ts"])
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         typing = turns.Typing(adapter)
-        typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived)
-        surface.tasks.turn(
-            turns.answer(surface, adapter, turn, typing=typing),
-            name=f"mention {event['ts']}",
-            conversation=turn.conversation,
-            queued=typing.on,
-        )
+        work = turns.answer(surface, adapter, turn, typing=typing)
+        _queue(surface, turn, typing, work=work, show=typing.on, name=f"mention {event['ts']}")
+
+    return on_mention
+
+
+def _on_message(surface: Surface) -> Listener:
+    """A message: answered in a DM, or in a channel thread the bot is already part of."""
 
     async def on_message(
         body: dict[str, Any],
@@ -59,12 +74,9 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
         context: AsyncBoltContext,
         client: AsyncWebClient,
     ) -> None:
-        if event.get("subtype") not in _SPOKEN or _from_bot(event) or not event.get("user"):
+        if not _answerable(event):
             return
-        thread = event.get("thread_ts")
-        if event.get("channel_type") != "im" and not thread:
-            return  # a channel's top level is answered only when mentioned (app_mention)
-        where, turn = turn_of(body, event, context, thread=thread)
+        where, turn = turn_of(body, event, context, thread=event.get("thread_ts"))
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         typing = turns.Typing(adapter)
         if event.get("channel_type") == "im":
@@ -72,21 +84,37 @@ def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) 
         else:
             work = follow_up(surface, adapter, turn, typing=typing)
             show = partial(_typing_if_ours, surface, adapter, typing)
-        # Shown at once when the turn has to wait for a slot; otherwise only if the answer is
-        # not out within ``typing_after`` of the message arriving (a slow model).
-        typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived, show=show)
-        surface.tasks.turn(
-            work, name=f"message {event['ts']}", conversation=turn.conversation, queued=show
-        )
+        _queue(surface, turn, typing, work=work, show=show, name=f"message {event['ts']}")
 
-    async def ignore() -> None:
-        return None
+    return on_message
 
-    app.event("app_mention")(on_mention)
-    app.event("message")(on_message)
-    if ignore_uninstall:
-        for name in _IGNORED_EVENTS:
-            app.event(name)(ignore)
+
+async def _ignore() -> None:
+    return None
+
+
+def _answerable(event: dict[str, Any]) -> bool:
+    """A person saying something in a DM or in a thread."""
+    if event.get("subtype") not in _SPOKEN or _from_bot(event) or not event.get("user"):
+        return False
+    # A channel's top level is answered only when mentioned (app_mention).
+    return event.get("channel_type") == "im" or bool(event.get("thread_ts"))
+
+
+def _queue(
+    surface: Surface,
+    turn: turns.Turn,
+    typing: turns.Typing,
+    *,
+    work: Work,
+    show: Callable[[], Work],
+    name: str,
+) -> None:
+    """Runs ``work`` in the turn's conversation lane, with its typing indicator armed."""
+    # Shown at once when the turn has to wait for a slot; otherwise only if the answer is
+    # not out within ``typing_after`` of the message arriving (a slow model).
+    typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived, show=show)
+    surface.tasks.turn(work, name=name, conversation=turn.conversation, queued=show)
 
 
 def _from_bot(event: dict[str, Any]) -> bool:

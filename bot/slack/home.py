@@ -22,9 +22,10 @@ from bot import cardspec, identity
 from bot.batch_lists import listed
 from bot.cardspec import CardSpec
 from bot.placement import first
-from bot.slack.adapter import SlackAdapter, Where, slack_error
+from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
 from bot.slack.lists import home_view
+from bot.slack.outbound import slack_error
 from bot.surface import Surface
 from tools import Caller, CardRecord
 

@@ -24,7 +24,7 @@ from bot import identity, presses
 from bot.cardspec import of_record
 from bot.placement import TeamsPlacement, placements_of
 from bot.surface import Surface
-from bot.teams.adapter import TeamsAdapter, decided_card, view_of
+from bot.teams.adapter import TeamsAdapter
 from bot.teams.adaptive import (
     CARD_TYPE,
     REASON_INPUT,
@@ -36,6 +36,7 @@ from bot.teams.adaptive import (
     render,
 )
 from bot.teams.batch_refresh import batch_answer, refresh_batch
+from bot.teams.copy_view import decided_card, view_of
 from bot.teams.identity import who
 from tools import CardRecord
 from tools.tokens import is_batch_token

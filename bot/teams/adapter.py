@@ -1,11 +1,12 @@
 """Teams as the core's ``Adapter``: activities sent through one turn's context; never decides anything.
 
 A card is posted as the status everyone sees, with a refresh that gives its asker their own
-view; each person it is issued to gets a private copy, with the buttons, in a 1:1 chat with
-the bot. A change updates every copy it can reach (``PUT …/activities/{id}``) and posts the
-audit reply where the card was asked. An invoke (a card press) is answered in the HTTP response
-with the card the presser should now see, so what the core tells the presser privately is kept
-here and put on that card (``answer_card``) instead of being sent as a message.
+view (``bot.teams.copy_view`` draws each copy); each person it is issued to gets a private copy,
+with the buttons, in a 1:1 chat with the bot (``bot.teams.personal``). A change updates every
+copy it can reach (``PUT …/activities/{id}``) and posts the audit reply where the card was
+asked. An invoke (a card press) is answered in the HTTP response with the card the presser
+should now see, so what the core tells the presser privately is kept here and put on that card
+(``answer_card``) instead of being sent as a message.
 """
 
 from __future__ import annotations
@@ -14,101 +15,33 @@ from collections.abc import Sequence
 from typing import Any
 
 import structlog
-from microsoft_agents.activity import Activity, ActivityTypes, Attachment, TextFormatTypes
+from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
 from bot import wording
 from bot.adapter import Form, Words
-from bot.cardspec import clip, of_proposal, of_record
+from bot.cardspec import of_proposal
 from bot.placement import Placement, Platform, TeamsPlacement
-from bot.teams import texts
-from bot.teams.adaptive import CARD_TYPE, View, render
+from bot.teams import personal, texts
+from bot.teams.adaptive import View, render
 from bot.teams.batch import batch_card, batch_view
+from bot.teams.copy_view import (
+    card_activity,
+    decided_card,
+    is_private,
+    notification,
+    plain,
+    view_of,
+)
 from bot.teams.identity import Who, member_email
 from bot.teams.outbound import FAILURES, Outbound
-from tools import Caller, CardRecord, CardStatus, Proposal
+from tools import Caller, CardRecord, Proposal
 from tools.batching import Batch, BatchRecord
 
-__all__ = [
-    "TeamsAdapter",
-    "card_activity",
-    "conversation_key",
-    "decided_card",
-    "is_private",
-    "view_of",
-]
+__all__ = ["TeamsAdapter"]
 
 log = structlog.get_logger("bot.teams.adapter")
 Json = dict[str, Any]
-
-
-def conversation_key(conversation_id: str, tenant: str) -> str:
-    """One model conversation per Teams chat or channel reply chain (its id carries ``;messageid=``)."""
-    return f"teams:{tenant}:{conversation_id}"
-
-
-def card_activity(card: Json, summary: str, *, activity_id: str | None = None) -> Activity:
-    """A message carrying one Adaptive Card; ``summary`` is the notification's text."""
-    return Activity(
-        type=ActivityTypes.message,
-        id=activity_id,
-        summary=clip(summary, 250),
-        attachments=[Attachment(content_type=CARD_TYPE, content=card)],
-    )
-
-
-def _plain(text: str) -> Activity:
-    return Activity(type=ActivityTypes.message, text=text, text_format=TextFormatTypes.plain)
-
-
-def _notification(record: CardRecord) -> str:
-    """What a changed card says in a notification: still waiting (and for whom), or decided."""
-    if record.status is CardStatus.PENDING:
-        waiting = wording.who(tuple(i.name for i in record.waiting_for))
-        return wording.card_text(record.summary, waiting or "You")
-    by = record.decided_by_name or ""
-    return wording.decided_text(str(record.status), record.summary, by, record.standing)
-
-
-def is_private(placement: TeamsPlacement) -> bool:
-    """A copy sent to one person in a 1:1 chat: no model conversation, only its reader."""
-    return placement.conversation is None and placement.aad is not None
-
-
-def view_of(record: CardRecord, caller: Caller | None) -> View:
-    """What ``caller`` may still do with the card: decide it, withdraw it (its asker), or watch."""
-    if caller is None or record.status is not CardStatus.PENDING:
-        return "everyone"
-    if record.issued_to_person(caller.userid, caller.tenantid) and not record.approved_by(
-        caller.userid
-    ):
-        return "issuee"
-    if (record.userid, record.tenantid) == (caller.userid, caller.tenantid):
-        return "asker"
-    return "everyone"
-
-
-def decided_card(
-    record: CardRecord,
-    placement: TeamsPlacement | None,
-    *,
-    notice: str | None = None,
-    view: View | None = None,
-) -> Json:
-    """The card as a copy shows it now (decided, expired or still pending).
-
-    A private copy shows its one reader their buttons while the card waits; a shared one shows
-    the status, and its refresh gives each reader their own view.
-    """
-    token = placement.token if placement else ""
-    issued_to = placement.issued_to if placement else None
-    spec = of_record(record, token=token, issued_to=issued_to)
-    if view is None:
-        # A private copy's one reader decides it, unless they gave its first of two approvals.
-        mine = placement is not None and is_private(placement)
-        done = placement is not None and placement.approved_by_reader(record)
-        view = "issuee" if mine and not done else "everyone"
-    return render(spec, view=view, issuee=placement.user if placement else None, notice=notice)
 
 
 class TeamsAdapter:
@@ -153,7 +86,7 @@ class TeamsAdapter:
 
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""
-        await self.out.send(self.post_to, _plain(text))
+        await self.out.send(self.post_to, plain(text))
 
     async def post_card(
         self, proposal: Proposal, *, caller: Caller, conversation: str
@@ -187,7 +120,7 @@ class TeamsAdapter:
         card = decided_card(record, placement)
         try:
             await self.out.update(
-                where, card_activity(card, _notification(record), activity_id=placement.activity_id)
+                where, card_activity(card, notification(record), activity_id=placement.activity_id)
             )
         except FAILURES as failed:
             log.error("card_update_failed", card_id=record.card_id, error=type(failed).__name__)
@@ -219,7 +152,7 @@ class TeamsAdapter:
             log.warning("audit_unreachable", card_id=record.card_id, conversation=where)
             return
         try:
-            await self.out.send(where, _plain(text))
+            await self.out.send(where, plain(text))
         except FAILURES as failed:
             log.error("audit_post_failed", card_id=record.card_id, error=type(failed).__name__)
             return
@@ -233,45 +166,16 @@ class TeamsAdapter:
 
     async def notify(self, user: str, text: str) -> None:
         """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
-        try:
-            chat = await self.out.open_personal(user, self._tenant())
-            await self.out.send(chat, _plain(texts.reply(text)))
-        except FAILURES as failed:
-            log.error("notify_failed", person=user, error=type(failed).__name__)
-            return
-        log.info("notified", person=user)
+        await personal.notify(self.out, user, text, tenant=self._tenant())
 
     async def send_copy(
         self, record: CardRecord, user: str, *, token: str, push: str
     ) -> Placement | None:
-        """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id).
-
-        Their ``29:`` id, looked up in the new chat, is the copy's refresh: a copy sent with
-        Approve still showed it to a manager who had since approved (her press then refused
-        as "already approved"); refreshed, Teams asks for her view and she sees the status.
-        """
+        """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""
         tenant = self._tenant()
-        try:
-            chat = await self.out.open_personal(user, tenant)
-            address, name = await self.out.member(chat, user) or (None, None)
-            # No model conversation: the decision is told where the card was asked, once.
-            placement = TeamsPlacement(
-                tenant=tenant,
-                service_url=self.out.service_url,
-                conversation_id=chat,
-                user=address,
-                aad=user,
-                issued_to=name or None,
-                token=token,
-            )
-            sent = await self.out.send(chat, card_activity(decided_card(record, placement), push))
-        except FAILURES as failed:
-            log.error(
-                "copy_failed", card_id=record.card_id, person=user, error=type(failed).__name__
-            )
-            return None
-        log.info("copy_sent", card_id=record.card_id, tenant=record.tenantid, person=user)
-        return placement.model_copy(update={"activity_id": sent})
+        return await personal.send_copy(
+            self.out, record, user, tenant=tenant, token=token, push=push
+        )
 
     async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
         assert self.sender is not None, "a card is posted only for a resolved sender"
@@ -315,24 +219,9 @@ class TeamsAdapter:
         self, batch: BatchRecord, user: str, *, token: str, push: str
     ) -> Placement | None:
         tenant = self._tenant()
-        try:
-            chat = await self.out.open_personal(user, tenant)
-            address, name = await self.out.member(chat, user) or (None, None)
-            placement = TeamsPlacement(
-                tenant=tenant,
-                service_url=self.out.service_url,
-                conversation_id=chat,
-                user=address,
-                aad=user,
-                issued_to=name or None,
-                token=token,
-            )
-            card, _ = batch_card(batch, token=token, view="issuee")
-            sent = await self.out.send(chat, card_activity(card, push))
-        except FAILURES as failed:
-            log.error("copy_failed", batch_id=batch.batch_id, error=type(failed).__name__)
-            return None
-        return placement.model_copy(update={"activity_id": sent})
+        return await personal.send_batch_copy(
+            self.out, batch, user, tenant=tenant, token=token, push=push
+        )
 
     async def post_batch_audit(
         self, text: str, placement: Placement, *, audit_channel: str | None = None
@@ -343,7 +232,7 @@ class TeamsAdapter:
             log.warning("audit_unreachable", conversation=where)
             return
         try:
-            await self.out.send(where, _plain(texts.batch_audit_text(text)))
+            await self.out.send(where, plain(texts.batch_audit_text(text)))
         except FAILURES as failed:
             log.error("audit_post_failed", error=type(failed).__name__)
 

@@ -29,8 +29,9 @@ from bot.decisions import show_decision
 from bot.placement import TeamsPlacement, first
 from bot.surface import Surface
 from bot.teams.actions import refresh, visible
-from bot.teams.adapter import TeamsAdapter, card_activity, decided_card
+from bot.teams.adapter import TeamsAdapter
 from bot.teams.adaptive import CARD_TYPE, VERB_EDIT, notice_card
+from bot.teams.copy_view import card_activity, decided_card
 from bot.teams.edit_card import VERB_EDIT_CANCEL, VERB_EDIT_SAVE, EditField, edit_form, typed
 from bot.teams.identity import who
 from bot.teams.outbound import Outbound

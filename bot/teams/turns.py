@@ -15,12 +15,17 @@ from microsoft_agents.hosting.core import TurnContext
 from bot import turns
 from bot.surface import Surface
 from bot.teams import texts
-from bot.teams.adapter import TeamsAdapter, conversation_key
+from bot.teams.adapter import TeamsAdapter
 from bot.teams.identity import Who, who
 
-__all__ = ["answer", "is_spoken", "receipt_key", "turn_of"]
+__all__ = ["answer", "conversation_key", "is_spoken", "receipt_key", "turn_of"]
 
 log = structlog.get_logger("bot.teams.turns")
+
+
+def conversation_key(conversation_id: str, tenant: str) -> str:
+    """One model conversation per Teams chat or channel reply chain (its id carries ``;messageid=``)."""
+    return f"teams:{tenant}:{conversation_id}"
 
 
 def is_spoken(activity: Activity) -> bool:

@@ -1,0 +1,249 @@
+"""Sends a card's Slack messages and keeps them current; never decides what they say or who gets one.
+
+What ``SlackAdapter`` does with the Web API once the core has decided: a card's copy updated in
+place (posted anew when its message is gone), the decision's audit lines, a private copy of a
+card or batch in a person's DM with the app. Every message goes out with ``parse="none"`` and
+no unfurls: what the data says is what the channel sees, and a link in a product name grows no
+preview. Slack's errors here are logged and swallowed: a missing update, copy or audit line is
+better than a half-told story, and the next update retries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import cardspec
+from bot.placement import Placement, SlackPlacement
+from bot.slack import texts
+from bot.slack.batch import batch_message
+from bot.slack.blocks import DECIDING, Block, card_message, render_pending
+from bot.slack.mrkdwn import esc_data
+from tools import CardRecord
+from tools.batching import BatchRecord
+
+__all__ = [
+    "POST_OPTIONS",
+    "post_audit",
+    "post_batch_audit",
+    "send_batch_copy",
+    "send_copy",
+    "slack_error",
+    "update_card",
+]
+
+POST_OPTIONS: dict[str, Any] = {"parse": "none", "unfurl_links": False, "unfurl_media": False}
+# chat.update's answers for a card message that no longer exists: the card is posted anew.
+_GONE = frozenset({"message_not_found", "channel_not_found"})
+log = structlog.get_logger("bot.slack.outbound")
+
+
+def slack_error(failed: SlackApiError) -> str:
+    """Slack's error code (``channel_not_found``), or the HTTP status when there is none."""
+    data = failed.response.data
+    if isinstance(data, dict) and data.get("error"):
+        return str(data["error"])
+    return f"http {failed.response.status_code}"
+
+
+async def update_card(
+    client: AsyncWebClient, record: CardRecord, placement: SlackPlacement
+) -> Placement | None:
+    """Shows the card as it stands on one copy; returns the copy's new place if posted anew."""
+    # A private copy (``conversation`` None: it belongs to no conversation with the model)
+    # is only ever seen by someone the card is issued to.
+    text, blocks = card_message(
+        record,
+        token=placement.token,
+        for_user=placement.user,
+        private=placement.conversation is None,
+        approved=placement.approved_by_reader(record),
+    )
+    try:
+        await client.chat_update(
+            channel=placement.channel, ts=placement.ts, text=text, parse="none", blocks=blocks
+        )
+    except SlackApiError as failed:
+        error = slack_error(failed)
+        if error in _GONE:
+            return await _post_anew(
+                client, record, placement, text=text, blocks=blocks, error=error
+            )
+        log.error(
+            "card_update_failed", channel=placement.channel, card_id=record.card_id, error=error
+        )
+        return None
+    log.info(
+        "card_updated",
+        tenant=record.tenantid,
+        channel=placement.channel,
+        user=record.decided_by,
+        card_id=record.card_id,
+        status=str(record.status),
+    )
+    return None
+
+
+async def _post_anew(
+    client: AsyncWebClient,
+    record: CardRecord,
+    placement: SlackPlacement,
+    *,
+    text: str,
+    blocks: list[Block],
+    error: str,
+) -> Placement | None:
+    """Posts the card as it stands at the channel's top level; returns its new place.
+
+    After a restart that lost the workspace (or a person deleting the card), chat.update
+    answered message_not_found: the press was decided but nobody saw it, and the audit line
+    replied into a thread that no longer existed. When the channel itself is gone
+    (channel_not_found), the card goes to the person it was issued to, in their DM.
+    """
+    channel = placement.user if error == "channel_not_found" and placement.user else None
+    try:
+        response = await client.chat_postMessage(
+            channel=channel or placement.channel, text=text, blocks=blocks, **POST_OPTIONS
+        )
+    except SlackApiError as failed:
+        log.error(
+            "card_update_failed",
+            channel=placement.channel,
+            card_id=record.card_id,
+            error=f"{error}, then {slack_error(failed)}",
+        )
+        return None
+    where = str(response.get("channel") or placement.channel)
+    log.info(
+        "card_posted_anew",
+        tenant=record.tenantid,
+        channel=where,
+        card_id=record.card_id,
+        was=error,
+    )
+    return placement.model_copy(
+        update={"channel": where, "ts": str(response["ts"]), "thread_ts": None}
+    )
+
+
+async def post_audit(
+    client: AsyncWebClient, record: CardRecord, placement: SlackPlacement, *, audit: str | None
+) -> None:
+    """Posts the card's decision in its thread and in the ``audit`` channel when set."""
+    text = texts.audit_text(
+        str(record.status),
+        summary=record.summary,
+        by=record.decided_by_name or "",
+        standing=record.standing,
+        reason=record.reason,
+        outcome=record.outcome,
+    )
+    for target in _audit_targets(placement, audit):
+        try:
+            await client.chat_postMessage(text=text, **target, **POST_OPTIONS)
+        except SlackApiError as failed:
+            log.error(
+                "audit_post_failed",
+                channel=target["channel"],
+                card_id=record.card_id,
+                error=slack_error(failed),
+            )
+            continue
+        log.info(
+            "audit_posted",
+            tenant=record.tenantid,
+            channel=target["channel"],
+            user=record.decided_by,
+            card_id=record.card_id,
+        )
+
+
+async def post_batch_audit(
+    client: AsyncWebClient, text: str, placement: SlackPlacement, *, audit: str | None
+) -> None:
+    """Posts a settled batch's one line (the core's words, escaped) as ``post_audit`` does."""
+    said = texts.clip(esc_data(text), 3000)
+    for target in _audit_targets(placement, audit):
+        try:
+            await client.chat_postMessage(text=said, **target, **POST_OPTIONS)
+        except SlackApiError as failed:
+            log.error("audit_post_failed", channel=target["channel"], error=slack_error(failed))
+
+
+def _audit_targets(placement: SlackPlacement, audit: str | None) -> list[dict[str, Any]]:
+    """The card's thread (broadcast to the channel), and the audit channel when set: the
+    workspace's own (``/countersign audit here``), else ``COUNTERSIGN_AUDIT_CHANNEL``."""
+    thread = placement.thread_ts
+    targets: list[dict[str, Any]] = [
+        {"channel": placement.channel, "thread_ts": thread, "reply_broadcast": bool(thread)}
+    ]
+    if audit and audit != placement.channel:
+        targets.append({"channel": audit})
+    return targets
+
+
+async def send_copy(
+    client: AsyncWebClient,
+    record: CardRecord,
+    user: str,
+    *,
+    installation: str,
+    token: str,
+    push: str,
+) -> Placement | None:
+    """Posts the card, with Approve and Reject, in the person's DM with the app.
+
+    ``push`` is the text their phone shows (what, and who asked), so it must say it alone.
+    """
+    spec = cardspec.of_record(record, token=token)
+    blocks = render_pending(spec, for_user=user, verbs=DECIDING)
+    try:
+        channel, ts = await _post_in_dm(client, user, text=texts.notification(push), blocks=blocks)
+    except SlackApiError as failed:
+        log.error("copy_failed", card_id=record.card_id, slack_user=user, error=slack_error(failed))
+        return None
+    log.info("copy_sent", tenant=record.tenantid, card_id=record.card_id, slack_user=user)
+    return _private_copy(installation, channel, ts, user=user, token=token)
+
+
+async def send_batch_copy(
+    client: AsyncWebClient,
+    batch: BatchRecord,
+    user: str,
+    *,
+    installation: str,
+    token: str,
+    push: str,
+) -> Placement | None:
+    """Posts the batch card, with its buttons, in the person's DM with the app."""
+    _, blocks = batch_message(batch, token=token, private=True)
+    try:
+        channel, ts = await _post_in_dm(client, user, text=texts.notification(push), blocks=blocks)
+    except SlackApiError as failed:
+        log.error("copy_failed", batch_id=batch.batch_id, error=slack_error(failed))
+        return None
+    return _private_copy(installation, channel, ts, user=user, token=token)
+
+
+async def _post_in_dm(
+    client: AsyncWebClient, user: str, *, text: str, blocks: list[Block]
+) -> tuple[str, str]:
+    """Opens the person's DM with the app and posts there; returns its channel and ts."""
+    opened = await client.conversations_open(users=user)
+    channel = str(opened["channel"]["id"])
+    response = await client.chat_postMessage(
+        channel=channel, text=text, blocks=blocks, **POST_OPTIONS
+    )
+    return channel, str(response["ts"])
+
+
+def _private_copy(
+    installation: str, channel: str, ts: str, *, user: str, token: str
+) -> SlackPlacement:
+    """A DM copy's placement: its one reader, and no conversation with the model."""
+    return SlackPlacement(
+        team=installation, channel=channel, ts=ts, user=user, conversation=None, token=token
+    )
