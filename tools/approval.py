@@ -25,13 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tools.agent import Agent
 from tools.audit import Outcome
 from tools.caller import Caller
+from tools.card_record import Approval, CardRecord, CardStatus
+from tools.card_store import claimed
 from tools.checks import check, needed_role, standing_approvals, verify
 from tools.db import prescoped
 from tools.errors import (
     CardBusyError,
     CountersignError,
 )
-from tools.proposals import Approval, CardRecord, CardStatus, claimed
 from tools.tokens import CardClaims
 from tools.tool import Result, Tool
 from tools.trail import Trail, lost_claim

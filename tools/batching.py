@@ -23,9 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from tools import routing
 from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller, Role
+from tools.card_record import CardRecord, CardStatus
 from tools.db import BATCHES, PROPOSALS
 from tools.errors import ConflictError
-from tools.proposals import CardRecord, CardStatus
 from tools.tokens import BatchClaims, args_digest
 from tools.tool import Routing, Scope
 

@@ -12,9 +12,9 @@ from tools.agent import Agent
 from tools.approval import Decision
 from tools.audit import Outcome
 from tools.caller import Caller
+from tools.card_record import CardRecord, CardStatus
 from tools.checks import issued_to, qualified, stored_card, verify
 from tools.errors import CountersignError, NotTheAskerError
-from tools.proposals import CardRecord, CardStatus
 from tools.tokens import CardClaims
 from tools.tool import Tool
 from tools.trail import Trail, lost_claim

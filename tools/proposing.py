@@ -28,9 +28,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tools import editing, routing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
+from tools.card_record import CardRecord, CardStatus
 from tools.db import prescoped
 from tools.errors import ConflictError
-from tools.proposals import CardRecord, CardStatus
 from tools.tokens import CardClaims, args_digest
 from tools.tool import ExecuteFn, ProposeFn, Result, Scope, Tool, ToolContext
 

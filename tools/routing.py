@@ -14,12 +14,13 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller, Role
+from tools.card_record import CardRecord, CardStatus, Issuee
+from tools.card_store import CardStore
 from tools.db import PolicyRow, compiled
 from tools.db.prescoped import connection, run, tenant_statement
 from tools.errors import CardLiveError
 from tools.people import Person
 from tools.policy import Policy, route
-from tools.proposals import CardRecord, CardStatus, CardStore, Issuee
 from tools.tool import Routing
 
 __all__ = ["owners", "policy", "replace_live", "routing"]
