@@ -252,7 +252,8 @@ async def _execute(
 ) -> Decision:
     """The write, its live re-check, the card's move to ``done`` and its audit line, at once;
     a write that fails moves the card to ``failed`` with what the person reads."""
-    # Outside the try: a broken invariant is a bug to raise, never a failed write to record.
+    # Checked before the try, so a broken invariant raises as it is and is never recorded as
+    # a failed write.
     assert tool.execute is not None
     assert record.decided_at is not None
     try:
