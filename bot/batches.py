@@ -28,8 +28,8 @@ from bot.surface import Surface
 from tools import Caller, CardStatus, Proposal
 from tools.batch_approval import BatchDecision, approve_batch, reject_batch, withdraw_batch
 from tools.batching import MAX_ITEMS, Batch, BatchRecord, bundle, change_surface, load
+from tools.card_record import Issuee
 from tools.errors import CardExpiredError, ConflictError, CountersignError, NotYourCardError
-from tools.proposals import Issuee
 from tools.tokens import is_batch_token
 
 if TYPE_CHECKING:

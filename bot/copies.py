@@ -21,8 +21,8 @@ from bot.adapter import Adapter
 from bot.placement import Placement, editable_of, placements_of_stored, stored
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
+from tools.card_record import Issuee
 from tools.errors import NotFoundError
-from tools.proposals import Issuee
 
 __all__ = ["address", "send_copies"]
 

@@ -24,8 +24,8 @@ from bot.decisions import show_decision, update_copies
 from bot.placement import Placement, SlackPlacement, placements_of
 from bot.surface import Surface
 from tools import AuditEntry, CardRecord, Outcome
+from tools.card_record import Issuee
 from tools.policy import Policies
-from tools.proposals import Issuee
 from tools.routing import owners
 
 __all__ = ["Shows", "escalate", "expire"]

@@ -8,7 +8,8 @@ from tools.agent import Agent
 from tools.approval import Decision
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller, Role
-from tools.proposals import CardRecord, CardStatus, CardStore
+from tools.card_record import CardRecord, CardStatus
+from tools.card_store import CardStore
 from tools.proposing import NOT_DONE_NOTE, write_tool
 from tools.reconcile import reconcile
 from tools.registry import Registry

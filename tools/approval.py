@@ -25,13 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tools.agent import Agent
 from tools.audit import Outcome
 from tools.caller import Caller
+from tools.card_record import Approval, CardRecord, CardStatus
+from tools.card_store import claimed
 from tools.checks import check, needed_role, standing_approvals, verify
 from tools.db import prescoped
 from tools.errors import (
     CardBusyError,
     CountersignError,
 )
-from tools.proposals import Approval, CardRecord, CardStatus, claimed
 from tools.tokens import CardClaims
 from tools.tool import Result, Tool
 from tools.trail import Trail, lost_claim
@@ -128,7 +129,7 @@ async def _claim(
     changed nothing; everything after might change something, and the trail has to say so even
     if the process dies mid-write.
     """
-    now, holder = registry.clock(), registry.lease.holder
+    now = registry.clock()
     refused: CountersignError | None = None
     async with registry.db.begin(write=True) as conn:
         record = await registry.cards.get(claims.card_id, conn=conn)
@@ -143,41 +144,80 @@ async def _claim(
                 caller=caller,
             )
             assert record is not None
-            seen = len(record.approvals)
-            standing = await standing_approvals(conn, record, needed_role(record, tool))
-            approvals = (*standing, Approval(caller.userid, _name(caller), now))
-            if len(approvals) < record.approvals_needed:
-                if await registry.cards.approve_once(
-                    record.card_id, seen=seen, approvals=approvals, now=now, conn=conn
-                ):
-                    progress = f"approval {len(approvals)} of {record.approvals_needed}"
-                    await trail.add(conn, Outcome.APPROVED, progress)
-                    return Decision(replace(record, approvals=approvals))
-            elif await registry.cards.claim(
-                record.card_id,
-                caller,
-                now,
-                holder=holder,
-                conn=conn,
-                seen=seen,
-                approvals=approvals if record.approvals_needed > 1 else (),
-                decided_by_name=_names(approvals) if record.approvals_needed > 1 else None,
-            ):
-                await trail.add(conn, Outcome.APPROVED, "executing")
-                decided = claimed(record, caller, now, holder)
-                if record.approvals_needed > 1:
-                    decided = replace(
-                        decided, approvals=approvals, decided_by_name=_names(approvals)
-                    )
-                return decided, clean
-            if await _raced(registry, conn, record.card_id, seen, now):
-                return None
-            raise await lost_claim(registry, conn, record.card_id)
+            return await _count(
+                registry, trail, conn, record, clean, tool=tool, caller=caller, now=now
+            )
         except CountersignError as refusal:
             refused = refusal
             await trail.add(conn, Outcome.REFUSED, str(refusal))
     assert refused is not None
     raise refused
+
+
+async def _count(
+    registry: Registry,
+    trail: Trail,
+    conn: AsyncConnection,
+    record: CardRecord,
+    clean: BaseModel,
+    *,
+    tool: Tool,
+    caller: Caller,
+    now: datetime,
+) -> tuple[CardRecord, BaseModel] | Decision | None:
+    """Counts this approval with those still standing: recorded on a card that needs more, the
+    claim on the last one. None: another approval was counted first; read again."""
+    seen = len(record.approvals)
+    standing = await standing_approvals(conn, record, needed_role(record, tool))
+    approvals = (*standing, Approval(caller.userid, _name(caller), now))
+    if len(approvals) < record.approvals_needed:
+        if await registry.cards.approve_once(
+            record.card_id, seen=seen, approvals=approvals, now=now, conn=conn
+        ):
+            progress = f"approval {len(approvals)} of {record.approvals_needed}"
+            await trail.add(conn, Outcome.APPROVED, progress)
+            return Decision(replace(record, approvals=approvals))
+    else:
+        decided = await _start_executing(
+            registry, trail, conn, record, caller, seen=seen, approvals=approvals, now=now
+        )
+        if decided is not None:
+            return decided, clean
+    if await _raced(registry, conn, record.card_id, seen, now):
+        return None
+    raise await lost_claim(registry, conn, record.card_id)
+
+
+async def _start_executing(
+    registry: Registry,
+    trail: Trail,
+    conn: AsyncConnection,
+    record: CardRecord,
+    caller: Caller,
+    *,
+    seen: int,
+    approvals: tuple[Approval, ...],
+    now: datetime,
+) -> CardRecord | None:
+    """``pending → executing`` under this process's lease, with the "approved / executing"
+    audit line; the card as claimed, or None: the card was no longer as read."""
+    holder, needs_two = registry.lease.holder, record.approvals_needed > 1
+    if not await registry.cards.claim(
+        record.card_id,
+        caller,
+        now,
+        holder=holder,
+        conn=conn,
+        seen=seen,
+        approvals=approvals if needs_two else (),
+        decided_by_name=_names(approvals) if needs_two else None,
+    ):
+        return None
+    await trail.add(conn, Outcome.APPROVED, "executing")
+    decided = claimed(record, caller, now, holder)
+    if needs_two:
+        decided = replace(decided, approvals=approvals, decided_by_name=_names(approvals))
+    return decided
 
 
 async def _raced(
@@ -210,27 +250,14 @@ async def _execute(
     clean: BaseModel,
     caller: Caller,
 ) -> Decision:
-    """The write, its live re-check, the card's move to ``done`` and its audit line, at once."""
+    """The write, its live re-check, the card's move to ``done`` and its audit line, at once;
+    a write that fails moves the card to ``failed`` with what the person reads."""
+    # Checked before the try, so a broken invariant raises as it is and is never recorded as
+    # a failed write.
     assert tool.execute is not None
     assert record.decided_at is not None
-    card_id = record.card_id
     try:
-        async with registry.db.tenant_session(caller.tenantid, write=True) as session:
-            ctx = await registry.context(
-                session, caller, record.decided_at, card_id, approved_by=record.decided_by_name
-            )
-            result = await tool.execute(ctx, clean)
-            await session.flush()
-            conn, outcome = await prescoped.connection(session), _describe(result)
-            if not await registry.cards.move(
-                card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, conn=conn, outcome=outcome
-            ):
-                # The reconciler of another process declared this card interrupted while we
-                # ran; rolling back keeps its "nothing was changed" true.
-                await session.rollback()
-                return await _interrupted(registry, trail, card_id)
-            await trail.add(conn, Outcome.DONE, outcome, result.count)
-            await session.commit()
+        return await _write(registry, trail, tool=tool, record=record, clean=clean, caller=caller)
     except CountersignError as failed:
         return await _failed(
             registry, trail, record, note=str(failed), detail=str(failed), error=failed
@@ -241,6 +268,38 @@ async def _execute(
             registry, trail, record, note=note, detail=f"{type(broken).__name__}: {broken}"
         )
         raise
+
+
+async def _write(
+    registry: Registry,
+    trail: Trail,
+    *,
+    tool: Tool,
+    record: CardRecord,
+    clean: BaseModel,
+    caller: Caller,
+) -> Decision:
+    """Runs the write in the caller's tenant and moves the card to ``done`` with its audit
+    line, all in one transaction."""
+    assert tool.execute is not None  # as _execute checked, for the type checker
+    assert record.decided_at is not None
+    card_id = record.card_id
+    async with registry.db.tenant_session(caller.tenantid, write=True) as session:
+        ctx = await registry.context(
+            session, caller, record.decided_at, card_id, approved_by=record.decided_by_name
+        )
+        result = await tool.execute(ctx, clean)
+        await session.flush()
+        conn, outcome = await prescoped.connection(session), _describe(result)
+        if not await registry.cards.move(
+            card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, conn=conn, outcome=outcome
+        ):
+            # The reconciler of another process declared this card interrupted while we
+            # ran; rolling back keeps its "nothing was changed" true.
+            await session.rollback()
+            return await _interrupted(registry, trail, card_id)
+        await trail.add(conn, Outcome.DONE, outcome, result.count)
+        await session.commit()
     return Decision(replace(record, status=CardStatus.DONE, outcome=outcome), result)
 
 

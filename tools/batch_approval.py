@@ -22,6 +22,7 @@ from tools.approval import approve_verified
 from tools.audit import Outcome
 from tools.batching import BATCH_TOOL, BatchRecord
 from tools.caller import Caller
+from tools.card_record import CardRecord, CardStatus
 from tools.checks import tool_of
 from tools.decline import end_verified
 from tools.errors import (
@@ -31,7 +32,6 @@ from tools.errors import (
     NotTheAskerError,
     NotYourCardError,
 )
-from tools.proposals import CardRecord, CardStatus
 from tools.tokens import CardClaims
 from tools.trail import Trail, lost_claim
 

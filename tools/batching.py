@@ -23,9 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from tools import routing
 from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller, Role
+from tools.card_record import CardRecord, CardStatus
 from tools.db import BATCHES, PROPOSALS
 from tools.errors import ConflictError
-from tools.proposals import CardRecord, CardStatus
 from tools.tokens import BatchClaims, args_digest
 from tools.tool import Routing, Scope
 
@@ -148,38 +148,13 @@ async def bundle(registry: Registry, caller: Caller, card_ids: Sequence[str]) ->
     started, now, batch_id = time.perf_counter(), registry.clock(), uuid.uuid4().hex
     async with registry.db.tenant_session(caller.tenantid, write=True) as session:
         conn = await session.connection()
-        items = [await registry.cards.get(cid, conn=conn) for cid in card_ids]
-        live = [c for c in items if c is not None and _joinable(c, caller, now)]
-        if len(live) != len(card_ids):
-            raise ConflictError("One of these cards was decided or changed meanwhile.")
+        live = await _live(registry, conn, caller, card_ids, now)
         issued = await _strictest(session, caller, live)
-        stored_issued = [i.stored() for i in issued.issued_to]
-        for card in live:
-            params = {
-                "card": card.card_id,
-                "asker": caller.userid,
-                "tenant": caller.tenantid,
-                "batch": batch_id,
-                "issued": stored_issued,
-                "needed": issued.approvals,
-                "role": issued.role,
-                "routed": issued.routed,
-            }
-            if (await conn.execute(_JOIN, params)).rowcount != 1:
-                raise ConflictError("One of these cards was decided or changed meanwhile.")
+        await _join(conn, caller, live, batch_id=batch_id, issued=issued)
         digest = batch_digest(card_ids, live)
         expires_at = min(c.expires_at for c in live)
-        await conn.execute(
-            BATCHES.insert(),
-            {
-                "id": batch_id,
-                "tenant_id": caller.tenantid,
-                "user_id": caller.userid,
-                "created_at": now,
-                "expires_at": expires_at,
-                "digest": digest,
-                "items": list(card_ids),
-            },
+        await _insert(
+            conn, caller, card_ids, batch_id=batch_id, digest=digest, now=now, expires_at=expires_at
         )
         entry = _audited(caller, now, batch_id, card_ids, started)
         entry.agent = live[0].agent
@@ -191,6 +166,72 @@ async def bundle(registry: Registry, caller: Caller, card_ids: Sequence[str]) ->
         BatchClaims(batch_id, caller.userid, caller.tenantid, digest)
     )
     return Batch(record, token, issued)
+
+
+async def _live(
+    registry: Registry,
+    conn: AsyncConnection,
+    caller: Caller,
+    card_ids: Sequence[str],
+    now: datetime,
+) -> list[CardRecord]:
+    """The cards to group, each still live, the asker's and in no batch; else a refusal."""
+    items = [await registry.cards.get(cid, conn=conn) for cid in card_ids]
+    live = [c for c in items if c is not None and _joinable(c, caller, now)]
+    if len(live) != len(card_ids):
+        raise ConflictError("One of these cards was decided or changed meanwhile.")
+    return live
+
+
+async def _join(
+    conn: AsyncConnection,
+    caller: Caller,
+    cards: Sequence[CardRecord],
+    *,
+    batch_id: str,
+    issued: Routing,
+) -> None:
+    """Puts each card in the batch under the strictest routing, each by one conditional UPDATE;
+    a card changed since it was read refuses the whole batch."""
+    stored_issued = [i.stored() for i in issued.issued_to]
+    for card in cards:
+        params = {
+            "card": card.card_id,
+            "asker": caller.userid,
+            "tenant": caller.tenantid,
+            "batch": batch_id,
+            "issued": stored_issued,
+            "needed": issued.approvals,
+            "role": issued.role,
+            "routed": issued.routed,
+        }
+        if (await conn.execute(_JOIN, params)).rowcount != 1:
+            raise ConflictError("One of these cards was decided or changed meanwhile.")
+
+
+async def _insert(
+    conn: AsyncConnection,
+    caller: Caller,
+    card_ids: Sequence[str],
+    *,
+    batch_id: str,
+    digest: str,
+    now: datetime,
+    expires_at: datetime,
+) -> None:
+    """Stores the batch: its cards in the order they were proposed, and the digest it signs."""
+    await conn.execute(
+        BATCHES.insert(),
+        {
+            "id": batch_id,
+            "tenant_id": caller.tenantid,
+            "user_id": caller.userid,
+            "created_at": now,
+            "expires_at": expires_at,
+            "digest": digest,
+            "items": list(card_ids),
+        },
+    )
 
 
 def _joinable(card: CardRecord, caller: Caller, now: datetime) -> bool:

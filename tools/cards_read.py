@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import ConfigDict
 from sqlalchemy import select
 
+from tools.card_record import CardRecord, CardStatus
 from tools.db import ProposalRow
 from tools.people import Person
-from tools.proposals import CardRecord, CardStatus
 from tools.schema import Args
 from tools.tool import Result, Tool, ToolContext
 

@@ -17,6 +17,7 @@ from tools import schema
 from tools.agent import Agent
 from tools.audit import Outcome
 from tools.caller import Caller, Role
+from tools.card_record import Approval, CardRecord, CardStatus
 from tools.errors import (
     AlreadyApprovedError,
     CardExpiredError,
@@ -29,7 +30,6 @@ from tools.errors import (
     UnknownToolError,
 )
 from tools.people import Person
-from tools.proposals import Approval, CardRecord, CardStatus
 from tools.tokens import CardClaims, args_digest
 from tools.tool import Scope, Tool
 from tools.trail import Trail

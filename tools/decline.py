@@ -6,15 +6,18 @@ the refusal's line). Neither can run a write; a card ended here never runs.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tools.agent import Agent
 from tools.approval import Decision
 from tools.audit import Outcome
 from tools.caller import Caller
+from tools.card_record import CardRecord, CardStatus
 from tools.checks import issued_to, qualified, stored_card, verify
 from tools.errors import CountersignError, NotTheAskerError
-from tools.proposals import CardRecord, CardStatus
 from tools.tokens import CardClaims
 from tools.tool import Tool
 from tools.trail import Trail, lost_claim
@@ -99,25 +102,9 @@ async def end_verified(
     refused: CountersignError | None = None
     async with registry.db.begin(write=True) as conn:
         try:
-            record = stored_card(claims, await registry.cards.get(claims.card_id, conn=conn))
-            trail.entry.agent = record.agent
-            if to is CardStatus.WITHDRAWN:
-                _asker(record, caller)
-            else:
-                # Rejecting is deciding: the same people, with the role still theirs.
-                issued_to(record, caller)
-                qualified(record, tool, caller)
-            if not await registry.cards.move(
-                claims.card_id,
-                frm=CardStatus.PENDING,
-                to=to,
-                conn=conn,
-                decided_by=caller.userid,
-                decided_by_name=caller.name or f"user {caller.userid}",
-                decided_at=now,
-                reason=reason,
-            ):
-                raise await lost_claim(registry, conn, claims.card_id)
+            await _end_pending(
+                registry, trail, conn, claims, tool, caller=caller, to=to, now=now, reason=reason
+            )
         except CountersignError as refusal:
             refused = refusal
             await trail.add(conn, Outcome.REFUSED, str(refusal))
@@ -128,3 +115,41 @@ async def end_verified(
         raise refused
     assert ended is not None
     return Decision(ended)
+
+
+async def _end_pending(
+    registry: Registry,
+    trail: Trail,
+    conn: AsyncConnection,
+    claims: CardClaims,
+    tool: Tool,
+    *,
+    caller: Caller,
+    to: CardStatus,
+    now: datetime,
+    reason: str | None,
+) -> None:
+    """Checks this person may end the stored card this way, then moves it from ``pending``.
+
+    Raises:
+        CountersignError: they may not, or it was decided meanwhile; the card is unchanged.
+    """
+    record = stored_card(claims, await registry.cards.get(claims.card_id, conn=conn))
+    trail.entry.agent = record.agent
+    if to is CardStatus.WITHDRAWN:
+        _asker(record, caller)
+    else:
+        # Rejecting is deciding: the same people, with the role still theirs.
+        issued_to(record, caller)
+        qualified(record, tool, caller)
+    if not await registry.cards.move(
+        claims.card_id,
+        frm=CardStatus.PENDING,
+        to=to,
+        conn=conn,
+        decided_by=caller.userid,
+        decided_by_name=caller.name or f"user {caller.userid}",
+        decided_at=now,
+        reason=reason,
+    ):
+        raise await lost_claim(registry, conn, claims.card_id)

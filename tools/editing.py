@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from tools import schema
 from tools.agent import Agent
 from tools.caller import Caller
+from tools.card_record import CardRecord, CardStatus
 from tools.checks import issued_to, qualified, stored_card, verify
 from tools.errors import (
     ConflictError,
@@ -25,7 +26,6 @@ from tools.errors import (
     InvalidArgumentsError,
     NotAllowedError,
 )
-from tools.proposals import CardRecord, CardStatus
 from tools.tool import ProposalDetail, Result, Tool
 from tools.trail import Trail
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +28,21 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tools import editing, routing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
+from tools.caller import Caller
+from tools.card_record import CardRecord, CardStatus
 from tools.db import prescoped
 from tools.errors import ConflictError
-from tools.proposals import CardRecord, CardStatus
 from tools.tokens import CardClaims, args_digest
-from tools.tool import ExecuteFn, ProposeFn, Result, Scope, Tool, ToolContext
+from tools.tool import (
+    ExecuteFn,
+    Proposal,
+    ProposeFn,
+    Result,
+    Routing,
+    Scope,
+    Tool,
+    ToolContext,
+)
 
 if TYPE_CHECKING:
     from tools.registry import Registry
@@ -70,91 +80,121 @@ async def propose(
     ``edited`` is the card a person edited (``tools.editing``): it must be the card this one
     replaces, in this same transaction, or no card is made.
     """
+    proposal, resolved = await _resolve(ctx, clean, tool)
+    card = _Sealed.of(resolved, ctx.now + registry.card_ttl)
+    issued = await routing.routing(
+        ctx.session, ctx.caller, tool_role=tool.role, amount=proposal.amount
+    )
+    conn = await prescoped.connection(ctx.session)
+    replaced = await _replace_live(
+        registry, conn, ctx, card, tool=tool, proposal=proposal, edited=edited
+    )
+    token = registry.signer.mint(card.claims(tool.name, ctx.caller))
+    row = _row(ctx, card, agent=agent, tool=tool, proposal=proposal, issued=issued)
+    await _insert(registry, conn, **row)
+    await _audit(registry, conn, entry, card, proposal, replaced=replaced, timer=timer, now=ctx.now)
+    await ctx.session.commit()
+    return _answer(proposal, card, token=token, issued=issued, replaced=replaced, tool=tool)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sealed:
+    """A card about to be stored: its id, when it stops being valid, and its arguments as the
+    schema resolved them (``args``), as stored (``stored``) and sealed by ``digest``."""
+
+    card_id: str
+    expires_at: datetime
+    args: BaseModel
+    stored: dict[str, Any]
+    digest: str
+
+    @classmethod
+    def of(cls, resolved: BaseModel, expires_at: datetime) -> _Sealed:
+        stored = resolved.model_dump(mode="json")
+        return cls(uuid.uuid4().hex, expires_at, resolved, stored, args_digest(stored))
+
+    def claims(self, tool: str, asker: Caller) -> CardClaims:
+        """What the card's signed token vouches for: this card, its tool, its asker, its digest."""
+        return CardClaims(self.card_id, tool, asker.userid, asker.tenantid, self.digest)
+
+
+async def _resolve(ctx: ToolContext, clean: BaseModel, tool: Tool) -> tuple[Proposal, BaseModel]:
+    """What the write would do, as the tool resolves it, and its arguments through the schema."""
     assert tool.propose is not None
     # A refusal here is the useful kind: "that request is already approved" reaches the person
     # before they press anything.
     proposal = await tool.propose(ctx, clean)
     # Resolved arguments go through the schema now, as they will at approval, so a tool that
     # resolves into something its own schema rejects fails here, not on the manager's phone.
-    resolved = schema.validate(tool.name, tool.args, proposal.args or clean)
-    sealed = resolved.model_dump(mode="json")
-    card_id, expires_at = uuid.uuid4().hex, ctx.now + registry.card_ttl
-    digest = args_digest(sealed)
-    issued = await routing.routing(
-        ctx.session, ctx.caller, tool_role=tool.role, amount=proposal.amount
-    )
-    conn = await prescoped.connection(ctx.session)
-    replaced = (
-        await routing.replace_live(
+    return proposal, schema.validate(tool.name, tool.args, proposal.args or clean)
+
+
+async def _replace_live(
+    registry: Registry,
+    conn: AsyncConnection,
+    ctx: ToolContext,
+    card: _Sealed,
+    *,
+    tool: Tool,
+    proposal: Proposal,
+    edited: CardRecord | None,
+) -> list[CardRecord]:
+    """The pending cards on the same target this card ends (``routing.replace_live``); none
+    without a target. An edit must end the very card it edits (``editing.replaced_it``)."""
+    replaced: list[CardRecord] = []
+    if proposal.target:
+        replaced = await routing.replace_live(
             registry.cards,
             conn,
             tenantid=ctx.caller.tenantid,
             target=proposal.target,
             tool=tool.name,
-            digest=digest,
+            digest=card.digest,
             now=ctx.now,
-            new_card=card_id,
+            new_card=card.card_id,
             summary=proposal.summary,
             edited=(edited.card_id, editing.outcome(edited.details, proposal.details))
             if edited
             else None,
         )
-        if proposal.target
-        else []
-    )
     if edited is not None:
         editing.replaced_it(edited, replaced, ctx.now)
-    claims = CardClaims(card_id, tool.name, ctx.caller.userid, ctx.caller.tenantid, digest)
-    token = registry.signer.mint(claims)
-    await _insert(
-        registry,
-        conn,
-        id=card_id,
-        tool=tool.name,
-        agent=agent.name,
-        user_id=ctx.caller.userid,
-        tenant_id=ctx.caller.tenantid,
-        args=sealed,
-        digest=digest,
-        summary=proposal.summary,
-        details=[{"label": d.label, "value": d.value} for d in proposal.details],
-        warning=proposal.warning,
-        status=CardStatus.PENDING,
-        created_at=ctx.now,
-        expires_at=expires_at,
-        issued_to=[i.stored() for i in issued.issued_to],
-        approvals=[],
-        approvals_needed=issued.approvals,
-        approved_count=0,
-        needed_role=issued.role,
-        routed=issued.routed,
-        target=proposal.target,
-        standing=proposal.standing,
-    )
-    for old in replaced:
-        await registry.audit.add(conn, _ended(entry, old, card_id, ctx.now))
-    entry.args, entry.card_id, entry.rows = sealed, card_id, 1
-    entry.outcome, entry.detail = Outcome.PROPOSED, proposal.summary
-    entry.took_ms = (time.perf_counter() - timer) * 1000
-    await registry.audit.add(conn, entry)
-    await ctx.session.commit()
-    proposal = replace(
-        proposal,
-        args=resolved,
-        card=token,
-        card_id=card_id,
-        expires_at=expires_at,
-        routing=issued,
-        replaced=tuple(old.card_id for old in replaced),
-        editable=tool.editable,
-    )
-    return Result(
-        rows=[proposal.public()],
-        count=1,
-        scope="nothing has changed yet",
-        note=NOT_DONE_NOTE,
-        proposal=proposal,
-    )
+    return replaced
+
+
+def _row(
+    ctx: ToolContext,
+    card: _Sealed,
+    *,
+    agent: Agent,
+    tool: Tool,
+    proposal: Proposal,
+    issued: Routing,
+) -> dict[str, Any]:
+    """The card as stored: pending, issued to whom the policy routed it, approved by nobody yet."""
+    return {
+        "id": card.card_id,
+        "tool": tool.name,
+        "agent": agent.name,
+        "user_id": ctx.caller.userid,
+        "tenant_id": ctx.caller.tenantid,
+        "args": card.stored,
+        "digest": card.digest,
+        "summary": proposal.summary,
+        "details": [{"label": d.label, "value": d.value} for d in proposal.details],
+        "warning": proposal.warning,
+        "status": CardStatus.PENDING,
+        "created_at": ctx.now,
+        "expires_at": card.expires_at,
+        "issued_to": [i.stored() for i in issued.issued_to],
+        "approvals": [],
+        "approvals_needed": issued.approvals,
+        "approved_count": 0,
+        "needed_role": issued.role,
+        "routed": issued.routed,
+        "target": proposal.target,
+        "standing": proposal.standing,
+    }
 
 
 async def _insert(registry: Registry, conn: AsyncConnection, **values: Any) -> None:
@@ -183,4 +223,53 @@ def _ended(proposing: AuditEntry, old: CardRecord, new_card: str, now: datetime)
         outcome=Outcome.EXPIRED if expired else Outcome.SUPERSEDED,
         detail="time ran out" if expired else f"replaced by card {new_card}",
         card_id=old.card_id,
+    )
+
+
+async def _audit(
+    registry: Registry,
+    conn: AsyncConnection,
+    entry: AuditEntry,
+    card: _Sealed,
+    proposal: Proposal,
+    *,
+    replaced: list[CardRecord],
+    timer: float,
+    now: datetime,
+) -> None:
+    """The audit lines of the cards this one ended, then its own "proposed" line."""
+    for old in replaced:
+        await registry.audit.add(conn, _ended(entry, old, card.card_id, now))
+    entry.args, entry.card_id, entry.rows = card.stored, card.card_id, 1
+    entry.outcome, entry.detail = Outcome.PROPOSED, proposal.summary
+    entry.took_ms = (time.perf_counter() - timer) * 1000
+    await registry.audit.add(conn, entry)
+
+
+def _answer(
+    proposal: Proposal,
+    card: _Sealed,
+    *,
+    token: str,
+    issued: Routing,
+    replaced: list[CardRecord],
+    tool: Tool,
+) -> Result:
+    """The tool's answer: the card for the surface, and for the model that nothing changed yet."""
+    proposal = replace(
+        proposal,
+        args=card.args,
+        card=token,
+        card_id=card.card_id,
+        expires_at=card.expires_at,
+        routing=issued,
+        replaced=tuple(old.card_id for old in replaced),
+        editable=tool.editable,
+    )
+    return Result(
+        rows=[proposal.public()],
+        count=1,
+        scope="nothing has changed yet",
+        note=NOT_DONE_NOTE,
+        proposal=proposal,
     )

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from tools.audit import AuditEntry, Outcome
+from tools.card_record import CardRecord, CardStatus
 from tools.db import LEASES, PROPOSALS
 from tools.lease import LeaseState, ProcessLease
-from tools.proposals import CardRecord, CardStatus
 
 if TYPE_CHECKING:
     from tools.registry import Registry

@@ -19,10 +19,11 @@ from tools import approval, decline, editing, proposing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
+from tools.card_record import CardRecord
+from tools.card_store import CardStore
 from tools.db import Database
 from tools.errors import CountersignError, NotAllowedError, RoleRequiredError, UnknownToolError
 from tools.lease import ProcessLease
-from tools.proposals import CardRecord, CardStore
 from tools.tokens import CardSigner, Clock, utcnow
 from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 

@@ -14,12 +14,13 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from tools.caller import Caller, Role
+from tools.card_record import CardRecord, CardStatus, Issuee
+from tools.card_store import CardStore
 from tools.db import PolicyRow, compiled
 from tools.db.prescoped import connection, run, tenant_statement
 from tools.errors import CardLiveError
 from tools.people import Person
 from tools.policy import Policy, route
-from tools.proposals import CardRecord, CardStatus, CardStore, Issuee
 from tools.tool import Routing
 
 __all__ = ["owners", "policy", "replace_live", "routing"]
@@ -106,11 +107,7 @@ async def replace_live(
         CardLiveError: the identical write is already waiting; no card is made.
     """
     pending = await cards.pending_on(conn, tenantid, target)
-    live = [card for card in pending if card.expires_at > now]
-    for card in live:
-        if card.tool == tool and card.digest == digest:
-            waiting = " or ".join(i.name for i in card.waiting_for if i.name)
-            raise CardLiveError(card_id=card.card_id, waiting_for=waiting, at=card.created_at)
+    _refuse_identical(pending, tool=tool, digest=digest, now=now)
     ended = []
     for card in pending:
         expired = card.expires_at <= now
@@ -124,6 +121,15 @@ async def replace_live(
         if moved:
             ended.append(card)
     return ended
+
+
+def _refuse_identical(pending: list[CardRecord], *, tool: str, digest: str, now: datetime) -> None:
+    """Refuses a write identical to one of the live cards: that card is the one to press."""
+    live = [card for card in pending if card.expires_at > now]
+    for card in live:
+        if card.tool == tool and card.digest == digest:
+            waiting = " or ".join(i.name for i in card.waiting_for if i.name)
+            raise CardLiveError(card_id=card.card_id, waiting_for=waiting, at=card.created_at)
 
 
 def _replaced(

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Caller, Role
+from tools.card_record import Issuee
 from tools.errors import NeedsApprovalError
-from tools.proposals import Issuee
 
 __all__ = [
     "ExecuteFn",

@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller
+from tools.card_record import CardStatus
 from tools.errors import CardDecidedError, CardExpiredError, CountersignError
-from tools.proposals import CardStatus
 from tools.tool import Scope
 
 if TYPE_CHECKING:

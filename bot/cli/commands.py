@@ -16,10 +16,10 @@ from bot.cli.failures import CliError, checked_url, database_errors, shown_url
 from bot.cli.lookup import person_names, tenant_names
 from bot.cli.session import open_database, probe_database
 from bot.settings import Settings, SettingsError
+from tools.card_record import CardRecord
 from tools.directory import Directory
 from tools.merchant import build_registry
 from tools.merchant.demo import load_demo
-from tools.proposals import CardRecord
 from tools.reconcile import reconcile
 from tools.tokens import CardSigner
 

@@ -19,6 +19,7 @@ from tests.merchant.writes_support import (
     propose,
     snapshot,
 )
+from tools.card_record import CardStatus
 from tools.db import Database
 from tools.errors import (
     CardDecidedError,
@@ -28,7 +29,6 @@ from tools.errors import (
 )
 from tools.merchant import DEFAULT_AGENT
 from tools.merchant.models import Order, Refund
-from tools.proposals import CardStatus
 from tools.registry import Registry
 from tools.tool import Proposal
 

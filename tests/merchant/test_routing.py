@@ -25,6 +25,7 @@ from tests.merchant.writes_support import (
 )
 from tools.audit import Outcome
 from tools.caller import Role
+from tools.card_record import CardStatus, Issuee
 from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import (
     AlreadyApprovedError,
@@ -36,7 +37,6 @@ from tools.errors import (
 )
 from tools.merchant import DEFAULT_AGENT
 from tools.merchant.models import BranchRequest, Person, Refund
-from tools.proposals import CardStatus, Issuee
 from tools.registry import Registry
 from tools.tool import Proposal
 

@@ -23,6 +23,7 @@ from tests.merchant.writes_support import (
     snapshot,
     untargeted,
 )
+from tools.card_record import CardStatus
 from tools.db import Database
 from tools.errors import (
     AmbiguousError,
@@ -32,7 +33,6 @@ from tools.errors import (
 )
 from tools.merchant.models import PriceChange, Product, Stock, StockMovement
 from tools.merchant.writes_catalog import AdjustStockArgs, SetPriceArgs
-from tools.proposals import CardStatus
 
 _WRAP = "FF-PANEER-WRAP"
 

@@ -26,6 +26,7 @@ from tests.merchant.writes_support import (
     update,
 )
 from tools.approval import Decision
+from tools.card_record import CardStatus
 from tools.db import Database
 from tools.errors import (
     CardDecidedError,
@@ -36,7 +37,6 @@ from tools.errors import (
 from tools.merchant.models import Order, Refund
 from tools.merchant.money import format_money
 from tools.merchant.writes_orders import RefundOrderArgs
-from tools.proposals import CardStatus
 
 _FIESTA_BRANCHES = {1: "Indiranagar", 2: "Koramangala", 3: "Whitefield"}
 

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, said
 from tests.support.slack_requests import view_submission
+from tools.card_record import CardStatus
 from tools.merchant.models import Order, Refund
-from tools.proposals import CardStatus
 
 
 async def _order(bot: Bot) -> Order:

@@ -253,7 +253,7 @@ class LeaseRow(Base):
     stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-# The tables themselves, for Core statements on the approval path (see ``tools.proposals``).
+# The tables themselves, for Core statements on the approval path (see ``tools.card_store``).
 PROPOSALS = cast("Table", ProposalRow.__table__)
 AUDIT = cast("Table", AuditRow.__table__)
 BATCHES = cast("Table", BatchRow.__table__)
