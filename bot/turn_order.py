@@ -4,13 +4,16 @@ Within a process, ``bot.lanes.Conversations`` runs a thread's turns in the order
 Several workers or hosts each keep their own, so a follow-up that reached another process ran
 at once, and its model never saw the question before it ("and the closed ones?" answered as if
 asked alone). A turn therefore also holds its conversation in ``turn_holds`` while it runs:
-inserting the row takes the turn, deleting it hands the turn on, and a turn that finds the row
-taken waits and tries again, a little less often each time.
+inserting the row takes the turn, deleting it hands the turn on. A turn that finds the row
+taken reads it, a little less often each time, until it is gone, then tries again. Across
+processes this makes turns take turns; it does not promise arrival order (a follow-up whose
+process reaches the row first goes first).
 
-A turn whose process died must not hold its thread for ever. Its hold is taken over once that
-process's lease (``tools.lease``) has stopped or gone silent, and any hold older than a turn
-can last is taken over whatever its lease says. Waiting is bounded too: past ``WAIT_LIMIT_S``
-the turn runs anyway and says so in the log. Its history is still appended after the other
+No thread is held for ever. A hold is taken over once its process's lease (``tools.lease``)
+has stopped or gone silent; a hold of this process that no turn here holds any more (its
+hand-on failed) at once; and any hold older than a turn can last, whatever its lease says.
+Waiting is bounded too: past ``WAIT_LIMIT_S``, or when the database cannot be asked, the turn
+runs without the hold and says so in the log. Its history is still appended after the other
 turn's (``bot.agent.history``); it only answers without seeing it.
 """
 
@@ -61,6 +64,10 @@ _HELD = (
 _HAND_ON = delete(_HOLDS).where(
     _HOLDS.c.conversation == bindparam("conversation"), _HOLDS.c.turn == bindparam("turn")
 )
+# The holds this process's turns hold now, across its surfaces (they share its lease). A hold of
+# this process that is not in here was left behind (its hand-on failed), and nothing will hand
+# it on.
+_HELD_HERE: set[str] = set()
 
 
 class TurnOrder:
@@ -80,29 +87,42 @@ class TurnOrder:
     @asynccontextmanager
     async def holding(self, conversation: str) -> AsyncIterator[None]:
         """Runs the block as ``conversation``'s only turn in any process (see the module)."""
-        turn = await self._take(conversation)
-        try:
-            yield
-        finally:
-            if turn is not None:
-                await self._hand_on(conversation, turn)
-
-    async def _take(self, conversation: str) -> str | None:
-        """The hold's id once taken; None when the wait ran out (the turn runs regardless)."""
         turn = uuid.uuid4().hex
+        _HELD_HERE.add(turn)
+        try:
+            held = await self._take(conversation, turn)
+            try:
+                yield
+            finally:
+                if held:
+                    await self._hand_on(conversation, turn)
+        finally:
+            _HELD_HERE.discard(turn)
+
+    async def _take(self, conversation: str, turn: str) -> bool:
+        """Whether the hold was taken; False when the wait ran out or the database could not
+        be asked (the turn runs regardless: an answer without the hold beats no answer)."""
         deadline = time.monotonic() + self.wait_limit
+        try:
+            while not await self._insert(conversation, turn):
+                if not await self._waited(conversation, deadline):
+                    log.warning("turn_hold_waited_out", conversation=conversation)
+                    return False
+        except (SQLAlchemyError, OSError):
+            log.warning("turn_hold_unavailable", conversation=conversation, exc_info=True)
+            return False
+        return True
+
+    async def _waited(self, conversation: str, deadline: float) -> bool:
+        """Reads the hold until it is gone or stale (True) or ``deadline`` passes (False):
+        reading, not inserting, so a wait takes no write lock and logs no duplicate keys."""
         pause = _FIRST_PAUSE_S
-        while not await self._insert(conversation, turn):
+        while time.monotonic() < deadline:
             if await self._cleared(conversation):
-                continue
-            if time.monotonic() >= deadline:
-                log.warning(
-                    "turn_hold_waited_out", conversation=conversation, after_s=self.wait_limit
-                )
-                return None
+                return True
             await asyncio.sleep(pause)
             pause = min(pause * 2, _LONGEST_PAUSE_S)
-        return turn
+        return False
 
     async def _insert(self, conversation: str, turn: str) -> bool:
         row = {"conversation": conversation, "turn": turn, "holder": self._lease.holder}
@@ -122,16 +142,22 @@ class TurnOrder:
         if not self._stale(held):
             return False
         async with self._db.begin(write=True) as conn:
-            await conn.execute(_HAND_ON, {"conversation": conversation, "turn": held.turn})
-        log.warning(
-            "turn_hold_taken_over", conversation=conversation, holder=held.holder, since=held.since
-        )
+            taken = await conn.execute(_HAND_ON, {"conversation": conversation, "turn": held.turn})
+        if taken.rowcount == 1:  # not when another turn took it over first
+            log.warning(
+                "turn_hold_taken_over",
+                conversation=conversation,
+                holder=held.holder,
+                since=held.since,
+            )
         return True
 
     def _stale(self, held: Any) -> bool:
         now = self._clock()
         if held.since <= now - HOLD_LIMIT:
             return True
+        if held.holder == self._lease.holder:
+            return held.turn not in _HELD_HERE  # left behind here: nothing will hand it on
         if held.beat_at is None:
             return False  # a process whose lease row is not written yet: judged by age alone
         state = LeaseState(held.holder, held.pid_space, held.pid, held.beat_at, held.stopped_at)

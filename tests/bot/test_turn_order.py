@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, insert, select, text
 from structlog.testing import capture_logs
 
 from bot.turn_order import HOLD_LIMIT, TurnOrder
+from tests.reliability.harness import wait_until
 from tests.support.clock import SteppedClock
 from tools.db import Database, TurnHoldRow
 from tools.lease import ProcessLease
@@ -66,7 +67,7 @@ async def test_the_hold_of_a_stopped_process_is_taken_over(db: Database) -> None
     dead_lease = ProcessLease(db, clock=clock)
     dead = TurnOrder(db, dead_lease, clock=clock)
     await dead_lease.start()
-    await dead._take(THREAD)  # its turn began, and then the process went away
+    await dead._take(THREAD, "1" * 32)  # its turn began, and then the process went away
     await dead_lease.stop()
     with capture_logs() as logs:
         await asyncio.wait_for(_enter(_process(db, clock), THREAD), 5)
@@ -82,7 +83,7 @@ async def test_a_live_process_keeps_its_hold_until_it_outlasts_any_turn(db: Data
     clock = SteppedClock()
     lease = ProcessLease(db, clock=clock)
     await lease.start()
-    await TurnOrder(db, lease, clock=clock)._take(THREAD)
+    await TurnOrder(db, lease, clock=clock)._take(THREAD, "1" * 32)
     waiting = asyncio.create_task(_enter(_process(db, clock), THREAD))
     await asyncio.sleep(0.5)
     assert not waiting.done()
@@ -94,7 +95,7 @@ async def test_a_live_process_keeps_its_hold_until_it_outlasts_any_turn(db: Data
 async def test_a_turn_that_waits_too_long_runs_anyway_and_says_so(db: Database) -> None:
     """Past the wait limit the turn runs without the hold (the other's hold is left alone)."""
     clock = SteppedClock()
-    await _process(db, clock)._take(THREAD)
+    await _process(db, clock)._take(THREAD, "1" * 32)
     impatient = _process(db, clock, wait_limit=0.3)
     with capture_logs() as logs:
         await asyncio.wait_for(_enter(impatient, THREAD), 5)
@@ -111,3 +112,70 @@ async def test_a_hold_that_cannot_be_handed_on_is_logged(db: Database) -> None:
             await conn.execute(text("DROP TABLE turn_holds"))
     [event] = [e for e in logs if e["event"] == "turn_hold_not_handed_on"]
     assert event["log_level"] == "error" and event["exc_info"] is True
+
+
+async def _holders(db: Database) -> list[str]:
+    async with db.begin() as conn:
+        return list((await conn.scalars(select(TurnHoldRow.holder))).all())
+
+
+async def _held_by(db: Database, lease: ProcessLease) -> None:
+    async def held() -> bool:
+        return await _holders(db) == [lease.holder]
+
+    await wait_until(held, seconds=10, what=f"the hold taken by {lease.holder}")
+
+
+async def test_a_late_hand_on_leaves_the_next_turns_hold_alone(db: Database) -> None:
+    """A turn whose hold was taken over as stale ends later: its hand-on removes only its own
+    hold, never the turn that took over, which still keeps others out."""
+    clock = SteppedClock()
+    first_lease, next_lease = ProcessLease(db, clock=clock), ProcessLease(db, clock=clock)
+    await first_lease.start()
+    first, then = TurnOrder(db, first_lease, clock=clock), TurnOrder(db, next_lease, clock=clock)
+    first_done, then_done = asyncio.Event(), asyncio.Event()
+
+    async def hold(order: TurnOrder, done: asyncio.Event) -> None:
+        async with order.holding(THREAD):
+            await done.wait()
+
+    first_turn = asyncio.create_task(hold(first, first_done))
+    await _held_by(db, first_lease)
+    await first_lease.stop()  # its process looks gone while its turn is still running
+    next_turn = asyncio.create_task(hold(then, then_done))
+    await _held_by(db, next_lease)
+    first_done.set()
+    await asyncio.wait_for(first_turn, 5)
+    assert await _holders(db) == [next_lease.holder]
+    then_done.set()
+    await asyncio.wait_for(next_turn, 5)
+    assert await _holders(db) == []
+
+
+async def test_a_hold_this_process_left_behind_is_taken_over_at_once(db: Database) -> None:
+    """A hold under this process's own lease that no turn here holds (its hand-on failed) does
+    not make the thread's next turn wait."""
+    clock = SteppedClock()
+    lease = ProcessLease(db, clock=clock)
+    left = {"conversation": THREAD, "turn": "0" * 32, "holder": lease.holder, "since": clock()}
+    async with db.begin(write=True) as conn:
+        await conn.execute(insert(TurnHoldRow), left)
+    with capture_logs() as logs:
+        await asyncio.wait_for(_enter(TurnOrder(db, lease, clock=clock), THREAD), 5)
+    assert [e["event"] for e in logs] == ["turn_hold_taken_over"]
+    assert await _holds(db) == 0
+
+
+async def test_a_turn_runs_without_the_hold_when_the_database_cannot_be_asked(
+    db: Database,
+) -> None:
+    """Taking the hold fails (here: its table is gone): the turn still runs, and the log says
+    why it ran without it."""
+    async with db.begin(write=True) as conn:
+        await conn.execute(text("DROP TABLE turn_holds"))
+    ran = False
+    with capture_logs() as logs:
+        async with _process(db, SteppedClock()).holding(THREAD):
+            ran = True
+    assert ran
+    assert [e["event"] for e in logs] == ["turn_hold_unavailable"]
