@@ -101,13 +101,20 @@ async def serve_workers(sock: socket.socket, count: int) -> None:
             f"worker {ended.pid} stopped on its own ({_how(ended.returncode)}), so every "
             "worker was stopped; see the log for why, then start the server again."
         )
-    unclean = next((w for w in workers if w.returncode != 0), None)
+    unclean = next((w for w in workers if not _stopped_cleanly(w.returncode)), None)
     if unclean is not None:
         # Killed, or failed while draining: work it had in flight may have been cut short.
         raise WorkerEndedError(
             f"worker {unclean.pid} did not stop cleanly ({_how(unclean.returncode)}); "
             "see the log for what it was doing."
         )
+
+
+def _stopped_cleanly(status: int | None) -> bool:
+    """0, or ended by the stop signal itself: a worker still starting has no handler for it
+    yet (nor any work), and Ctrl-C reaches every worker of the terminal's process group."""
+    interrupted = 128 + signal.SIGINT  # the CLI's exit status on Ctrl-C
+    return status in (0, -signal.SIGTERM, -signal.SIGINT, interrupted)
 
 
 def _how(status: int | None) -> str:
