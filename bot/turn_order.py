@@ -168,5 +168,6 @@ class TurnOrder:
             async with self._db.begin(write=True) as conn:
                 await conn.execute(_HAND_ON, {"conversation": conversation, "turn": turn})
         except (SQLAlchemyError, OSError):
-            # The answer is out; the thread's next turn waits until the hold is stale instead.
+            # The answer is out. This process's next turn of the thread takes the hold over at
+            # once; another process's waits until it is stale or its wait runs out.
             log.exception("turn_hold_not_handed_on", conversation=conversation)
