@@ -34,7 +34,7 @@ from tools.errors import (
     CountersignError,
 )
 from tools.tokens import CardClaims
-from tools.tool import Result, Tool
+from tools.tool import ExecuteFn, Result, Tool
 from tools.trail import Trail, lost_claim
 
 if TYPE_CHECKING:
@@ -254,10 +254,13 @@ async def _execute(
     a write that fails moves the card to ``failed`` with what the person reads."""
     # Checked before the try, so a broken invariant raises as it is and is never recorded as
     # a failed write.
-    assert tool.execute is not None
-    assert record.decided_at is not None
+    execute, decided_at = tool.execute, record.decided_at
+    assert execute is not None
+    assert decided_at is not None
     try:
-        return await _write(registry, trail, tool=tool, record=record, clean=clean, caller=caller)
+        return await _write(
+            registry, trail, execute, record=record, clean=clean, caller=caller, at=decided_at
+        )
     except CountersignError as failed:
         return await _failed(
             registry, trail, record, note=str(failed), detail=str(failed), error=failed
@@ -273,22 +276,21 @@ async def _execute(
 async def _write(
     registry: Registry,
     trail: Trail,
+    execute: ExecuteFn,
     *,
-    tool: Tool,
     record: CardRecord,
     clean: BaseModel,
     caller: Caller,
+    at: datetime,
 ) -> Decision:
-    """Runs the write in the caller's tenant and moves the card to ``done`` with its audit
-    line, all in one transaction."""
-    assert tool.execute is not None  # as _execute checked, for the type checker
-    assert record.decided_at is not None
+    """Runs the write (as approved ``at``) in the caller's tenant and moves the card to
+    ``done`` with its audit line, all in one transaction."""
     card_id = record.card_id
     async with registry.db.tenant_session(caller.tenantid, write=True) as session:
         ctx = await registry.context(
-            session, caller, record.decided_at, card_id, approved_by=record.decided_by_name
+            session, caller, at, card_id, approved_by=record.decided_by_name
         )
-        result = await tool.execute(ctx, clean)
+        result = await execute(ctx, clean)
         await session.flush()
         conn, outcome = await prescoped.connection(session), _describe(result)
         if not await registry.cards.move(
