@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tools.agent import Agent
+from tools.as_shown import ensure_as_shown
 from tools.audit import Outcome
 from tools.caller import Caller
 from tools.card_record import Approval, CardRecord, CardStatus
@@ -259,7 +260,7 @@ async def _execute(
     assert decided_at is not None
     try:
         return await _write(
-            registry, trail, execute, record=record, clean=clean, caller=caller, at=decided_at
+            registry, trail, tool, execute, record=record, clean=clean, caller=caller, at=decided_at
         )
     except CountersignError as failed:
         return await _failed(
@@ -276,6 +277,7 @@ async def _execute(
 async def _write(
     registry: Registry,
     trail: Trail,
+    tool: Tool,
     execute: ExecuteFn,
     *,
     record: CardRecord,
@@ -283,13 +285,14 @@ async def _write(
     caller: Caller,
     at: datetime,
 ) -> Decision:
-    """Runs the write (as approved ``at``) in the caller's tenant and moves the card to
-    ``done`` with its audit line, all in one transaction."""
+    """Re-reads what the card showed, runs the write (as approved ``at``) in the caller's tenant
+    and moves the card to ``done`` with its audit line, all in one transaction."""
     card_id = record.card_id
     async with registry.db.tenant_session(caller.tenantid, write=True) as session:
         ctx = await registry.context(
             session, caller, at, card_id, approved_by=record.decided_by_name
         )
+        await ensure_as_shown(tool, ctx, clean, record)
         result = await execute(ctx, clean)
         await session.flush()
         conn, outcome = await prescoped.connection(session), _describe(result)

@@ -26,6 +26,7 @@ with the ids and names involved, and what to do next.
         ├── NotFoundError            no such branch, request, order, product...
         ├── AmbiguousError           a name matched more than one thing
         └── ConflictError            the state does not allow it (any more)
+            └── ChangedSinceShownError  a fact the card showed reads otherwise now
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "CardExpiredError",
     "CardLiveError",
     "CardMismatchError",
+    "ChangedSinceShownError",
     "ConflictError",
     "CountersignError",
     "DomainError",
@@ -301,3 +303,14 @@ class AmbiguousError(DomainError):
 
 class ConflictError(DomainError):
     pass
+
+
+class ChangedSinceShownError(ConflictError):
+    """A fact the card showed (an amount, a price, a stock level, a name) reads otherwise now.
+
+    Approving agreed to what the card showed; running the write on what the data says now would
+    be running something nobody saw.
+    """
+
+    def __init__(self, changed: str) -> None:
+        super().__init__(f"{changed}; nothing was changed. Ask again for a new card.")

@@ -59,6 +59,9 @@ class Proposal:
     target: str | None = None
     amount: int | None = None
     standing: str | None = None
+    # What the card is about, as a person names it ("Request 4", "Order 12"): the subject of
+    # "Request 4's amount is now…" when the card's facts moved before it ran.
+    subject: str | None = None
     # Filled in by the registry: the signed token, its card id and when it stops being valid,
     # who it is issued to, and the live cards of the same target it replaced.
     card: str = field(default="", repr=False)
@@ -118,6 +121,13 @@ class ToolContext:
     # Set only when executing an approved card: everyone who approved it ("Arjun Mehta and
     # Meera Iyer" on a card that needed two), where ``caller`` is only the last of them.
     approved_by: str | None = None
+
+    @property
+    def executing(self) -> bool:
+        """Whether this runs for an approved card: ``propose`` then re-reads what its card showed
+        (``tools.as_shown``) and takes the row locks the write will take, so nothing can move
+        between that comparison and the write."""
+        return self.card_id is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -288,13 +288,17 @@ async def test_fifty_concurrent_approvals_execute_exactly_once(registry: Registr
 
 
 async def test_state_changed_since_proposal_is_refused_at_execution(registry: Registry) -> None:
-    """A branch closed between proposal and approval: the card fails with a reason, no write."""
+    """A branch closed between proposal and approval: the card fails with a reason, no write.
+
+    The reason is the tool's own refusal: the card is resolved again before its write runs
+    (``tools.as_shown``), and resolving refuses a closed branch as it would have at proposal.
+    """
     token = await _card(registry)
     async with registry.db.session() as session, session.begin():
         await session.execute(update(Branch).where(Branch.id == 1).values(status="closed"))
     decision = await registry.approve(EVERYTHING, token, ARJUN)
     assert decision.card.status is CardStatus.FAILED
-    assert decision.card.outcome == "Branch 1 (Indiranagar) was closed since the card was made."
+    assert decision.card.outcome == "Branch 1 (Indiranagar) is closed."
     assert await _branch_name(registry) == "Indiranagar"
 
 

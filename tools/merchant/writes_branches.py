@@ -93,8 +93,13 @@ def _close_warning(branch: Branch, orders: int, requests: int) -> str | None:
     )
 
 
+async def _branch(ctx: ToolContext, ref: str | int) -> Branch:
+    """The branch a card names; under the write's row lock when re-read for an approved card."""
+    return await (lock_branch if ctx.executing else find_branch)(ctx.session, ref)
+
+
 async def _propose_close(ctx: ToolContext, args: CloseBranchArgs) -> Proposal:
-    branch = await find_branch(ctx.session, args.branch)
+    branch = await _branch(ctx, args.branch)
     _ensure_status(branch, BranchStatus.OPEN, "close")
     orders, requests = await _open_work(ctx.session, branch.id)
     return Proposal(
@@ -109,11 +114,12 @@ async def _propose_close(ctx: ToolContext, args: CloseBranchArgs) -> Proposal:
         args=CloseBranchArgs(branch=branch.id),
         target=f"branch:{branch.id}",
         standing=f"{branch.name} stays open",
+        subject=f"Branch {branch.id}",
     )
 
 
 async def _propose_reopen(ctx: ToolContext, args: ReopenBranchArgs) -> Proposal:
-    branch = await find_branch(ctx.session, args.branch)
+    branch = await _branch(ctx, args.branch)
     _ensure_status(branch, BranchStatus.CLOSED, "reopen")
     return Proposal(
         summary=f"Reopen {branch.name} (branch {branch.id}, {branch.city}).",
@@ -125,6 +131,7 @@ async def _propose_reopen(ctx: ToolContext, args: ReopenBranchArgs) -> Proposal:
         args=ReopenBranchArgs(branch=branch.id),
         target=f"branch:{branch.id}",
         standing=f"{branch.name} stays closed",
+        subject=f"Branch {branch.id}",
     )
 
 

@@ -140,7 +140,7 @@ def _stock_summary(delta: int, product: ProductRef, branch: BranchRef) -> str:
 async def _propose_stock(ctx: ToolContext, args: AdjustStockArgs) -> Proposal:
     branch = await resolve_branch(ctx.session, args.branch)
     product = await resolve_product(ctx.session, args.sku)
-    _, quantity = await _stock_line(ctx.session, branch, product, lock=False)
+    _, quantity = await _stock_line(ctx.session, branch, product, lock=ctx.executing)
     after = _after(quantity, args.delta, branch, product)
     warning = None
     if after == 0:
@@ -160,6 +160,7 @@ async def _propose_stock(ctx: ToolContext, args: AdjustStockArgs) -> Proposal:
         ),
         target=f"stock:{branch.id}:{product.sku}",
         standing=f"{product.name} at {branch.name} stays at {quantity}",
+        subject=f"{product.name} at {branch.name}",
     )
 
 
@@ -167,8 +168,9 @@ async def _execute_stock(ctx: ToolContext, args: AdjustStockArgs) -> Result:
     branch = await resolve_branch(ctx.session, args.branch)
     product = await resolve_product(ctx.session, args.sku)
     stock_id, before = await _stock_line(ctx.session, branch, product, lock=True)
-    # The delta is what was approved ("remove the 5 damaged ones"); the quantity it lands on is
-    # re-checked here, because stock may have moved since the card was drawn.
+    # The delta is what was approved ("remove the 5 damaged ones"). A quantity that moved since
+    # the card was drawn is refused before this runs (``tools.as_shown``); it is checked again
+    # here because a write never trusts that it was only reached that way.
     after = _after(before, args.delta, branch, product)
     await run(ctx.session, _SET_QUANTITY, {"stock": stock_id, "quantity": after})
     movement = {
@@ -196,7 +198,7 @@ async def _lock_product(session: AsyncSession, sku: str) -> Product:
 
 async def _propose_price(ctx: ToolContext, args: SetPriceArgs) -> Proposal:
     money = await tenant_money(ctx)
-    product = await find_product(ctx.session, args.sku)
+    product = await (_lock_product if ctx.executing else find_product)(ctx.session, args.sku)
     new = money.minor("set_price", "price", args.price)
     _ensure_changes(product, new, money.show)
     change = _percent(product.price, new)
@@ -218,6 +220,7 @@ async def _propose_price(ctx: ToolContext, args: SetPriceArgs) -> Proposal:
         args=SetPriceArgs(sku=product.sku, price=money.major(new)),
         target=f"price:{product.sku}",
         standing=f"{product.name} still costs {old_shown}",
+        subject=product.name,
     )
 
 
@@ -234,8 +237,9 @@ async def _execute_price(ctx: ToolContext, args: SetPriceArgs) -> Result:
     product = await _lock_product(ctx.session, args.sku)
     new = money.minor("set_price", "price", args.price)
     _ensure_changes(product, new, money.show)
-    # The price is absolute ("make it ₹299"): if it moved since the card was drawn, the approved
-    # price still stands, and the ledger records the price it actually replaced.
+    # A price that moved since the card was drawn is refused before this runs
+    # (``tools.as_shown``): the person agreed to "from ₹120.00 to ₹99.00", not to whatever the
+    # price had become. The ledger records the price this replaced.
     old = product.price
     product.price = new
     ctx.session.add(

@@ -110,7 +110,7 @@ def _status_line(order: Order, minor: int) -> str:
 
 async def _propose(ctx: ToolContext, args: RefundOrderArgs) -> Proposal:
     money = await tenant_money(ctx)
-    order = await _load(ctx.session, args.order_id, lock=False)
+    order = await _load(ctx.session, args.order_id, lock=ctx.executing)
     minor = _amount(args, order, money)
     branch = await ctx.session.get(Branch, order.branch_id)
     where = branch_label(branch) if branch else f"branch {order.branch_id}"
@@ -139,6 +139,7 @@ async def _propose(ctx: ToolContext, args: RefundOrderArgs) -> Proposal:
         target=f"order:{order.id}:refund",
         amount=minor,
         standing=f"order {order.id} was not refunded",
+        subject=f"Order {order.id}",
     )
 
 

@@ -142,7 +142,7 @@ def _sentence(verb: str, found: _Resolved) -> str:
 
 
 async def _propose_approve(ctx: ToolContext, args: ApproveRequestArgs) -> Proposal:
-    request = await _load(ctx.session, args.request_id, lock=False)
+    request = await _load(ctx.session, args.request_id, lock=ctx.executing)
     await _ensure_pending(ctx.session, request)
     found = await _resolve(ctx, request)
     details = _details(found, RequestStatus.APPROVED)
@@ -157,11 +157,12 @@ async def _propose_approve(ctx: ToolContext, args: ApproveRequestArgs) -> Propos
         # Approving spends the request's amount; the policy's two-approver threshold reads it.
         amount=request.amount,
         standing=f"request {request.id} is still pending",
+        subject=f"Request {request.id}",
     )
 
 
 async def _propose_reject(ctx: ToolContext, args: RejectRequestArgs) -> Proposal:
-    request = await _load(ctx.session, args.request_id, lock=False)
+    request = await _load(ctx.session, args.request_id, lock=ctx.executing)
     await _ensure_pending(ctx.session, request)
     found = await _resolve(ctx, request)
     details = [
@@ -174,6 +175,7 @@ async def _propose_reject(ctx: ToolContext, args: RejectRequestArgs) -> Proposal
         args=RejectRequestArgs(request_id=request.id, reason=args.reason),
         target=f"request:{request.id}",
         standing=f"request {request.id} is still pending",
+        subject=f"Request {request.id}",
     )
 
 
