@@ -124,11 +124,13 @@ async def _open(surface: Surface, adapter: SlackAdapter, token: str, card_id: st
     """
     record = await surface.registry.card(card_id) if card_id else None
     tool = surface.registry.lookup_or_none(record.tool) if record else None
-    where = adapter.where
-    caller = await surface.directory.resolve("slack", where.installation, where.user)
     if record is None or tool is None or not tool.editable:
         return
-    if caller is None or not record.issued_to_person(caller.userid, caller.tenantid):
+    where = adapter.where
+    caller = await identity.resolve(
+        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
+    )
+    if isinstance(caller, str) or not record.issued_to_person(caller.userid, caller.tenantid):
         placement = first(record, "slack")
         await adapter.post_privately(
             adapter.words.not_your_card(placement.owner if placement else None)
