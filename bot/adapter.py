@@ -21,7 +21,7 @@ from bot.placement import Placement, Platform
 from tools import Caller, CardRecord, Proposal
 from tools.batching import Batch, BatchRecord
 
-__all__ = ["Adapter", "Form", "Words"]
+__all__ = ["Adapter", "Form", "Home", "Words"]
 
 
 class Words(Protocol):
@@ -54,6 +54,19 @@ class Form:
     summary: str
 
 
+@dataclass(frozen=True, slots=True)
+class Home:
+    """Where the platform itself says a user belongs: their own workspace (or tenant), and the
+    organisation it is part of (a Slack Enterprise Grid org), if any."""
+
+    team: str
+    org: str | None = None
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return (self.team, self.org) if self.org else (self.team,)
+
+
 class Adapter(Protocol):
     """One surface as the core uses it, bound to a request (or to a card's copy)."""
 
@@ -65,6 +78,11 @@ class Adapter(Protocol):
 
     async def verified_email(self, user: str) -> str | None:
         """The email the platform vouches for (verified) for this user, or None."""
+        ...
+
+    async def home_of(self, user: str) -> Home | None:
+        """Where the platform says this user belongs (their own workspace, not the
+        installation's), or None when it cannot say."""
         ...
 
     async def member_by_email(self, email: str) -> str | None:

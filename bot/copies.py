@@ -16,13 +16,12 @@ from typing import Any
 
 import structlog
 
-from bot import wording
+from bot import identity, wording
 from bot.adapter import Adapter
 from bot.placement import Placement, editable_of, placements_of_stored, stored
 from bot.surface import Surface
 from tools import CardRecord, CardStatus
 from tools.card_record import Issuee
-from tools.errors import NotFoundError
 
 __all__ = ["address", "send_copies"]
 
@@ -75,7 +74,9 @@ async def address(surface: Surface, adapter: Adapter, userid: int, installation:
     """The person's platform id in this installation: their linked identity, or else the
     member the platform vouches has their email (then linked, as on a first message).
 
-    Without the second, a manager who had never written to the app got no copy at all.
+    Without the second, a manager who had never written to the app got no copy at all. The
+    member found is resolved like anyone writing in: Slack can find the email on a Slack
+    Connect user of a workspace nobody connected, who was linked here and sent the copy.
     """
     found = await surface.directory.addresses(userid, adapter.platform)
     linked = next((user for where, user in found if where == installation), None)
@@ -83,13 +84,10 @@ async def address(surface: Surface, adapter: Adapter, userid: int, installation:
         return linked
     email = await surface.directory.email_of(userid)
     user = await adapter.member_by_email(email) if email else None
-    if user is None or email is None:
+    if user is None:
         return None
-    try:
-        now_linked = await surface.directory.link(adapter.platform, installation, user, email)
-    except NotFoundError:
-        return None
-    return user if now_linked.userid == userid else None
+    now_linked = await identity.resolve(surface.directory, adapter, installation, user)
+    return user if not isinstance(now_linked, str) and now_linked.userid == userid else None
 
 
 async def _keep(

@@ -5,14 +5,16 @@ One find-or-link for every surface, in this order:
 1. The installation (workspace, org or Entra tenant the app is installed in) must be connected
    to a merchant. Nothing else makes it belong to one; an unconnected installation reaches no
    data at all, and the person is told so.
-2. The person's own workspace must be the installation, or itself connected to the same
-   merchant. In a Slack Connect channel the clicker's team differs from the installation's;
-   before this rule, a user of any workspace sharing the channel could act there.
+2. The person's own workspace must belong: be the installation, be a workspace of the
+   organisation that is the installation (an Enterprise Grid org-wide install), or be itself
+   connected to the same merchant. This is checked on every entry point, linked or not.
 3. A linked identity reaches its person; otherwise the email the platform *verifies* (Slack:
    ``is_email_confirmed`` true; Teams: the tenant directory) links them, but only to a person
    of that merchant. Anyone else is told to ask their owner to link them.
 
-The surface supplies only the verified email and the user's own workspace.
+The surface supplies only the verified email and where the user belongs: the request's own
+word (a signed event's ``user_team``, a press's ``user.team_id``) or, when the request does
+not say, the platform's (``Adapter.home_of``).
 """
 
 from __future__ import annotations
@@ -46,15 +48,18 @@ async def resolve(
     """The linked person (linking them now by verified email on first contact), or why not.
 
     ``installation`` is where the app is installed (never the clicker's own team); ``user_team``
-    is the user's own workspace when the platform says (None: the installation itself).
-    ``identified`` is ``Directory.identify``'s answer when the caller has just read it.
+    is the user's own workspace as the signed request states it, None when it does not (then
+    the platform is asked). ``identified`` is ``Directory.identify``'s answer when the caller
+    has just read it.
     """
     merchant, caller = identified or await directory.identify(adapter.platform, installation, user)
     if merchant is None:
         log.info("installation_not_connected", installation=installation)
         return "not_connected"
-    foreign = user_team is not None and user_team != installation
-    if foreign and await directory.merchant_of(adapter.platform, user_team or "") != merchant:
+    belongs = await _belongs(
+        directory, adapter, merchant, installation=installation, user=user, user_team=user_team
+    )
+    if not belongs:
         log.info("identity_foreign", installation=installation, user_team=user_team, user=user)
         return "not_linked"
     if caller is not None:
@@ -66,10 +71,50 @@ def known(
     identified: tuple[int | None, Caller | None], installation: str, *, user_team: str | None
 ) -> Caller | None:
     """The caller ``resolve`` would return from this reading without another query, or None
-    (then ``resolve`` decides: not connected, a foreign workspace, or a link to make)."""
+    (then ``resolve`` decides: not connected, another workspace, or a link to make)."""
     merchant, caller = identified
-    foreign = user_team is not None and user_team != installation
-    return caller if merchant is not None and not foreign else None
+    return caller if merchant is not None and user_team == installation else None
+
+
+async def _belongs(
+    directory: Directory,
+    adapter: Adapter,
+    merchant: int,
+    *,
+    installation: str,
+    user: str,
+    user_team: str | None,
+) -> bool:
+    """Whether the user's own workspace is the installation's merchant's: the request's word
+    first, else the platform's.
+
+    A slash command and an App Home opening name only the installation, never the user's own
+    workspace, and they were taken as the installation's: a Slack Connect user of a workspace
+    nobody connected, whose profile carried a confirmed Fiesta email, was linked as that
+    manager, saw her cards, got her DM copies and chose the audit channel. Where the request
+    does not say, or names a workspace that is not the merchant's (an Enterprise Grid member's
+    own ``T…`` under the org's ``E…`` install), the platform is asked where the user belongs.
+    It must agree with what the request said: a press from another workspace stays refused.
+    """
+    platform = adapter.platform
+    if user_team is not None and await _ours(
+        directory, platform, user_team, installation, merchant
+    ):
+        return True
+    home = await adapter.home_of(user)
+    if home is None or (user_team is not None and user_team not in home.ids):
+        return False
+    for team in home.ids:
+        if team != user_team and await _ours(directory, platform, team, installation, merchant):
+            return True
+    return False
+
+
+async def _ours(
+    directory: Directory, platform: str, team: str, installation: str, merchant: int
+) -> bool:
+    """The installation itself, or a workspace (or org) connected to the same merchant."""
+    return team == installation or await directory.merchant_of(platform, team) == merchant
 
 
 async def _link(

@@ -22,7 +22,14 @@ from tools.caller import Caller
 from tools.card_record import CardRecord
 from tools.card_store import CardStore
 from tools.db import Database
-from tools.errors import CountersignError, NotAllowedError, RoleRequiredError, UnknownToolError
+from tools.errors import (
+    CardExpiredError,
+    CountersignError,
+    InvalidCardError,
+    NotAllowedError,
+    RoleRequiredError,
+    UnknownToolError,
+)
 from tools.lease import ProcessLease
 from tools.tokens import CardSigner, Clock, utcnow
 from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
@@ -248,3 +255,18 @@ class Registry:
 
     async def card(self, card_id: str) -> CardRecord | None:
         return await self.cards.get(card_id)
+
+    async def card_of_token(self, token: str) -> CardRecord | None:
+        """The stored card a signed token names, or None when its signature does not hold.
+
+        Found even when its time has run out, so the decision itself refuses it and says so.
+        A read: it decides nothing, and the token is verified again by whatever is done with it.
+        """
+        card_id: str | None
+        try:
+            card_id = self.signer.parse(token).card_id
+        except CardExpiredError as expired:
+            card_id = expired.card_id
+        except InvalidCardError:
+            return None
+        return await self.cards.get(card_id) if card_id else None

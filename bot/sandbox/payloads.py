@@ -53,10 +53,16 @@ def signed(
 
 
 def event(
-    inner: Json, *, event_id: str | None = None, team: str = TEAM, bot_user: str = "UBOT"
+    inner: Json,
+    *,
+    event_id: str | None = None,
+    team: str = TEAM,
+    bot_user: str = "UBOT",
+    enterprise: str | None = None,
 ) -> Json:
-    """An Events API envelope around one event."""
-    return {
+    """An Events API envelope around one event; ``enterprise`` makes it an org-wide install's
+    (Slack then names the org, and no workspace, as the installation)."""
+    envelope: Json = {
         "token": "unused",
         "team_id": team,
         "api_app_id": APP_ID,
@@ -66,15 +72,18 @@ def event(
         "event": inner,
         "authorizations": [
             {
-                "enterprise_id": None,
-                "team_id": team,
+                "enterprise_id": enterprise,
+                "team_id": None if enterprise else team,
                 "user_id": bot_user,
                 "is_bot": True,
-                "is_enterprise_install": False,
+                "is_enterprise_install": enterprise is not None,
             }
         ],
         "is_ext_shared_channel": False,
     }
+    if enterprise:
+        envelope["enterprise_id"] = enterprise
+    return envelope
 
 
 def message(
@@ -137,19 +146,21 @@ def block_action(
     view: Json | None = None,
     trigger_id: str | None = None,
     response_url: str = "https://hooks.invalid/actions",
+    enterprise: str | None = None,
 ) -> Json:
     """A button press on a message (or, with ``view``, in the App Home).
 
     ``channel_name`` is Slack's: the channel's name, or ``directmessage`` in a DM with the
     app. ``message`` is the pressed message as Slack shows it to apps (its text, blocks and
     sender); ``thread_ts`` is set only for a message inside a thread, as on Slack's container.
-    ``user_team`` differs from the installation in Slack Connect.
+    ``user_team`` differs from the installation in Slack Connect. ``enterprise`` makes it a
+    press under an org-wide install, whose ``team`` Slack may send as null.
     """
     payload: Json = {
         "type": "block_actions",
         "api_app_id": APP_ID,
         "token": "unused",
-        "team": {"id": team, "domain": team.lower()},
+        "team": None if enterprise else {"id": team, "domain": team.lower()},
         "user": {"id": user, "username": user.lower(), "team_id": user_team},
         "trigger_id": trigger_id or new_id("trigger."),
         "response_url": response_url,
@@ -162,6 +173,7 @@ def block_action(
                 "action_ts": f"{time.time():.6f}",
             }
         ],
+        **_org_wide(enterprise),
     }
     if view is not None:
         payload["container"] = {"type": "view", "view_id": view.get("id")}
@@ -189,10 +201,12 @@ def view_submission(
     reason: str | None = None,
     values: Json | None = None,
     team: str = TEAM,
+    enterprise: str | None = None,
 ) -> Json:
     """The submission of a modal this bot opened, with what was typed into its inputs.
 
     ``values`` is Slack's ``state.values`` shape; without it, ``reason`` fills the reject modal.
+    ``enterprise`` makes it a submission under an org-wide install.
     """
     state = (
         values
@@ -201,8 +215,9 @@ def view_submission(
     )
     return {
         "type": "view_submission",
-        "team": {"id": team, "domain": team.lower()},
+        "team": None if enterprise else {"id": team, "domain": team.lower()},
         "user": {"id": user, "team_id": team},
+        **_org_wide(enterprise),
         "api_app_id": APP_ID,
         "token": "unused",
         "trigger_id": new_id("trigger."),
@@ -224,9 +239,24 @@ def command(
     response_url: str,
     team: str = TEAM,
     name: str = "/countersign",
+    enterprise: str | None = None,
 ) -> dict[str, str]:
-    """A slash command, as the form fields Slack posts."""
+    """A slash command, as the form fields Slack posts.
+
+    It names the installation's workspace (and org), never the user's own: a Slack Connect
+    user's command carries the same ``team_id`` as a member's.
+    """
+    org = (
+        {
+            "enterprise_id": enterprise,
+            "enterprise_name": enterprise,
+            "is_enterprise_install": "true",
+        }
+        if enterprise
+        else {}
+    )
     return {
+        **org,
         "token": "unused",
         "team_id": team,
         "team_domain": team.lower(),
@@ -240,6 +270,13 @@ def command(
         "response_url": response_url,
         "trigger_id": new_id("trigger."),
     }
+
+
+def _org_wide(enterprise: str | None) -> Json:
+    """What an interaction under an org-wide install adds: the org, and that it is one."""
+    if enterprise is None:
+        return {}
+    return {"enterprise": {"id": enterprise, "name": enterprise}, "is_enterprise_install": True}
 
 
 def form(payload: Json) -> str:

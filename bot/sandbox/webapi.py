@@ -313,6 +313,17 @@ class WebApi:
         }
         if user.email_confirmed is not None:
             shown["is_email_confirmed"] = user.email_confirmed
+        team = self.workspace.teams.get(user.team)
+        if team is not None and team.enterprise:
+            # As Slack answers for a member of an Enterprise Grid org: the org and its workspaces.
+            shown["enterprise_user"] = {
+                "id": user.id,
+                "enterprise_id": team.enterprise,
+                "enterprise_name": team.name,
+                "is_admin": False,
+                "is_owner": False,
+                "teams": [team.id],
+            }
         return {"ok": True, "user": shown}
 
     async def _views_open(self, params: Json) -> Json:

@@ -32,9 +32,12 @@ ChannelKind = Literal["channel", "im"]
 
 @dataclass(frozen=True)
 class Team:
+    """A workspace; ``enterprise`` is the Enterprise Grid org it belongs to, if any."""
+
     id: str
     name: str
     domain: str
+    enterprise: str | None = None
 
 
 @dataclass
@@ -135,8 +138,9 @@ class Workspace:
 
     # -- building ----------------------------------------------------------------------------
 
-    def add_team(self, team_id: str, name: str) -> Team:
-        self.teams[team_id] = Team(team_id, name, name.lower().replace(" ", "-"))
+    def add_team(self, team_id: str, name: str, *, enterprise: str | None = None) -> Team:
+        """Adds a workspace (again, to put it in an Enterprise Grid org)."""
+        self.teams[team_id] = Team(team_id, name, name.lower().replace(" ", "-"), enterprise)
         return self.teams[team_id]
 
     def add_user(

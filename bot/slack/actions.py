@@ -18,7 +18,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import presses
+from bot import identity, presses
 from bot.adapter import Form
 from bot.placement import first
 from bot.slack.adapter import SlackAdapter, Where
@@ -119,7 +119,7 @@ def _button_press(
         token=token,
         verb=verb,
         card_id=card_id,
-        user_team=user_team(body),
+        user_team=where.user_team,
     )
 
 
@@ -134,6 +134,7 @@ def _rejection(
         str(body["user"]["id"]),
         channel=meta.get("channel"),
         thread_ts=meta.get("thread_ts"),
+        user_team=user_team(body),
     )
     press = presses.Press(
         installation=where.installation,
@@ -142,7 +143,7 @@ def _rejection(
         verb="reject",
         card_id=str(meta.get("card_id") or "") or None,
         reason=str(value.get("value") or ""),
-        user_team=user_team(body),
+        user_team=where.user_team,
     )
     return where, press
 
@@ -196,5 +197,7 @@ async def _may_decide(surface: Surface, adapter: SlackAdapter, record: CardRecor
     if record is None:
         return True
     where = adapter.where
-    caller = await surface.directory.resolve("slack", where.installation, where.user)
-    return caller is None or record.issued_to_person(caller.userid, caller.tenantid)
+    caller = await identity.resolve(
+        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
+    )
+    return isinstance(caller, str) or record.issued_to_person(caller.userid, caller.tenantid)

@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import cardspec
-from bot.adapter import Form, Words
+from bot.adapter import Form, Home, Words
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import outbound, texts
 from bot.slack.batch import batch_message, update_batch
@@ -54,7 +54,8 @@ class Where:
     """Where a request came from: installation, channel (None from the App Home), thread, who.
 
     ``ts`` is the message being answered (it gets the hourglass); ``trigger_id`` lets a press
-    open a modal.
+    open a modal; ``user_team`` is the user's own workspace as the signed request states it
+    (None when it does not, as in a slash command: then Slack is asked).
     """
 
     installation: str
@@ -63,6 +64,7 @@ class Where:
     thread_ts: str | None = None
     ts: str | None = None
     trigger_id: str | None = None
+    user_team: str | None = None
 
 
 class SlackAdapter:
@@ -72,6 +74,9 @@ class SlackAdapter:
         self, client: AsyncWebClient, where: Where, *, audit_channel: str | None = None
     ) -> None:
         self.client, self.where, self.audit_channel = client, where, audit_channel
+        # users.info answers by user id, read once per request: where the user belongs and
+        # their verified email come from the same answer.
+        self._users: dict[str, dict[str, Any]] = {}
 
     @property
     def platform(self) -> Platform:
@@ -81,13 +86,26 @@ class SlackAdapter:
     def words(self) -> Words:
         return texts
 
+    async def _user(self, user: str) -> dict[str, Any]:
+        """The user object of ``users.info`` ({} when Slack would not say)."""
+        if user not in self._users:
+            try:
+                response = await self.client.users_info(user=user)
+            except SlackApiError as failed:
+                log.warning("users_info_failed", slack_user=user, error=slack_error(failed))
+                return {}
+            self._users[user] = dict(response.get("user") or {})
+        return self._users[user]
+
     async def verified_email(self, user: str) -> str | None:
-        try:
-            response = await self.client.users_info(user=user)
-        except SlackApiError as failed:
-            log.warning("users_info_failed", slack_user=user, error=slack_error(failed))
-            return None
-        return _vouched(response.get("user") or {})
+        return _vouched(await self._user(user))
+
+    async def home_of(self, user: str) -> Home | None:
+        """The workspace Slack says the user is of (``team_id``) and, in an Enterprise Grid, its
+        org (``enterprise_user.enterprise_id``); a Slack Connect user's are their own."""
+        found = await self._user(user)
+        team, org = found.get("team_id"), (found.get("enterprise_user") or {}).get("enterprise_id")
+        return Home(str(team), str(org) if org else None) if team else None
 
     async def member_by_email(self, email: str) -> str | None:
         try:
@@ -99,6 +117,7 @@ class SlackAdapter:
         vouched = _vouched(found)
         if vouched is None or vouched.lower() != email.lower() or not found.get("id"):
             return None
+        self._users[str(found["id"])] = found
         return str(found["id"])
 
     async def post(self, text: str) -> None:

@@ -6,6 +6,7 @@ the submission is a press like any other (``bot.presses`` sends a batch's token 
 
 from __future__ import annotations
 
+from bot import identity
 from bot.adapter import Form
 from bot.slack.adapter import SlackAdapter
 from bot.surface import Surface
@@ -28,8 +29,10 @@ async def open_batch_reject(
     batch = await load(surface.registry, batch_id) if batch_id else None
     if batch is not None and batch.live:
         where = adapter.where
-        caller = await surface.directory.resolve("slack", where.installation, where.user)
-        if caller is not None and not batch.live[0].issued_to_person(
+        caller = await identity.resolve(
+            surface.directory, adapter, where.installation, where.user, user_team=where.user_team
+        )
+        if not isinstance(caller, str) and not batch.live[0].issued_to_person(
             caller.userid, caller.tenantid
         ):
             await adapter.post_privately(adapter.words.not_your_card(None))

@@ -82,7 +82,10 @@ async def answer(
         await respond(text=texts.HELP, response_type="ephemeral")
         return
     adapter = SlackAdapter(client, Where(installation, user))
-    caller = await identity.resolve(surface.directory, adapter, installation, user)
+    # A command names the installation's team, never the user's own: with no user_team, Slack
+    # is asked where the user belongs. Taken as the installation's, a Slack Connect user with
+    # a confirmed Fiesta email was linked as a manager and made a shared channel the audit one.
+    caller = await identity.resolve(surface.directory, adapter, installation, user, user_team=None)
     if isinstance(caller, str):
         await respond(text=identity.tell_unresolved(adapter, caller), response_type="ephemeral")
         return

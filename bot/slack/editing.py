@@ -124,11 +124,13 @@ async def _open(surface: Surface, adapter: SlackAdapter, token: str, card_id: st
     """
     record = await surface.registry.card(card_id) if card_id else None
     tool = surface.registry.lookup_or_none(record.tool) if record else None
-    where = adapter.where
-    caller = await surface.directory.resolve("slack", where.installation, where.user)
     if record is None or tool is None or not tool.editable:
         return
-    if caller is None or not record.issued_to_person(caller.userid, caller.tenantid):
+    where = adapter.where
+    caller = await identity.resolve(
+        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
+    )
+    if isinstance(caller, str) or not record.issued_to_person(caller.userid, caller.tenantid):
         placement = first(record, "slack")
         await adapter.post_privately(
             adapter.words.not_your_card(placement.owner if placement else None)
@@ -151,7 +153,8 @@ async def _submitted(
 ) -> None:
     """Answers the modal: errors in it, or closes it and posts the new card after the ack."""
     meta = json.loads(view.get("private_metadata") or "{}")
-    found = await _editable(surface, str(meta.get("card_id") or ""))
+    token = str(meta.get("token", ""))
+    found = await _editable(surface, token)
     if found is None:
         await ack()
         return
@@ -163,9 +166,7 @@ async def _submitted(
         return
     changes = _changes(tool, view["state"]["values"])
     try:
-        result = await surface.registry.edit(
-            surface.agent, str(meta.get("token", "")), caller, changes
-        )
+        result = await surface.registry.edit(surface.agent, token, caller, changes)
     except CountersignError as refused:
         await _refuse(ack, tool, clip(str(refused), 2000))
         return
@@ -174,9 +175,15 @@ async def _submitted(
     _post_later(surface, adapter, result.proposal, caller=caller, old=old)
 
 
-async def _editable(surface: Surface, card_id: str) -> tuple[CardRecord, Tool] | None:
-    """The card and its tool, when the tool lets a person change some of its arguments."""
-    record = await surface.registry.card(card_id)
+async def _editable(surface: Surface, token: str) -> tuple[CardRecord, Tool] | None:
+    """The signed token's card and its tool, when the tool lets a person change some of its
+    arguments.
+
+    The card comes from the token alone, never from the modal's ``card_id``: the new card is
+    posted where this one is. Placed by the metadata, Sam's edited Harbor card was posted
+    into Fiesta's thread, where Fiesta's people saw it.
+    """
+    record = await surface.registry.card_of_token(token)
     tool = surface.registry.lookup_or_none(record.tool) if record else None
     if record is None or tool is None or not tool.editable:
         return None

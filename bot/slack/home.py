@@ -44,7 +44,11 @@ def register(app: AsyncApp, surface: Surface) -> None:
 
         async def work() -> None:
             adapter = SlackAdapter(client, Where(installation, user))
-            found = await identity.resolve(surface.directory, adapter, installation, user)
+            # The event names no workspace of the user's: Slack is asked where they belong, or
+            # a Slack Connect user is shown the cards of whoever's email he carries.
+            found = await identity.resolve(
+                surface.directory, adapter, installation, user, user_team=None
+            )
             caller = None if isinstance(found, str) else found
             await publish_home(surface, client, caller=caller, slack_user=user)
 

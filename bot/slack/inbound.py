@@ -80,6 +80,7 @@ def pressed_where(body: dict[str, Any], context: AsyncBoltContext) -> Where:
         channel=channel,
         thread_ts=(body.get("message") or {}).get("thread_ts"),
         trigger_id=body.get("trigger_id"),
+        user_team=user_team(body),
     )
 
 

@@ -19,7 +19,7 @@ from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
 from bot import wording
-from bot.adapter import Form, Words
+from bot.adapter import Form, Home, Words
 from bot.cardspec import of_proposal
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.teams import personal, texts
@@ -77,6 +77,13 @@ class TeamsAdapter:
         if self.sender is None or self.sender.aad != user:
             return None
         return await member_email(self.context, self.sender)
+
+    async def home_of(self, user: str) -> Home | None:
+        """The sender's tenant, which the Bot Connector's checked token vouches the activity
+        came from; nobody else's is known here."""
+        if self.sender is None or self.sender.aad != user:
+            return None
+        return Home(self.sender.tenant)
 
     async def member_by_email(self, email: str) -> str | None:
         """None: the connector finds members by id, not email, and a 1:1 chat needs the app

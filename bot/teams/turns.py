@@ -48,6 +48,8 @@ def turn_of(activity: Activity) -> tuple[Who | None, turns.Turn]:
         text=(activity.text or "").strip(),
         conversation=conversation_key(conversation, sender.tenant if sender else ""),
         receipts=(receipt_key(activity),),
+        # The token-checked activity's tenant: the sender's, as the request states it.
+        user_team=sender.tenant if sender else None,
     )
     return sender, turn
 

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, said
-from tests.support.slack_requests import view_submission
+from tests.support.slack_requests import block_action, event, message, view_submission
 from tools.card_record import CardStatus
 from tools.merchant.models import Order, Refund
 
@@ -101,3 +101,65 @@ async def test_someone_else_cannot_edit(bot: Bot) -> None:
     answer = await bot.answer(view_submission("UMEERA", view, values=_amount("200")))
     assert answer["response_action"] == "errors"
     assert len(bot.cards()) == 1
+
+
+HARBOR_TEAM, HARBOR_CHANNEL = "T0HARBOR", "C0HARBOR"
+
+
+async def _sams_edit(bot: Bot) -> tuple[str, dict[str, Any]]:
+    """Sam, alone at Harbor Books in his own workspace, asks for a refund of 5 and presses Edit
+    on its card; returns his thread and the modal that opened."""
+    bot.slack.add_user("USAM", "Sam Lee", "sam@harbor.example", team=HARBOR_TEAM)
+    await bot.surface.directory.link("slack", HARBOR_TEAM, "USAM", "sam@harbor.example")
+    async with bot.registry.db.session() as session:
+        stmt = select(Order.id).where(Order.tenant_id == 2, Order.status == "fulfilled")
+        order = (await session.scalars(stmt.order_by(Order.id).limit(1))).one()
+    thread = bot.ts()
+    inner = message(
+        "USAM",
+        f"<@UBOT> refund order {order} 5",
+        channel=HARBOR_CHANNEL,
+        ts=thread,
+        kind="app_mention",
+        team=HARBOR_TEAM,
+    )
+    await bot.post(json.dumps(event(inner, team=HARBOR_TEAM)), "application/json")
+    await bot.settle()
+    [card] = bot.cards(HARBOR_CHANNEL)
+    actions = next(b for b in card.blocks if b["type"] == "actions")
+    edit = next(e for e in actions["elements"] if e["action_id"] == "card_edit")
+    press = block_action(
+        "USAM",
+        action_id="card_edit",
+        value=edit["value"],
+        block_id=actions["block_id"],
+        channel=HARBOR_CHANNEL,
+        message_ts=card.ts,
+        thread_ts=card.thread_ts,
+        team=HARBOR_TEAM,
+        user_team=HARBOR_TEAM,
+    )
+    await bot.interact(press)
+    [opened] = bot.slack.called("views.open")
+    return thread, opened["view"]
+
+
+async def test_an_edit_is_placed_by_its_signed_card_not_the_modals_metadata(bot: Bot) -> None:
+    """Sam's Edit modal comes back naming a Fiesta card in its metadata: the new card still goes
+    into Sam's own Harbor thread, and Fiesta's thread is not touched."""
+    order = await _order(bot)
+    fiesta_thread = await bot.mention("UARJUN", f"refund order {order.id} 300")
+    [fiesta_card] = bot.cards()
+    fiesta_said = len(bot.slack.thread(CHANNEL, fiesta_thread))
+    sams_thread, view = await _sams_edit(bot)
+    meta = json.loads(view["private_metadata"])
+    tampered = {**view, "private_metadata": json.dumps({**meta, "card_id": card_id(fiesta_card)})}
+    submitted = view_submission("USAM", tampered, values=_amount("4"), team=HARBOR_TEAM)
+    answer = await bot.answer(submitted)
+    assert answer.get("response_action") is None, answer
+    assert [c.ts for c in bot.cards()] == [fiesta_card.ts]
+    assert len(bot.slack.thread(CHANNEL, fiesta_thread)) == fiesta_said
+    stored = await bot.registry.card(card_id(fiesta_card))
+    assert stored is not None and stored.status is CardStatus.PENDING
+    [new] = bot.cards(HARBOR_CHANNEL)
+    assert new.thread_ts == sams_thread and "$4.00" in said(new.blocks)

@@ -6,15 +6,27 @@ claiming the owner's email, an unconfirmed email, a workspace nobody connected.
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
-from bot.sandbox.payloads import TEAM, message
-from tests.slack.conftest import CHANNEL, Bot
+from bot.sandbox.payloads import TEAM, home_opened, message
+from tests.slack.conftest import CHANNEL, Bot, card_id
 from tests.slack.test_block_actions import _press_from_team, card_for, request_status
+from tests.slack.test_commands import slash
 from tools.connections import Platform
 from tools.merchant.models import Branch, Identity
 
 FOREIGN_TEAM = "T0OTHERCO"
+
+
+def _meeras_namesake(bot: Bot) -> None:
+    """A Slack Connect user of an unconnected workspace whose profile carries Meera's email,
+    confirmed by Slack: his own workspace is all that tells him apart from her."""
+    bot.slack.add_user("UFOREIGN", "Meera I", "meera@fiesta.example", team=FOREIGN_TEAM)
+
+
+async def _forget(bot: Bot, user: str) -> None:
+    async with bot.registry.db.session(write=True) as session, session.begin():
+        await session.execute(delete(Identity).where(Identity.platform_user_id == user))
 
 
 async def _identities(bot: Bot, user: str) -> int:
@@ -91,3 +103,64 @@ async def test_a_card_of_a_disconnected_workspace_cannot_be_approved(bot: Bot) -
     await bot.press("UARJUN", card)
     assert await request_status(bot, 3) == "pending"
     assert any("not connected" in text for text in bot.ephemerals("UARJUN"))
+
+
+async def test_a_slack_connect_user_with_a_confirmed_email_gets_no_pending_list(bot: Bot) -> None:
+    """Meera's namesake from an unconnected workspace runs `/countersign pending` in the shared
+    channel while a card waits for Meera: he is told to get linked, sees no card, and is not
+    linked as her (a slash command names the installation, never the user's own workspace)."""
+    _meeras_namesake(bot)
+    await bot.mention("URAVI", "approve request 1")
+    await slash(bot, "UFOREIGN", "pending")
+    answer = bot.slack.responses[-1]
+    assert "don't know who you are" in answer["text"], answer
+    assert not [b for b in answer.get("blocks") or [] if b["type"] == "actions"]
+    assert await _identities(bot, "UFOREIGN") == 0
+
+
+async def test_a_slack_connect_user_with_a_confirmed_email_gets_no_app_home(bot: Bot) -> None:
+    """Opening the App Home, Meera's namesake is shown how to get linked, not her waiting cards."""
+    _meeras_namesake(bot)
+    await bot.mention("URAVI", "approve request 1")
+    await bot.send(home_opened("UFOREIGN", channel=bot.dm("UFOREIGN")))
+    view = bot.home("UFOREIGN")
+    assert not [b for b in view["blocks"] if b["type"] == "actions"]
+    assert "don't know who you are" in str(view["blocks"])
+    assert await _identities(bot, "UFOREIGN") == 0
+
+
+async def test_a_slack_connect_user_cannot_make_a_shared_channel_the_audit_channel(
+    bot: Bot,
+) -> None:
+    """`/countersign audit here` from Meera's namesake is refused: every Fiesta decision would
+    otherwise be posted into a channel his own workspace sees."""
+    _meeras_namesake(bot)
+    await slash(bot, "UFOREIGN", "audit here")
+    assert "don't know who you are" in bot.slack.responses[-1]["text"]
+    found = await bot.surface.directory.connections.connection("slack", TEAM)
+    assert found is not None and found.audit_channel is None
+
+
+async def test_a_slack_connect_user_who_ran_a_command_gets_no_dm_copies(bot: Bot) -> None:
+    """Meera has not written to the app yet; her namesake runs `/countersign pending`. Ravi's
+    card for the managers then reaches Meera's DM, and none reaches his."""
+    await _forget(bot, "UMEERA")
+    _meeras_namesake(bot)
+    await slash(bot, "UFOREIGN", "pending")
+    await bot.mention("URAVI", "approve request 1")
+    [card] = bot.cards()
+    assert bot.cards(bot.dm("UFOREIGN")) == []
+    [copy] = bot.cards(bot.dm("UMEERA"))
+    assert card_id(copy) == card_id(card)
+
+
+async def test_a_copy_is_not_sent_to_a_slack_connect_user_found_by_email(bot: Bot) -> None:
+    """Meera is not in this Slack at all, and Slack finds her email only on her namesake's
+    account in another workspace: no copy goes to him, and he is not linked as her."""
+    await _forget(bot, "UMEERA")
+    del bot.slack.workspace.users["UMEERA"]
+    _meeras_namesake(bot)
+    await bot.mention("URAVI", "approve request 1")
+    assert [c["email"] for c in bot.slack.called("users.lookupByEmail")] == ["meera@fiesta.example"]
+    assert bot.cards(bot.dm("UFOREIGN")) == []
+    assert await _identities(bot, "UFOREIGN") == 0
