@@ -101,19 +101,22 @@ class Adapter(Protocol):
         """Posts a fresh card where the request came from and returns where it went."""
         ...
 
-    async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
+    async def update(self, record: CardRecord, placement: Placement) -> Placement | bool:
         """Shows the card as it stands now, in place, for everyone who sees that copy.
 
         Returns the copy's new placement when its message was gone and it was posted anew
-        (the core records it), else None.
+        (the core records it); else True, or False when the platform failed it in a way a
+        later try may not meet (its own error, a rate limit; logged), so the core shows the
+        decision again later.
         """
         ...
 
     async def post_audit(
         self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
-    ) -> None:
+    ) -> bool:
         """Posts the decision's record where that copy's channel sees it, and in the
-        installation's ``audit_channel`` when one is set."""
+        installation's ``audit_channel`` when one is set; False when a post failed in a way
+        a later try may not meet (as for ``update``)."""
         ...
 
     async def post_privately(self, text: str) -> None:

@@ -2,8 +2,9 @@
 
 ``GET /metrics`` answers in the Prometheus text format. It is for operators only: without a
 ``COUNTERSIGN_METRICS_TOKEN`` it answers requests from this machine alone, and not when a proxy
-on this machine forwarded them (a ``Forwarded``/``X-Forwarded-For`` header), since behind a
-reverse proxy every public request arrives from loopback. With the token set, it answers
+on this machine forwarded them (any header a proxy adds to say so: ``Forwarded``,
+``X-Forwarded-*``, ``X-Real-IP``, ``CF-Connecting-IP``, ``Via``...), since behind a reverse
+proxy every public request arrives from loopback. With the token set, it answers
 requests bearing that token, from anywhere.
 
 With several worker processes (``countersign serve --workers N``) a scrape reaches whichever
@@ -49,7 +50,28 @@ __all__ = [
 # Presses should take well under a second; model turns take seconds to a minute.
 _PRESS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 _TURN_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120)
-_FORWARDED = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
+# Headers a proxy (or CDN, or load balancer) adds when it forwards a request, in lower case.
+# Each names the client its own way: a list of the usual three let a proxy that sends only
+# ``CF-Connecting-IP`` or ``True-Client-IP`` reach /metrics from anywhere. So a request is
+# refused by the header's shape too (``_forwarded``): any name with "forwarded" in it, or
+# ending in "-ip"/"-ipv6"; and these by name. A local Prometheus sends none of them.
+_FORWARDED = frozenset(
+    {
+        "forwarded",
+        "via",
+        "x-real-ip",
+        "cf-connecting-ip",
+        "cf-connecting-ipv6",
+        "true-client-ip",
+        "x-client-ip",
+        "fastly-client-ip",
+        "x-cluster-client-ip",
+        "client-ip",
+        "x-envoy-external-address",
+        "x-original-host",
+        "x-original-url",
+    }
+)
 # prometheus_client's own variable, read by the library itself; it is no Countersign setting.
 _SHARED_DIR = "PROMETHEUS_MULTIPROC_DIR"
 LANE_EVERY = 1.0
@@ -159,12 +181,18 @@ def _allowed(request: web.Request, token: str) -> bool:
     if token:
         offered = request.headers.get("Authorization", "")
         return hmac.compare_digest(offered.encode(), f"Bearer {token}".encode())
-    if any(name in request.headers for name in _FORWARDED):
+    if any(_forwarded(name) for name in request.headers):
         return False
     try:
         return ipaddress.ip_address(request.remote or "").is_loopback
     except ValueError:
         return False
+
+
+def _forwarded(header: str) -> bool:
+    """Whether a header says a proxy forwarded the request (``_FORWARDED``)."""
+    name = header.lower()
+    return name in _FORWARDED or "forwarded" in name or name.endswith(("-ip", "-ipv6"))
 
 
 async def metrics_handler(request: web.Request) -> web.Response:

@@ -8,7 +8,8 @@ thing on every surface:
 - decided (done, failed, rejected): every copy of the card updated, the audit line, the model
   told (``bot.decisions``);
 - refused by the engine (not yours, expired, already decided, tampered): the presser is told
-  privately; an expired card also says so on the card, for everyone;
+  privately; an expired card also says so on the card, for everyone, and so does a decided
+  card whose decision was never shown;
 - the database unreachable: the presser is told to press again later; nothing is shown as
   decided, because whatever was half-done is the engine's to settle;
 - anything unexpected: logged in full; the card, if the engine moved it to ``failed``, is shown
@@ -32,7 +33,12 @@ from bot.decisions import show_decision
 from bot.placement import placements_of
 from bot.surface import Surface
 from tools import Caller, CardRecord, CardStatus, Decision
-from tools.errors import CardExpiredError, CountersignError, NotYourCardError
+from tools.errors import (
+    CardDecidedError,
+    CardExpiredError,
+    CountersignError,
+    NotYourCardError,
+)
 
 __all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
 
@@ -130,6 +136,14 @@ async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Call
         await _show_here(surface, adapter, expired.card_id or press.card_id)
         await adapter.post_privately(adapter.words.refused(str(expired)))
         log.info("press_refused", why="expired")
+        return "refused"
+    except CardDecidedError as decided:
+        # A process that died after the write committed, before the card was updated, left
+        # it with live buttons and no audit line; a press on it only said "already approved",
+        # privately. Now the press shows the decision, unless it was shown already.
+        await _show_here(surface, adapter, decided.card_id or press.card_id, unless=_UNDECIDED)
+        await adapter.post_privately(adapter.words.refused(str(decided)))
+        log.info("press_refused", why="CardDecidedError")
         return "refused"
     except CountersignError as refused:
         await adapter.post_privately(adapter.words.refused(str(refused)))

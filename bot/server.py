@@ -5,7 +5,8 @@ OAuth; the sandbox's Slack is plain HTTP), Teams, or both — on one aiohttp app
 ``GET /healthz``, which answers 200 only when the database does, and ``GET /metrics`` for
 operators (``bot.metrics``). At start-up it settles cards a
 stopped process left half-way, and while running it settles those stuck mid-write past a grace
-period; each settled card is shown by the surface that posted it. On shutdown the work in flight
+period; each settled card is shown by the surface that posted it, as is every decision a
+stopped process never showed. On shutdown the work in flight
 finishes first, so nobody's approval is cut between the write and the card update.
 """
 
@@ -186,7 +187,8 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
-    """Settles cards whose process is gone and shows each copy where it was posted."""
+    """Settles cards whose process is gone and shows each copy where it was posted; then
+    shows the decisions a process gone (or failing) never showed (``sweeps.redraw``)."""
     for record in await reconcile(runtime.surface.registry, now=now):
         shown = False
         for placement in await copies_of(runtime.surface, record):
@@ -196,6 +198,8 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
                 shown = True
         event = "settled_posted" if shown else "settled_unposted"
         log.info(event, card_id=record.card_id, tenant=record.tenantid)
+    now = now or runtime.surface.registry.clock()
+    await sweeps.redraw(runtime.surface, runtime.mounted, now=now)
 
 
 async def _sweep(runtime: Runtime) -> None:

@@ -1,4 +1,5 @@
-"""Moves cards on without a press: expiry shown when a card's time runs out, escalation to owners.
+"""Moves cards on without a press: expiry shown when a card's time runs out, escalation to owners,
+decisions never shown redrawn.
 
 Each sweep runs in every process (``bot.server`` calls them every few seconds). Which process
 acts on a card is decided by one conditional UPDATE per card: the one whose statement matched
@@ -20,15 +21,16 @@ from bot.adapter import Adapter
 from bot.batch_show import copies_of
 from bot.batches import escalated
 from bot.copies import send_copies
+from bot.decisions import redraw as redraw_decision
 from bot.decisions import show_decision, update_copies
 from bot.placement import Placement, SlackPlacement, placements_of
 from bot.surface import Surface
-from tools import AuditEntry, CardRecord, Outcome
+from tools import AuditEntry, CardRecord, Outcome, showing
 from tools.card_record import Issuee
 from tools.policy import Policies
 from tools.routing import owners
 
-__all__ = ["Shows", "escalate", "expire"]
+__all__ = ["Shows", "escalate", "expire", "redraw"]
 
 log = structlog.get_logger("bot.sweeps")
 
@@ -99,7 +101,39 @@ async def escalate(
     return done
 
 
-async def _guarded(record: CardRecord, showing: Awaitable[None]) -> None:
+async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetime) -> int:
+    """Shows every decision that was never shown and that no live process answers for; how many.
+
+    A process that died after a card's write committed, before its copies were updated, left
+    live buttons on a decided card for good, and no audit line. Each such card is taken by
+    one conditional UPDATE (``tools.showing``): whichever process takes it redraws every copy
+    and posts the audit line; the others do nothing. It is recorded shown only once all of it
+    went out, so a failure here leaves it for a later sweep.
+    """
+    registry, done = surface.registry, 0
+    for card in await showing.unshown(registry, now=now):
+        if not await showing.take_over(registry, card, now=now):
+            continue  # another process took it first
+        if await _redrawn(surface, mounted, card):
+            await registry.cards.mark_shown(card.card_id, registry.clock())
+            done += 1
+    return done
+
+
+async def _redrawn(surface: Surface, mounted: Mapping[str, Shows], card: CardRecord) -> bool:
+    """Shows a decision on every platform its card has copies on; whether all of it went out."""
+    shown: list[bool] = []
+
+    async def work(adapter: Adapter) -> None:
+        shown.append(await redraw_decision(surface, adapter, card))
+
+    await _guarded(card, _each_platform(card, mounted, work))
+    complete = len(shown) == len({p.platform for p in placements_of(card)}) and all(shown)
+    log.info("decision_redrawn", card_id=card.card_id, status=str(card.status), shown=complete)
+    return complete
+
+
+async def _guarded(record: CardRecord, work: Awaitable[None]) -> None:
     """Shows one card; a failure is logged and the sweep goes on to the next card.
 
     The card's move is already committed with its audit line: one surface failing to show it
@@ -107,7 +141,7 @@ async def _guarded(record: CardRecord, showing: Awaitable[None]) -> None:
     unshown, nor stop the loop that also keeps this process's lease alive.
     """
     try:
-        await showing
+        await work
     except Exception:  # logged in full; the next sweep cannot retry a committed move
         log.exception("sweep_show_failed", card_id=record.card_id, status=str(record.status))
 

@@ -101,6 +101,11 @@ class CardRecord:
     replaced_by: str | None = None
     # The batch it is shown in (one card, one Approve for several writes); None: on its own.
     batch_id: str | None = None
+    # When its decision was shown (every copy updated, the audit line posted); None: not yet.
+    # ``showing_by`` is the process that took the showing, at ``showing_at`` (``tools.showing``).
+    shown_at: datetime | None = None
+    showing_by: str | None = None
+    showing_at: datetime | None = None
 
     def issued_to_person(self, userid: int, tenantid: int) -> bool:
         """Whether this person may decide the card: one of those it is issued to, same tenant.
@@ -155,4 +160,7 @@ class CardRecord:
             escalated_at=row.escalated_at,
             replaced_by=row.replaced_by,
             batch_id=row.batch_id,
+            shown_at=row.shown_at,
+            showing_by=row.showing_by,
+            showing_at=row.showing_at,
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Select, bindparam, or_, select, update
@@ -26,7 +26,7 @@ from tools.caller import Caller
 from tools.card_record import Approval, CardRecord, CardStatus, Issuee
 from tools.db import PROPOSALS, Database, ProposalRow, compiled
 
-__all__ = ["CardStore", "claimed"]
+__all__ = ["DECIDED", "CardStore", "claimed"]
 
 _CARDS = PROPOSALS
 
@@ -55,6 +55,10 @@ _ON_TARGET = select(_CARDS).where(
     _CARDS.c.status == CardStatus.PENDING.value,
 )
 _SET = update(_CARDS).where(_CARDS.c.id == bindparam("card"))
+# The states whose decision is shown on the card's copies (and, but for those nobody decided,
+# in an audit line): every state a card does not leave.
+DECIDED = frozenset(CardStatus) - {CardStatus.PENDING, CardStatus.EXECUTING}
+_INSTANT = timedelta(microseconds=1)
 
 
 class CardStore:
@@ -250,6 +254,44 @@ class CardStore:
         if decided_by_name:
             params["decided_by_name"] = decided_by_name
         return await self._update(_CLAIM, params, conn)
+
+    async def take_showing(
+        self,
+        card_id: str,
+        *,
+        by: str,
+        seen_by: str | None,
+        seen_at: datetime | None,
+        now: datetime,
+    ) -> bool:
+        """Makes process ``by`` the one to show a decided card's decision, if it is not shown
+        yet and nobody took the showing since it was read (``seen_by`` at ``seen_at``);
+        False for every other taker.
+
+        The new ``showing_at`` is later than the one seen even when the clock is not (a
+        stepped one, or two takes in one microsecond): otherwise two processes retaking the
+        same card at one instant would both match.
+        """
+        at = max(now, seen_at + _INSTANT) if seen_at is not None else now
+        stmt = (
+            update(_CARDS)
+            .where(
+                _CARDS.c.id == card_id,
+                _CARDS.c.shown_at.is_(None),
+                _CARDS.c.status.in_(sorted(s.value for s in DECIDED)),
+                _CARDS.c.showing_by.is_not_distinct_from(seen_by),
+                _CARDS.c.showing_at.is_not_distinct_from(seen_at),
+            )
+            .values(showing_by=by, showing_at=at)
+        )
+        async with self._db.begin() as conn:
+            return _matched(await conn.execute(stmt))
+
+    async def mark_shown(self, card_id: str, now: datetime) -> None:
+        """Records that a card's decision went out: every copy updated, the audit line posted."""
+        stmt = update(_CARDS).where(_CARDS.c.id == card_id, _CARDS.c.shown_at.is_(None))
+        async with self._db.begin() as conn:
+            await conn.execute(stmt.values(shown_at=now))
 
     async def attach_surface(self, card_id: str, surface: dict[str, Any]) -> None:
         """Records where a surface posted the card, so whichever process decides it can update it."""

@@ -25,7 +25,7 @@ from tools.lease import LeaseState, ProcessLease
 if TYPE_CHECKING:
     from tools.registry import Registry
 
-__all__ = ["INTERRUPTED_NOTE", "UNKNOWN_NOTE", "reconcile"]
+__all__ = ["INTERRUPTED_NOTE", "UNKNOWN_NOTE", "abandoned", "reconcile"]
 
 INTERRUPTED_NOTE = "interrupted: the service stopped during the change, and nothing was changed"
 UNKNOWN_NOTE = "outcome unknown: the service stopped during the change; check before trying again"
@@ -79,11 +79,26 @@ def _lease_of(row: Any) -> LeaseState | None:
 def _abandoned(
     lease: ProcessLease, card: CardRecord, state: LeaseState | None, now: datetime
 ) -> bool:
-    if card.holder == lease.holder:
-        return not lease.is_running(card.card_id)
+    return abandoned(lease, card.card_id, card.holder, state, since=card.decided_at, now=now)
+
+
+def abandoned(
+    lease: ProcessLease,
+    card_id: str,
+    holder: str | None,
+    state: LeaseState | None,
+    *,
+    since: datetime | None,
+    now: datetime,
+) -> bool:
+    """Whether the process ``holder`` left its work on a card: this process, no longer doing
+    it; another, gone (its ``state``); or unknown (no lease row), since longer ago than the
+    grace period."""
+    if holder == lease.holder:
+        return not lease.is_running(card_id)
     if state is not None:
         return lease.gone(state, now)
-    return card.decided_at is None or card.decided_at <= now - lease.expiry
+    return since is None or since <= now - lease.expiry
 
 
 async def _settle(registry: Registry, card: CardRecord) -> CardRecord | None:

@@ -158,15 +158,15 @@ class SlackAdapter:
             return self.where.user
         return None
 
-    async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
+    async def update(self, record: CardRecord, placement: Placement) -> Placement | bool:
         assert isinstance(placement, SlackPlacement)
         return await outbound.update_card(self.client, record, placement)
 
     async def post_audit(
         self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
-    ) -> None:
+    ) -> bool:
         assert isinstance(placement, SlackPlacement)
-        await outbound.post_audit(
+        return await outbound.post_audit(
             self.client, record, placement, audit=audit_channel or self.audit_channel
         )
 

@@ -5,7 +5,8 @@ place (posted anew when its message is gone), the decision's audit lines, a priv
 card or batch in a person's DM with the app. Every message goes out with ``parse="none"`` and
 no unfurls: what the data says is what the channel sees, and a link in a product name grows no
 preview. Slack's errors here are logged and swallowed: a missing update, copy or audit line is
-better than a half-told story, and the next update retries.
+better than a half-told story. An update or audit line Slack failed on its side is reported
+back, so the decision is shown again later (``tools.showing``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ __all__ = [
 POST_OPTIONS: dict[str, Any] = {"parse": "none", "unfurl_links": False, "unfurl_media": False}
 # chat.update's answers for a card message that no longer exists: the card is posted anew.
 _GONE = frozenset({"message_not_found", "channel_not_found"})
+# Slack's own failures, which a later try may not meet: a decision they kept from showing is
+# shown again later. Any other refusal (an archived channel, say) would refuse every try.
+_PASSING = frozenset(
+    {"internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited"}
+)
 log = structlog.get_logger("bot.slack.outbound")
 
 
@@ -49,10 +55,16 @@ def slack_error(failed: SlackApiError) -> str:
     return f"http {failed.response.status_code}"
 
 
+def _lasting(failed: SlackApiError) -> bool:
+    """Whether Slack's refusal would meet every later try too (not its own failure)."""
+    return slack_error(failed) not in _PASSING and failed.response.status_code < 500
+
+
 async def update_card(
     client: AsyncWebClient, record: CardRecord, placement: SlackPlacement
-) -> Placement | None:
-    """Shows the card as it stands on one copy; returns the copy's new place if posted anew."""
+) -> Placement | bool:
+    """Shows the card as it stands on one copy; returns the copy's new place if posted anew,
+    else whether it is shown (or could never be: False only when a later try may do better)."""
     # A private copy (``conversation`` None: it belongs to no conversation with the model)
     # is only ever seen by someone the card is issued to.
     text, blocks = card_message(
@@ -75,7 +87,7 @@ async def update_card(
         log.error(
             "card_update_failed", channel=placement.channel, card_id=record.card_id, error=error
         )
-        return None
+        return _lasting(failed)
     log.info(
         "card_updated",
         tenant=record.tenantid,
@@ -84,7 +96,7 @@ async def update_card(
         card_id=record.card_id,
         status=str(record.status),
     )
-    return None
+    return True
 
 
 async def _post_anew(
@@ -95,7 +107,7 @@ async def _post_anew(
     text: str,
     blocks: list[Block],
     error: str,
-) -> Placement | None:
+) -> Placement | bool:
     """Posts the card as it stands at the channel's top level; returns its new place.
 
     After a restart that lost the workspace (or a person deleting the card), chat.update
@@ -115,7 +127,7 @@ async def _post_anew(
             card_id=record.card_id,
             error=f"{error}, then {slack_error(failed)}",
         )
-        return None
+        return _lasting(failed)
     where = str(response.get("channel") or placement.channel)
     log.info(
         "card_posted_anew",
@@ -131,8 +143,9 @@ async def _post_anew(
 
 async def post_audit(
     client: AsyncWebClient, record: CardRecord, placement: SlackPlacement, *, audit: str | None
-) -> None:
-    """Posts the card's decision in its thread and in the ``audit`` channel when set."""
+) -> bool:
+    """Posts the card's decision in its thread and in the ``audit`` channel when set; False
+    when Slack failed a post in a way a later try may not meet."""
     text = texts.audit_text(
         str(record.status),
         summary=record.summary,
@@ -141,6 +154,7 @@ async def post_audit(
         reason=record.reason,
         outcome=record.outcome,
     )
+    posted = True
     for target in _audit_targets(placement, audit):
         try:
             await client.chat_postMessage(text=text, **target, **POST_OPTIONS)
@@ -151,6 +165,7 @@ async def post_audit(
                 card_id=record.card_id,
                 error=slack_error(failed),
             )
+            posted = posted and _lasting(failed)
             continue
         log.info(
             "audit_posted",
@@ -159,6 +174,7 @@ async def post_audit(
             user=record.decided_by,
             card_id=record.card_id,
         )
+    return posted
 
 
 async def post_batch_audit(

@@ -116,14 +116,15 @@ class TeamsAdapter:
             token=proposal.card,
         )
 
-    async def update(self, record: CardRecord, placement: Placement) -> Placement | None:
+    async def update(self, record: CardRecord, placement: Placement) -> Placement | bool:
         assert isinstance(placement, TeamsPlacement)
         if placement.conversation_id == self.conversation_id:
             self.shown = (record, placement)
         where = placement.conversation_id
         if not placement.activity_id or not where or not self._reaches(placement):
+            # No later try reaches it from here either.
             log.warning("card_copy_unreachable", card_id=record.card_id, conversation=where)
-            return None
+            return True
         card = decided_card(record, placement)
         try:
             await self.out.update(
@@ -131,7 +132,7 @@ class TeamsAdapter:
             )
         except FAILURES as failed:
             log.error("card_update_failed", card_id=record.card_id, error=type(failed).__name__)
-            return None
+            return False
         log.info(
             "card_updated",
             tenant=record.tenantid,
@@ -139,11 +140,11 @@ class TeamsAdapter:
             card_id=record.card_id,
             status=str(record.status),
         )
-        return None
+        return True
 
     async def post_audit(
         self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
-    ) -> None:
+    ) -> bool:
         # The record goes where the card was asked, which every member there sees, even when
         # it was decided in someone's 1:1 chat. A Teams audit channel is not offered yet.
         assert isinstance(placement, TeamsPlacement)
@@ -157,15 +158,16 @@ class TeamsAdapter:
         where = placement.conversation_id or self.conversation_id
         if not self._reaches(placement):
             log.warning("audit_unreachable", card_id=record.card_id, conversation=where)
-            return
+            return True  # no later try reaches it from here either
         try:
             await self.out.send(where, plain(text))
         except FAILURES as failed:
             log.error("audit_post_failed", card_id=record.card_id, error=type(failed).__name__)
-            return
+            return False
         log.info(
             "audit_posted", tenant=record.tenantid, user=record.decided_by, card_id=record.card_id
         )
+        return True
 
     async def post_privately(self, text: str) -> None:
         """Kept for the invoke's answer: only the presser sees the card it is put on."""

@@ -18,7 +18,7 @@ check, the service URL the bot calls is one a Microsoft-signed token vouched for
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,6 +29,7 @@ import structlog
 __all__ = [
     "BOT_FRAMEWORK_ISSUER",
     "BOT_FRAMEWORK_KEYS",
+    "FAILED_FETCH_SECONDS",
     "JwksKeys",
     "KeySource",
     "TokenChecker",
@@ -45,6 +46,8 @@ _ENTRA_KEYS = "https://login.microsoftonline.com/{tenant}/discovery/v2.0/keys"
 _LEEWAY_SECONDS = 300  # the clock skew Microsoft documents for these tokens
 _REFETCH_SECONDS = 300  # an unknown key id refetches the key set at most this often
 _KEYS_MAX_AGE = 24 * 3600
+# After a failed fetch, the key set is not asked for again this soon.
+FAILED_FETCH_SECONDS = 30.0
 
 
 class TokenRefusedError(Exception):
@@ -87,14 +90,22 @@ class KeySource(Protocol):
 
 @dataclass
 class JwksKeys:
-    """Signing keys fetched from the issuers' published key sets, cached per URL."""
+    """Signing keys fetched from the issuers' published key sets, cached per URL; a failed
+    fetch is remembered for ``FAILED_FETCH_SECONDS``.
+
+    A failure was not cached: while the key set could not be fetched, every request with a
+    bogus token (anyone can send one) made the server fetch it again, so a flood of them
+    became a flood of outbound requests. ``clock`` is ``time.monotonic`` but in tests.
+    """
 
     session: aiohttp.ClientSession | None = None
+    clock: Callable[[], float] = time.monotonic
     _sets: dict[str, tuple[float, jwt.PyJWKSet]] = field(default_factory=dict)
+    _failed: dict[str, float] = field(default_factory=dict)
 
     async def key(self, url: str, kid: str) -> Any:
         fetched_at, keys = self._sets.get(url, (0.0, None))
-        age = time.monotonic() - fetched_at
+        age = self.clock() - fetched_at
         stale = keys is None or age > _KEYS_MAX_AGE
         if stale or (_find(keys, kid) is None and age > _REFETCH_SECONDS):
             keys = await self._fetch(url)
@@ -106,14 +117,19 @@ class JwksKeys:
     async def _fetch(self, url: str) -> jwt.PyJWKSet:
         if self.session is None:
             raise TokenRefusedError("the server is still starting")
+        failed_at = self._failed.get(url)
+        if failed_at is not None and self.clock() - failed_at < FAILED_FETCH_SECONDS:
+            raise TokenRefusedError("the issuer's signing keys could not be fetched")
         try:
             async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=10)) as response:
                 response.raise_for_status()
                 keys = jwt.PyJWKSet.from_dict(await response.json(content_type=None))
         except (aiohttp.ClientError, TimeoutError, ValueError, jwt.PyJWKSetError) as failed:
+            self._failed[url] = self.clock()
             log.warning("signing_keys_unavailable", url=url, error=type(failed).__name__)
             raise TokenRefusedError("the issuer's signing keys could not be fetched") from None
-        self._sets[url] = (time.monotonic(), keys)
+        self._failed.pop(url, None)
+        self._sets[url] = (self.clock(), keys)
         return keys
 
 

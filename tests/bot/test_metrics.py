@@ -78,6 +78,31 @@ async def test_a_request_a_local_proxy_forwarded_is_refused(served: tuple[Metric
         assert "COUNTERSIGN_METRICS_TOKEN" in (await forwarded.json())["error"]
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Forwarded",
+        "X-Forwarded-Host",
+        "X-Real-IP",
+        "CF-Connecting-IP",
+        "True-Client-IP",
+        "X-Client-IP",
+        "Fastly-Client-IP",
+        "X-Cluster-Client-IP",
+        "Via",
+        "X-Original-Forwarded-For",
+    ],
+)
+async def test_a_request_forwarded_under_any_proxys_header_is_refused(
+    served: tuple[Metrics, str], header: str
+) -> None:
+    """A proxy that names the client in its own header (Cloudflare's CF-Connecting-IP, Akamai's
+    True-Client-IP, Via...) forwarded the request all the same: 403, like X-Forwarded-For."""
+    _, url = served
+    async with aiohttp.ClientSession() as http, http.get(url, headers={header: "1.2.3.4"}) as got:
+        assert got.status == 403
+
+
 async def test_with_a_token_only_its_bearer_is_answered(db: Database) -> None:
     """With COUNTERSIGN_METRICS_TOKEN set, a request without it is refused, with it answered."""
     runner, url = await _serve(Metrics(), db, token="s3cret-token-value")

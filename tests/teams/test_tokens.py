@@ -18,6 +18,7 @@ from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 from bot.server import application
 from bot.teams.auth import (
     BOT_FRAMEWORK_ISSUER,
+    FAILED_FETCH_SECONDS,
     JwksKeys,
     TokenChecker,
     TokenPolicy,
@@ -162,6 +163,55 @@ async def test_keys_are_fetched_from_the_published_key_set(published: str) -> No
         assert (await checker.check(f"Bearer {_token()}", ACTIVITY))["aud"] == APP_ID
         with pytest.raises(TokenRefusedError, match="does not publish"):
             await checker.check(f"Bearer {_token(kid='unknown')}", ACTIVITY)
+
+
+class KeysDown:
+    """A loopback key endpoint that is down (503), counting every fetch it is asked for."""
+
+    def __init__(self) -> None:
+        self.fetches = 0
+        self.url = ""
+
+    async def keys(self, request: web.Request) -> web.Response:
+        self.fetches += 1
+        return web.json_response({"error": "unavailable"}, status=503)
+
+
+@pytest.fixture
+async def keys_down() -> AsyncIterator[KeysDown]:
+    down = KeysDown()
+    app = web.Application()
+    app.router.add_get("/keys", down.keys)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    down.url = f"http://127.0.0.1:{port}/keys"
+    try:
+        yield down
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_failed_key_fetch_is_not_repeated_for_every_bogus_token(
+    keys_down: KeysDown,
+) -> None:
+    """While the key set cannot be fetched, every bogus token used to make the server fetch it
+    again; now a second token within the window is refused without a fetch, and the set is
+    asked for again only once the window has passed."""
+    policy = TokenPolicy(APP_ID, None, bot_framework_keys=keys_down.url)
+    now = [1000.0]
+    async with aiohttp.ClientSession() as session:
+        checker = TokenChecker(policy, JwksKeys(session, clock=lambda: now[0]))
+        for kid in ("bogus-1", "bogus-2"):
+            with pytest.raises(TokenRefusedError, match="could not be fetched"):
+                await checker.check(f"Bearer {_token(kid=kid)}", ACTIVITY)
+        assert keys_down.fetches == 1
+        now[0] += FAILED_FETCH_SECONDS
+        with pytest.raises(TokenRefusedError, match="could not be fetched"):
+            await checker.check(f"Bearer {_token(kid='bogus-3')}", ACTIVITY)
+        assert keys_down.fetches == 2
 
 
 async def _served_with_tokens(teams: TeamsBot, database_url: str) -> TestServer:

@@ -83,6 +83,13 @@ class ProposalRow(Base):
     replaced_by: Mapped[str | None] = mapped_column(String(32))
     # The batch it is shown in (``BatchRow``), when one turn proposed it with others.
     batch_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    # When its decision was shown: every copy updated and the channel's audit line posted
+    # (NULL on a decided card: not yet, and the sweep redraws it). ``showing_by`` is the process
+    # (``LeaseRow.holder``) that took the showing at ``showing_at``; another process takes it
+    # over only once that one is gone (``tools.showing``).
+    shown_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    showing_by: Mapped[str | None] = mapped_column(String(32))
+    showing_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         Index("ix_proposals_tenant_status", "tenant_id", "status"),

@@ -1,0 +1,150 @@
+"""Which decided cards are still to be shown, and which process shows each; never shows one itself.
+
+A decision is shown when every copy of its card was updated and the channel's audit line posted
+(``bot.decisions``). A process that died after a write committed and before Slack was told left
+the card with live buttons for good and posted no audit line; a second press only said
+"already approved", privately. So a card records when its decision was shown, and only after it
+went out: a crash in between leaves it unshown, and it is redrawn.
+
+Whoever shows a decision first takes the showing with one conditional UPDATE (the process that
+decided it, a press on the decided card, the sweep), so two processes never both post its audit
+line. The sweep takes one over only once the process that held it is gone, as the reconciler
+judges a card left executing (``tools.reconcile``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+
+from tools.card_record import CardRecord
+from tools.card_store import DECIDED
+from tools.db import LEASES, PROPOSALS
+from tools.lease import LeaseState
+from tools.reconcile import abandoned
+
+if TYPE_CHECKING:
+    from tools.registry import Registry
+
+__all__ = ["take", "take_over", "unshown"]
+
+_CARDS, _LEASES = PROPOSALS, LEASES
+# The process answering for a card's showing: the one that took it, or, before anyone did,
+# the one that decided it (an approval's claimant).
+_ANSWERING = func.coalesce(_CARDS.c.showing_by, _CARDS.c.holder)
+_UNSHOWN = (
+    select(
+        _CARDS,
+        _LEASES.c.holder.label("lease_holder"),
+        _LEASES.c.pid_space.label("lease_pid_space"),
+        _LEASES.c.pid.label("lease_pid"),
+        _LEASES.c.beat_at.label("lease_beat_at"),
+        _LEASES.c.stopped_at.label("lease_stopped_at"),
+    )
+    .select_from(_CARDS.outerjoin(_LEASES, _LEASES.c.holder == _ANSWERING))
+    .where(
+        _CARDS.c.shown_at.is_(None),
+        _CARDS.c.status.in_(sorted(s.value for s in DECIDED)),
+        # A batch's cards are shown as their batch, whose audit line is claimed once on its
+        # own (``bot.batch_show``).
+        _CARDS.c.batch_id.is_(None),
+    )
+    .order_by(_CARDS.c.decided_at)
+)
+
+
+async def take(registry: Registry, card_id: str, *, now: datetime) -> CardRecord | None:
+    """Takes the showing of a decided card's decision for this process; the card as it now
+    stands, or None: it is shown already, not decided, or another process is showing it.
+
+    A card nobody took yet is taken at once: by the process that just decided it, or by a
+    press on it after that process died.
+    """
+    first = await registry.cards.get(card_id)
+    if first is None or first.shown_at is not None or first.status not in DECIDED:
+        return None
+    if first.showing_by is None and await take_over(registry, first, now=now):
+        return first
+    for card, state in await _unshown(registry, card_id):
+        if _left(registry, card, state, now, sweep=False) and await take_over(
+            registry, card, now=now
+        ):
+            return card
+    return None
+
+
+async def unshown(registry: Registry, *, now: datetime) -> list[CardRecord]:
+    """The decided cards whose decision is not shown and which nobody answers for any more.
+
+    For the sweep: a card nobody took yet waits until the process that decided it is gone
+    (it would otherwise race every decision its own process is about to show), and one a
+    process failed to show waits as long again as it has been tried (a copy Slack keeps
+    failing is not tried every few seconds for good).
+    """
+    return [
+        card
+        for card, state in await _unshown(registry)
+        if _left(registry, card, state, now, sweep=True)
+    ]
+
+
+async def take_over(registry: Registry, card: CardRecord, *, now: datetime) -> bool:
+    """Takes the showing of ``card`` as read, for this process, unless someone did meanwhile."""
+    return await registry.cards.take_showing(
+        card.card_id,
+        by=registry.lease.holder,
+        seen_by=card.showing_by,
+        seen_at=card.showing_at,
+        now=now,
+    )
+
+
+async def _unshown(
+    registry: Registry, card_id: str | None = None
+) -> list[tuple[CardRecord, LeaseState | None]]:
+    stmt = _UNSHOWN if card_id is None else _UNSHOWN.where(_CARDS.c.id == card_id)
+    async with registry.db.engine.connect() as conn:
+        rows = (await conn.execute(stmt)).all()
+    return [(CardRecord.of(row), _lease_of(row)) for row in rows]
+
+
+def _lease_of(row: Any) -> LeaseState | None:
+    if row.lease_beat_at is None:
+        return None
+    return LeaseState(
+        row.lease_holder,
+        row.lease_pid_space,
+        row.lease_pid,
+        row.lease_beat_at,
+        row.lease_stopped_at,
+    )
+
+
+def _left(
+    registry: Registry,
+    card: CardRecord,
+    state: LeaseState | None,
+    now: datetime,
+    *,
+    sweep: bool,
+) -> bool:
+    """Whether this process may take the card's showing: nobody answers for it any more."""
+    lease = registry.lease
+    if card.showing_by is None:
+        if not sweep:
+            return True
+        # A card decided under no lease (a rejection, an expiry) waits the grace period.
+        since = card.decided_at or card.expires_at
+        return abandoned(lease, card.card_id, card.holder, state, since=since, now=now)
+    if sweep and not _due(card, now):
+        return False
+    return abandoned(lease, card.card_id, card.showing_by, state, since=card.showing_at, now=now)
+
+
+def _due(card: CardRecord, now: datetime) -> bool:
+    """Whether it is time to try a card again: as long since its last try as it was tried."""
+    assert card.showing_at is not None
+    started = card.decided_at or card.created_at
+    return now - card.showing_at >= card.showing_at - started
