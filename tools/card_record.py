@@ -101,13 +101,21 @@ class CardRecord:
     replaced_by: str | None = None
     # The batch it is shown in (one card, one Approve for several writes); None: on its own.
     batch_id: str | None = None
+    # What it moves (minor units) and what that adds up with toward the two-approver amount.
+    amount: int | None = None
+    tally: str | None = None
+    # Who may not decide it although their role would: who raised the request it approves.
+    kept_out: tuple[int, ...] = ()
 
     def issued_to_person(self, userid: int, tenantid: int) -> bool:
-        """Whether this person may decide the card: one of those it is issued to, same tenant.
+        """Whether this person may decide the card: one of those it is issued to, same tenant,
+        and not kept out of it by the self-approval rule.
 
         A card stored before routing is issued to its asker alone.
         """
-        if tenantid != self.tenantid:
+        if tenantid != self.tenantid or userid in self.kept_out:
+            # Kept out even when an escalation added them: Priya raising a request and then
+            # being sent the card as the owner must not approve her own request.
             return False
         if not self.issued_to:
             return userid == self.userid
@@ -155,4 +163,7 @@ class CardRecord:
             escalated_at=row.escalated_at,
             replaced_by=row.replaced_by,
             batch_id=row.batch_id,
+            amount=row.amount,
+            tally=row.tally,
+            kept_out=tuple(int(u) for u in row.kept_out or ()),
         )

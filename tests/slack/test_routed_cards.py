@@ -181,3 +181,29 @@ async def test_an_escalation_keeps_every_copy_live_and_reaches_the_owner(bot: Bo
     assert priya.text.startswith("Ravi Kumar needs your approval: Approve request 1")
     assert buttons(bot.home("UPRIYA")["blocks"]) == ["card_approve", "card_edit", "card_reject"]
     assert await request_status(bot, 1) == "pending"
+
+
+async def test_a_managers_own_request_goes_to_the_other_manager(bot: Bot) -> None:
+    """Arjun asks to approve request 4, which he raised: the thread's card waits for Meera,
+    she alone gets a DM copy, Arjun's press is refused, and Meera's approves it."""
+    await bot.mention("UARJUN", "approve request 4")
+    [card] = bot.cards()
+    assert card.blocks[0]["text"]["text"] == "Waiting for a manager: Meera Iyer"
+    assert len(bot.cards(bot.dm("UMEERA"))) == 1 and bot.cards(bot.dm("UARJUN")) == []
+    assert await bot.press("UARJUN", card) == 200
+    assert bot.ephemerals("UARJUN")[-1].startswith("This card is not waiting for your approval")
+    assert await request_status(bot, 4) == "pending"
+    assert await bot.press("UMEERA", bot.cards(bot.dm("UMEERA"))[0]) == 200
+    assert await request_status(bot, 4) == "approved"
+
+
+async def test_staff_asking_again_is_pointed_to_the_managers_card(bot: Bot) -> None:
+    """Arjun's card rejecting request 2 waits; Ravi's "approve request 2" leaves it live and
+    tells him whose card is waiting, instead of replacing it."""
+    await bot.mention("UARJUN", "reject request 2 because not our fault")
+    [card] = bot.cards()
+    await bot.mention("URAVI", "approve request 2")
+    assert len(bot.cards()) == 1
+    assert "A card Arjun Mehta asked for is already waiting" in bot.slack.messages[-1].text
+    record = await bot.registry.card(card_id(card))
+    assert record is not None and record.status is CardStatus.PENDING
