@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from sqlalchemy import update as sa_update
+
 from bot import sweeps
 from bot.sandbox import Message
 from tests.slack.conftest import (
@@ -17,6 +19,7 @@ from tests.slack.conftest import (
     validate,
 )
 from tools import CardStatus
+from tools.merchant.models import BranchRequest
 
 # The Fiesta Foods policy: a manager approves. Priya, the owner, hears of a card only when it
 # waits too long (escalation).
@@ -207,3 +210,18 @@ async def test_staff_asking_again_is_pointed_to_the_managers_card(bot: Bot) -> N
     assert "A card Arjun Mehta asked for is already waiting" in bot.slack.messages[-1].text
     record = await bot.registry.card(card_id(card))
     assert record is not None and record.status is CardStatus.PENDING
+
+
+async def test_an_escalation_never_reaches_the_owner_who_raised_the_request(bot: Bot) -> None:
+    """Priya raised request 6; Ravi's card for it waits too long. The sweep sends it to no
+    owner (she is the only one), so she never gets a copy of a card approving her own request."""
+    async with bot.registry.db.session() as session, session.begin():
+        await session.execute(
+            sa_update(BranchRequest).where(BranchRequest.id == 6).values(requested_by=1)
+        )
+    card, _ = await routed(bot, "approve request 6")
+    bot.clock.step(timedelta(minutes=16))
+    await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900)
+    assert bot.cards(bot.dm("UPRIYA")) == []
+    record = await bot.registry.card(card_id(card))
+    assert record is not None and [i.name for i in record.issued_to] == list(APPROVERS.values())
