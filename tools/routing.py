@@ -43,8 +43,9 @@ _POLICY_OF = select(
 # Taken before what moved is read, so two proposals adding to one tally at once (two expense
 # requests of one branch) are counted one after the other: on PostgreSQL each would otherwise
 # miss the other's card and both stay under the amount. SQLite's writers queue anyway.
-_POLICY_LOCK = select(_POLICIES.tenant_id).where(_POLICIES.tenant_id == bindparam("tenant"))
-_POLICY_LOCK = _POLICY_LOCK.with_for_update()
+_POLICY_LOCK = (
+    select(_POLICIES.tenant_id).where(_POLICIES.tenant_id == bindparam("tenant")).with_for_update()
+)
 # What one tally already moved or is waiting to move: cards claimed or done within the window
 # (an outcome unknown may have moved it too), and live cards on other targets of the tally.
 # Those on the card's own target are the ones it replaces, so they do not add to it.
