@@ -83,7 +83,11 @@ async def escalate(
         if card.created_at > now - delays[card.tenantid]:
             continue
         async with registry.db.tenant_session(card.tenantid) as session:
-            bosses = [o for o in await owners(session) if not _issued(card, o)]
+            bosses = [
+                o
+                for o in await owners(session)
+                if not _issued(card, o) and o.userid not in card.kept_out
+            ]
         names = ", ".join(o.name for o in bosses) or "no owner beyond those already asked"
 
         async def audited(conn: AsyncConnection, record: CardRecord, names: str = names) -> None:

@@ -53,6 +53,7 @@ _JOIN = (
         approvals_needed=bindparam("needed"),
         needed_role=bindparam("role"),
         routed=bindparam("routed"),
+        kept_out=bindparam("kept"),
     )
 )
 
@@ -204,6 +205,7 @@ async def _join(
             "needed": issued.approvals,
             "role": issued.role,
             "routed": issued.routed,
+            "kept": list(issued.kept_out),
         }
         if (await conn.execute(_JOIN, params)).rowcount != 1:
             raise ConflictError("One of these cards was decided or changed meanwhile.")
@@ -244,16 +246,20 @@ def _joinable(card: CardRecord, caller: Caller, now: datetime) -> bool:
 
 
 async def _strictest(session: AsyncSession, caller: Caller, cards: Sequence[CardRecord]) -> Routing:
-    """The routing the strictest card needs: its role, the most approvers any card needs.
+    """The routing the strictest card needs: its role, the most approvers any card needs,
+    nobody any card kept out.
 
     Routed afresh through the merchant's policy (``tools.routing``), so the people are those
     who hold that role now; a result less strict than any card's own is refused, never used.
+    Without the cards' kept-out people, Arjun's "approve requests 3 and 4" was routed as his
+    own again, and request 4 is the one he raised.
     """
     role = max((Role(c.needed_role or "staff") for c in cards), key=lambda r: r.rank)
     approvals = max(c.approvals_needed for c in cards)
+    kept = {userid for c in cards for userid in c.kept_out}
     policy = await routing.policy(session, caller.tenantid)
     amount = policy.two_approvers_from if approvals > 1 else None
-    issued = await routing.routing(session, caller, tool_role=role, amount=amount)
+    issued = await routing.routing(session, caller, tool_role=role, amount=amount, kept_out=kept)
     if issued.approvals < approvals or not Role(issued.role or "staff").satisfies(role):
         raise ConflictError("The approval policy changed meanwhile; each card stays on its own.")
     return issued

@@ -106,13 +106,21 @@ class CardRecord:
     shown_at: datetime | None = None
     showing_by: str | None = None
     showing_at: datetime | None = None
+    # What it moves (minor units) and what that adds up with toward the two-approver amount.
+    amount: int | None = None
+    tally: str | None = None
+    # Who may not decide it although their role would: who raised the request it approves.
+    kept_out: tuple[int, ...] = ()
 
     def issued_to_person(self, userid: int, tenantid: int) -> bool:
-        """Whether this person may decide the card: one of those it is issued to, same tenant.
+        """Whether this person may decide the card: one of those it is issued to, same tenant,
+        and not kept out of it by the self-approval rule.
 
         A card stored before routing is issued to its asker alone.
         """
-        if tenantid != self.tenantid:
+        if tenantid != self.tenantid or userid in self.kept_out:
+            # Kept out even when an escalation added them: Priya raising a request and then
+            # being sent the card as the owner must not approve her own request.
             return False
         if not self.issued_to:
             return userid == self.userid
@@ -163,4 +171,7 @@ class CardRecord:
             shown_at=row.shown_at,
             showing_by=row.showing_by,
             showing_at=row.showing_at,
+            amount=row.amount,
+            tally=row.tally,
+            kept_out=tuple(int(u) for u in row.kept_out or ()),
         )

@@ -19,6 +19,7 @@ with the ids and names involved, and what to do next.
     │   ├── AlreadyApprovedError     the same person approving a two-approver card again
     │   ├── CardBusyError            approvals kept landing while this one was counted
     │   ├── CardLiveError            the identical write already waits on a live card
+    │   │   └── CardHeldError        another write waits on a card the asker may not end
     │   ├── NotAWriteError           the card names a tool that does not change anything
     │   ├── CardMismatchError        the stored arguments no longer match the signed digest
     │   └── CardDecidedError         somebody already decided (or replaced) this card
@@ -43,6 +44,7 @@ __all__ = [
     "CardDecidedError",
     "CardError",
     "CardExpiredError",
+    "CardHeldError",
     "CardLiveError",
     "CardMismatchError",
     "ChangedSinceShownError",
@@ -259,6 +261,24 @@ class CardLiveError(CardError):
             card_id=card_id,
         )
         self.waiting_for, self.at = waiting_for, at
+
+
+class CardHeldError(CardLiveError):
+    """A different write waits on a live card of the same target, asked by someone whose card
+    the asker may not end (a staff member's ask never ends a manager's card)."""
+
+    def __init__(
+        self, *, card_id: str, asked_by: str, summary: str, waiting_for: str, at: datetime
+    ) -> None:
+        who = f", waiting for {waiting_for}" if waiting_for else ""
+        CardError.__init__(
+            self,
+            f"A card {asked_by} asked for is already waiting on this ({summary.rstrip('.')}"
+            f"{who}). Only {asked_by} or someone with at least their role can replace it, so "
+            f"no new card was made. Ask {asked_by} to withdraw it, or wait for it to be decided.",
+            card_id=card_id,
+        )
+        self.waiting_for, self.asked_by, self.at = waiting_for, asked_by, at
 
 
 class NotAWriteError(CardError):

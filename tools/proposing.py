@@ -82,12 +82,13 @@ async def propose(
     """
     proposal, resolved = await _resolve(ctx, clean, tool)
     card = _Sealed.of(resolved, ctx.now + registry.card_ttl)
-    issued = await routing.routing(
-        ctx.session, ctx.caller, tool_role=tool.role, amount=proposal.amount
+    people = await routing.people(ctx.session)
+    issued = await routing.for_proposal(
+        ctx.session, ctx.caller, people, proposal, tool_role=tool.role, now=ctx.now, edited=edited
     )
     conn = await prescoped.connection(ctx.session)
     replaced = await _replace_live(
-        registry, conn, ctx, card, tool=tool, proposal=proposal, edited=edited
+        registry, conn, ctx, card, people, tool=tool, proposal=proposal, edited=edited
     )
     token = registry.signer.mint(card.claims(tool.name, ctx.caller))
     row = _row(ctx, card, agent=agent, tool=tool, proposal=proposal, issued=issued)
@@ -134,6 +135,7 @@ async def _replace_live(
     conn: AsyncConnection,
     ctx: ToolContext,
     card: _Sealed,
+    people: list[Caller],
     *,
     tool: Tool,
     proposal: Proposal,
@@ -146,7 +148,8 @@ async def _replace_live(
         replaced = await routing.replace_live(
             registry.cards,
             conn,
-            tenantid=ctx.caller.tenantid,
+            asker=ctx.caller,
+            found=people,
             target=proposal.target,
             tool=tool.name,
             digest=card.digest,
@@ -194,6 +197,10 @@ def _row(
         "routed": issued.routed,
         "target": proposal.target,
         "standing": proposal.standing,
+        "amount": proposal.amount,
+        "tally": routing.tally_of(proposal) if proposal.amount is not None else None,
+        # Left out when nobody is kept out, so the column stays NULL rather than JSON null.
+        **({"kept_out": list(issued.kept_out)} if issued.kept_out else {}),
     }
 
 

@@ -62,6 +62,12 @@ class Proposal:
     # What the card is about, as a person names it ("Request 4", "Order 12"): the subject of
     # "Request 4's amount is now…" when the card's facts moved before it ran.
     subject: str | None = None
+    # What the amount adds up with toward the two-approver threshold, within the policy's
+    # window ("branch:1:expense": a branch's expenses); None: the target (an order's refunds).
+    tally: str | None = None
+    # Whose request this is (the person who raised it): they do not approve it while someone
+    # else's role suffices (``tools.policy.SelfApproval``).
+    raised_by: int | None = None
     # Filled in by the registry: the signed token, its card id and when it stops being valid,
     # who it is issued to, and the live cards of the same target it replaced.
     card: str = field(default="", repr=False)
@@ -85,7 +91,14 @@ class Proposal:
         if self.routing is not None:
             shown["waiting_for"] = [i.name for i in self.routing.issued_to]
             shown["approvals_needed"] = self.routing.approvals
-            if self.routing.routed:
+            if self.routing.kept_asker:
+                shown["routed"] = (
+                    "You cannot approve this yourself: you raised it (or asked for it), and "
+                    "the merchant's policy has someone else approve it. It went to the people "
+                    "named in waiting_for, who were told privately."
+                )
+                shown["not_yours_to_approve"] = True
+            elif self.routing.routed:
                 shown["routed"] = (
                     f"Your role cannot approve this; it went to the {self.routing.role}s named "
                     "in waiting_for, who were told privately."
@@ -101,6 +114,10 @@ class Routing:
     approvals: int = 1
     role: str | None = None
     routed: bool = False
+    # Who may not approve it although their role would (``tools.policy.Route.kept_out``), and
+    # whether that left out the asker (their own request, or their own card under "never").
+    kept_out: tuple[int, ...] = ()
+    kept_asker: bool = False
 
 
 class Scope(StrEnum):

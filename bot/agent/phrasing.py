@@ -19,6 +19,7 @@ __all__ = [
     "MAX_ROWS",
     "NEEDS",
     "NOT_UNDERSTOOD",
+    "NOT_YOURS",
     "PROPOSED",
     "ROUTED",
     "TWO_NEEDED",
@@ -65,6 +66,12 @@ PROPOSED = "Not done yet: it is waiting for your approval on the card below."
 ROUTED = (
     "Not done yet: your role cannot approve this, so the card below went to {who}; "
     "they were told privately."
+)
+# The asker's role would do, but the merchant's policy has someone else approve it: they
+# raised the request themselves (or, under "never", asked for the card themselves).
+NOT_YOURS = (
+    "Not done yet: your merchant has someone else approve what you raised or asked for "
+    "yourself, so the card below went to {who}; they were told privately."
 )
 NEEDS = "It needs {n} approvals from different people."
 TWO_NEEDED = (
@@ -137,7 +144,8 @@ def _proposed(row: Mapping[str, Any]) -> str:
     joined = "and" if needed >= len(names) else "or"
     who = f"{', '.join(names[:-1])} {joined} {names[-1]}" if len(names) > 1 else "".join(names)
     if row.get("routed"):
-        routed = ROUTED.format(who=who or "the people who may approve it")
+        words = NOT_YOURS if row.get("not_yours_to_approve") else ROUTED
+        routed = words.format(who=who or "the people who may approve it")
         return f"{routed} {NEEDS.format(n=needed)}" if needed > 1 else routed
     if needed > 1:
         return TWO_NEEDED.format(who=who)

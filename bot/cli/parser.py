@@ -195,6 +195,20 @@ def _add_policy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="SECONDS",
         help="tell the owners about a routed card left undecided this long (at least 60)",
     )
+    change.add_argument(
+        "--two-approvers-window",
+        type=_window,
+        metavar="DURATION",
+        help="count what the same order or branch already moved this far back toward the "
+        "two-approver amount: 24h, 90m, 7d, or off (only the card's own amount)",
+    )
+    change.add_argument(
+        "--self-approval",
+        choices=("never", "not-own-requests", "allowed"),
+        help="not-own-requests (the default): nobody approves a request they raised while "
+        "someone else could; never: nor any card they asked for; allowed: the asker's role is "
+        "enough",
+    )
 
 
 def _seconds(text: str) -> int:
@@ -205,6 +219,24 @@ def _seconds(text: str) -> int:
     if not 60 <= number <= 7 * 24 * 3600:
         raise argparse.ArgumentTypeError(f"{number} is outside 60 to 604800 seconds")
     return number
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 24 * 3600}
+
+
+def _window(text: str) -> int:
+    """A duration such as 24h, 90m, 7d or 3600s (seconds without a unit); off is 0."""
+    given = text.strip().lower()
+    if given in {"off", "none", "0"}:
+        return 0
+    unit = given[-1:] if given[-1:] in _UNITS else "s"
+    number = given[:-1] if given[-1:] in _UNITS else given
+    if not number.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 24h, 90m or 7d")
+    seconds = int(number) * _UNITS[unit]
+    if not 60 <= seconds <= 31 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"{text} is outside a minute to 31 days (or off)")
+    return seconds
 
 
 def _installation_arguments(parser: argparse.ArgumentParser) -> None:

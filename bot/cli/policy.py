@@ -12,7 +12,7 @@ from bot.settings import Settings
 from tools.caller import Role
 from tools.merchant.models import Tenant
 from tools.merchant.money import format_money, parse_money
-from tools.policy import Policies, Policy
+from tools.policy import Policies, Policy, SelfApproval
 
 __all__ = ["set_policy", "show_policy"]
 
@@ -35,14 +35,20 @@ async def set_policy(settings: Settings, args: argparse.Namespace) -> str:
     return "Saved. " + _described(tenant, stored, settings.countersign_escalate_after)
 
 
+_OPTIONS = (
+    "approver_role",
+    "two_approvers_from",
+    "escalate_after",
+    "two_approvers_window",
+    "self_approval",
+)
+
+
 def _changed(policy: Policy, args: argparse.Namespace, tenant: Tenant) -> Policy:
-    if (
-        args.approver_role is None
-        and args.two_approvers_from is None
-        and args.escalate_after is None
-    ):
+    if all(getattr(args, option) is None for option in _OPTIONS):
         raise CliError(
-            "Nothing to change: give --approver-role, --two-approvers-from or --escalate-after."
+            "Nothing to change: give --approver-role, --two-approvers-from, --escalate-after, "
+            "--two-approvers-window or --self-approval."
         )
     if args.approver_role is not None:
         policy = replace(policy, approver_role=Role(args.approver_role))
@@ -50,6 +56,10 @@ def _changed(policy: Policy, args: argparse.Namespace, tenant: Tenant) -> Policy
         policy = replace(policy, two_approvers_from=_amount(args.two_approvers_from, tenant))
     if args.escalate_after is not None:
         policy = replace(policy, escalate_after=args.escalate_after)
+    if args.two_approvers_window is not None:
+        policy = replace(policy, two_approvers_window=args.two_approvers_window)
+    if args.self_approval is not None:
+        policy = replace(policy, self_approval=SelfApproval(args.self_approval))
     return policy
 
 
@@ -75,5 +85,32 @@ def _described(tenant: Tenant, policy: Policy, default_escalation: int) -> str:
         f"  who approves writes    {policy.approver_role} or above "
         "(or the tool's own role, when higher)\n"
         f"  two approvers needed   {two}\n"
+        f"  counted over           {_window_words(policy.two_approvers_window)}\n"
+        f"  own requests           {policy.self_approval}: {_SELF_WORDS[policy.self_approval]}\n"
         f"  escalate to the owner  after {wait} seconds{origin}"
+    )
+
+
+_SELF_WORDS = {
+    SelfApproval.NOT_OWN_REQUESTS: "nobody approves a request they raised while someone else "
+    "could (a person alone still approves their own)",
+    SelfApproval.NEVER: "nobody approves a card they asked for, or a request they raised, "
+    "while someone else could",
+    SelfApproval.ALLOWED: "whoever asks approves their own card when their role is enough",
+}
+
+
+def _window_words(seconds: int) -> str:
+    """Over how long the two-approver amount adds up what the same thing already moved."""
+    if seconds == 0:
+        return "each card's own amount only"
+    if seconds % 86400 == 0:
+        span = "24 hours" if seconds == 86400 else f"{seconds // 86400} days"
+    elif seconds % 3600 == 0:
+        span = f"{seconds // 3600} hours" if seconds != 3600 else "hour"
+    else:
+        span = f"{seconds // 60} minutes" if seconds != 60 else "minute"
+    return (
+        f"the last {span}: what the same thing already moved (an order's refunds, a "
+        "branch's expenses) counts toward the amount"
     )

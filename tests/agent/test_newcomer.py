@@ -39,6 +39,17 @@ async def test_a_routed_card_needing_two_says_both_are_needed(assistant: Assista
     assert " or " not in staff.text
 
 
+async def test_ones_own_request_says_who_approves_it_instead(assistant: Assistant) -> None:
+    """Arjun asking to approve request 4, which he raised, is told the card went to Meera
+    because someone else approves what he raised; not that his role falls short."""
+    own = await assistant.reply(conversation="own", caller=ARJUN, text="approve request 4")
+    assert (
+        "someone else approve what you raised or asked for yourself, so the card below went "
+        "to Meera Iyer" in own.text
+    )
+    assert "your role" not in own.text
+
+
 @pytest.mark.parametrize(
     ("text", "args"),
     [

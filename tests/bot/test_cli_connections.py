@@ -100,6 +100,23 @@ def test_policy_set_then_show(tmp_path: Path, demo_url: str) -> None:
     )
 
 
+def test_policy_says_the_window_and_who_approves_their_own(tmp_path: Path, demo_url: str) -> None:
+    """`policy show` says over how long what moved adds up and the self-approval rule;
+    `policy set --self-approval never --two-approvers-window 2h` changes both."""
+    shown = cli(tmp_path, demo_url, "policy", "show", "Fiesta Foods").out
+    assert "counted over           the last 24 hours" in shown
+    assert "own requests           not-own-requests: nobody approves a request they raised" in shown
+    options = ("--self-approval", "never", "--two-approvers-window", "2h")
+    ran = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", *options)
+    assert ran.code == 0, ran
+    shown = cli(tmp_path, demo_url, "policy", "show", "Fiesta Foods").out
+    assert "the last 2 hours" in shown and "own requests           never:" in shown
+    off = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-window", "off")
+    assert "counted over           each card's own amount only" in off.out
+    bad = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-window", "soon")
+    assert bad.code != 0 and "not a duration like 24h" in bad.err
+
+
 def test_policy_set_with_a_bad_amount_changes_nothing(tmp_path: Path, demo_url: str) -> None:
     """A bad amount is one line saying what to give, and the stored policy stays as it was."""
     ran = cli(tmp_path, demo_url, "policy", "set", "Fiesta Foods", "--two-approvers-from", "lots")

@@ -114,7 +114,7 @@ async def test_on_a_phone_the_card_is_legible_and_the_buttons_tappable(
     """At 390 px the card fits the screen, the buttons are at least 44 px tall, and approving works."""
     page = await open_as(browser, sandbox.url, "UARJUN")
     await page.set_viewport_size({"width": 390, "height": 844})
-    await ask(page, "@countersign approve request 4")
+    await ask(page, "@countersign approve request 6")
     card = page.locator(
         "#thread .message", has=page.locator(".bk-header", has_text="Approval needed")
     )
@@ -131,7 +131,7 @@ async def test_on_a_phone_the_card_is_legible_and_the_buttons_tappable(
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
     await settled(page)
     await page.screenshot(path=SHOTS / "08-phone-approved.png")
-    assert sandbox.request_status(4) == "approved"
+    assert sandbox.request_status(6) == "approved"
 
 
 async def test_the_app_home_lists_the_persons_waiting_cards(

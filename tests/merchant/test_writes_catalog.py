@@ -201,8 +201,10 @@ async def test_invalid_prices_are_refused(db: Database, price: str) -> None:
 
 
 async def test_only_the_owner_may_approve_prices(db: Database) -> None:
-    """Arjun (manager) and Ravi (staff) may ask; a price card goes to Priya, the owner."""
-    for price, caller in enumerate((ARJUN, RAVI), start=1):
+    """Ravi (staff) and Arjun (manager) may ask; a price card goes to Priya, the owner.
+
+    Ravi asks first: Arjun's card may replace his, never the other way round."""
+    for price, caller in enumerate((RAVI, ARJUN), start=1):
         await assert_routed(db, "set_price", {"sku": _WRAP, "price": price}, caller, [PRIYA])
 
 

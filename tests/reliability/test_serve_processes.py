@@ -143,7 +143,7 @@ async def test_two_processes_share_cards_and_execute_once(
 
         await wait_until(approved, what="the approval through the other process")
 
-        contested = await _post_card(one, http, slack, "approve request 4", "1800000000.000002")
+        contested = await _post_card(one, http, slack, "approve request 6", "1800000000.000002")
         statuses = await asyncio.gather(
             *(
                 (one if i % 2 else two).post(http, *signed_form(press_payload("UARJUN", contested)))
@@ -160,7 +160,7 @@ async def test_two_processes_share_cards_and_execute_once(
         one.stop()
         two.stop()
 
-    card_id = await _fetch(database_url, "SELECT decided_card_id FROM branch_requests WHERE id = 4")
+    card_id = await _fetch(database_url, "SELECT decided_card_id FROM branch_requests WHERE id = 6")
     assert (
         await _fetch(database_url, "SELECT status FROM proposals WHERE id = $1", card_id) == "done"
     )

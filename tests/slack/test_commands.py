@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from urllib.parse import urlencode
 
 from bot.sandbox.payloads import TEAM, message
@@ -132,8 +133,9 @@ async def test_pending_from_a_number_lists_the_rest(bot: Bot) -> None:
     """`/countersign pending 2` lists the waiting cards from the second on (the note under a
     long list points there)."""
     await bot.mention("UARJUN", "approve request 3")
-    await bot.mention("UARJUN", "approve request 4")
+    bot.clock.step(timedelta(seconds=1))  # the cards are listed oldest first
+    await bot.mention("UARJUN", "approve request 6")
     await slash(bot, "UARJUN", "pending 2")
     blocks = bot.slack.responses[-1]["blocks"]
     assert len([b for b in blocks if b["type"] == "actions"]) == 1
-    assert "request 4" in str(blocks) and "request 3" not in str(blocks)
+    assert "request 6" in str(blocks) and "request 3" not in str(blocks)

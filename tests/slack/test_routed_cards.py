@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from sqlalchemy import update as sa_update
+
 from bot import sweeps
 from bot.sandbox import Message
 from tests.slack.conftest import (
@@ -17,6 +19,7 @@ from tests.slack.conftest import (
     validate,
 )
 from tools import CardStatus
+from tools.merchant.models import BranchRequest
 
 # The Fiesta Foods policy: a manager approves. Priya, the owner, hears of a card only when it
 # waits too long (escalation).
@@ -181,3 +184,44 @@ async def test_an_escalation_keeps_every_copy_live_and_reaches_the_owner(bot: Bo
     assert priya.text.startswith("Ravi Kumar needs your approval: Approve request 1")
     assert buttons(bot.home("UPRIYA")["blocks"]) == ["card_approve", "card_edit", "card_reject"]
     assert await request_status(bot, 1) == "pending"
+
+
+async def test_a_managers_own_request_goes_to_the_other_manager(bot: Bot) -> None:
+    """Arjun asks to approve request 4, which he raised: the thread's card waits for Meera,
+    she alone gets a DM copy, Arjun's press is refused, and Meera's approves it."""
+    await bot.mention("UARJUN", "approve request 4")
+    [card] = bot.cards()
+    assert card.blocks[0]["text"]["text"] == "Waiting for a manager: Meera Iyer"
+    assert len(bot.cards(bot.dm("UMEERA"))) == 1 and bot.cards(bot.dm("UARJUN")) == []
+    assert await bot.press("UARJUN", card) == 200
+    assert bot.ephemerals("UARJUN")[-1].startswith("This card is not waiting for your approval")
+    assert await request_status(bot, 4) == "pending"
+    assert await bot.press("UMEERA", bot.cards(bot.dm("UMEERA"))[0]) == 200
+    assert await request_status(bot, 4) == "approved"
+
+
+async def test_staff_asking_again_is_pointed_to_the_managers_card(bot: Bot) -> None:
+    """Arjun's card rejecting request 2 waits; Ravi's "approve request 2" leaves it live and
+    tells him whose card is waiting, instead of replacing it."""
+    await bot.mention("UARJUN", "reject request 2 because not our fault")
+    [card] = bot.cards()
+    await bot.mention("URAVI", "approve request 2")
+    assert len(bot.cards()) == 1
+    assert "A card Arjun Mehta asked for is already waiting" in bot.slack.messages[-1].text
+    record = await bot.registry.card(card_id(card))
+    assert record is not None and record.status is CardStatus.PENDING
+
+
+async def test_an_escalation_never_reaches_the_owner_who_raised_the_request(bot: Bot) -> None:
+    """Priya raised request 6; Ravi's card for it waits too long. The sweep sends it to no
+    owner (she is the only one), so she never gets a copy of a card approving her own request."""
+    async with bot.registry.db.session() as session, session.begin():
+        await session.execute(
+            sa_update(BranchRequest).where(BranchRequest.id == 6).values(requested_by=1)
+        )
+    card, _ = await routed(bot, "approve request 6")
+    bot.clock.step(timedelta(minutes=16))
+    await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900)
+    assert bot.cards(bot.dm("UPRIYA")) == []
+    record = await bot.registry.card(card_id(card))
+    assert record is not None and [i.name for i in record.issued_to] == list(APPROVERS.values())

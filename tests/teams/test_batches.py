@@ -71,11 +71,11 @@ async def test_the_first_approvers_batch_copy_keeps_no_approve(signed: TeamsBot)
 async def test_reject_all_takes_the_reason_typed_on_the_card(signed: TeamsBot) -> None:
     """Reject all with a reason typed on the batch card ends every card in it with that
     reason; the requests stay as they were."""
-    posted = await signed.card_for(ARJUN, "approve requests 3 and 4")
+    posted = await signed.card_for(ARJUN, "approve requests 3 and 6")
     status, answer = await signed.press(ARJUN, "reject", posted, reason="Budget is frozen")
     assert status == 200
     shown = texts(answer["value"])
     assert "Not approved" in shown and "Budget is frozen" in shown
-    assert [await request_status(signed, n) for n in (3, 4)] == ["pending", "pending"]
+    assert [await request_status(signed, n) for n in (3, 6)] == ["pending", "pending"]
     reasons = {r.reason for r in await signed.registry.cards.rows() if r.batch_id}
     assert reasons == {"Budget is frozen"}

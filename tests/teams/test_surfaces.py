@@ -66,9 +66,9 @@ async def trail(teams: TeamsBot, card_id: str) -> list[dict[str, Any]]:
 
 
 async def test_slack_and_teams_cards_are_audited_alike(teams: TeamsBot) -> None:
-    """Request 3 approved in Slack and request 4 in Teams leave the same audit trail shape."""
+    """Request 3 approved in Slack and request 6 in Teams leave the same audit trail shape."""
     slack_card = await slack_card_approved(teams, "approve request 3")
-    posted = await teams.card_for(ARJUN, "approve request 4")
+    posted = await teams.card_for(ARJUN, "approve request 6")
     status, _ = await teams.press(ARJUN, "approve", posted)
     assert status == 200
     teams_card = posted.cards[0]["refresh"]["action"]["data"]["card"]

@@ -90,9 +90,18 @@ class ProposalRow(Base):
     shown_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     showing_by: Mapped[str | None] = mapped_column(String(32))
     showing_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # What the write moves in the merchant's minor units, and what it adds up with toward the
+    # two-approver amount ("order:12:refund", "branch:1:expense"); see ``tools.routing``.
+    amount: Mapped[int | None] = mapped_column(BigId)
+    tally: Mapped[str | None] = mapped_column(String(200))
+    # People who may not approve it although their role would (who raised the request): the
+    # self-approval rule, kept with the card so an escalation cannot add them back.
+    kept_out: Mapped[list[int] | None] = mapped_column(JSON)
 
     __table_args__ = (
         Index("ix_proposals_tenant_status", "tenant_id", "status"),
+        # What moved on one tally is read on every proposal that has an amount.
+        Index("ix_proposals_tally", "tenant_id", "tally"),
         # One live card per target (see ``tools.routing.replace_live``).
         Index(
             "ux_proposals_live_target",
@@ -240,6 +249,10 @@ class PolicyRow(Base):
     approver_role: Mapped[str] = mapped_column(String(20), default="staff")
     two_approvers_from: Mapped[int | None] = mapped_column(BigId)
     escalate_after: Mapped[int | None] = mapped_column(Integer)
+    # ``tools.policy.SelfApproval``; NULL: the default, not-own-requests.
+    self_approval: Mapped[str | None] = mapped_column(String(20))
+    # Seconds back that what the same thing moved counts toward the amount; NULL: a day.
+    two_approvers_window: Mapped[int | None] = mapped_column(Integer)
 
 
 class LeaseRow(Base):

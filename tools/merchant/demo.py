@@ -207,8 +207,9 @@ _CUSTOMERS = {
 
 
 # Fiesta Foods' approval policy: a manager countersigns every write (the owner, where a tool
-# needs the owner), and two people from ₹25,000 on (request 5, ₹42,000, shows it). Harbor
-# Books is one person and keeps the default: Sam approves his own.
+# needs the owner), and two people from ₹25,000 on (request 5, ₹42,000, shows it). Request 4
+# is Arjun's own, so under the default self-approval rule his card for it goes to Meera.
+# Harbor Books is one person and keeps the default: Sam approves his own.
 FIESTA_POLICY = {"approver_role": "manager", "two_approvers_from": 2_500_000}
 
 # The local sandbox's two Slack workspaces (bot.sandbox.people names the same ids): the demo

@@ -154,8 +154,13 @@ async def _propose_approve(ctx: ToolContext, args: ApproveRequestArgs) -> Propos
         warning=_warning(found, ctx),
         args=ApproveRequestArgs(request_id=request.id, note=args.note or None),
         target=f"request:{request.id}",
-        # Approving spends the request's amount; the policy's two-approver threshold reads it.
+        # Approving spends the request's amount; the policy's two-approver threshold reads it,
+        # added to what the branch's requests of that kind spent within the policy's window:
+        # two ₹15,000 expenses of one branch in a day are ₹30,000 by one approver otherwise.
         amount=request.amount,
+        tally=f"branch:{found.branch.id}:{request.kind}s",
+        # Whoever raised the request does not approve it while someone else could.
+        raised_by=request.requested_by,
         standing=f"request {request.id} is still pending",
         subject=f"Request {request.id}",
     )

@@ -1,7 +1,7 @@
 """decisions shown: when a decided card's copies and audit line went out, and who shows it
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | None = "0008"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
