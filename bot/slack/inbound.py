@@ -4,11 +4,14 @@ Bolt parses a body before it checks the signature, and indexes into payloads wit
 body that was not a JSON object (``{not json``, ``[1, 2]``), a form whose ``payload`` was not
 one, a press with an empty ``actions`` list or a ``view`` without a type each answered 500 with
 a traceback in the log, and Slack retries an event answered 5xx. Slack never sends such bodies,
-but anyone can: they get a 400 here and nothing runs. The signature is still bolt's to check.
+but anyone can: they get a 400 here and nothing runs. The signature is still bolt's to check,
+once its timestamp is one it can read (``signable``).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -19,7 +22,17 @@ from slack_bolt.request.internals import parse_body
 from bot.slack.adapter import Where
 from bot.slack.blocks import card_id_of_block
 
-__all__ = ["bolt_request", "installation_of", "pressed_where", "user_team", "well_formed"]
+__all__ = [
+    "bolt_request",
+    "installation_of",
+    "pressed_where",
+    "signable",
+    "user_team",
+    "well_formed",
+]
+
+# Slack's timestamp is whole seconds since 1970, in ASCII digits.
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
 
 def installation_of(context: AsyncBoltContext) -> str:
@@ -44,6 +57,18 @@ async def bolt_request(request: web.Request) -> AsyncBoltRequest | None:
     if not well_formed(body, request.content_type):
         return None
     return AsyncBoltRequest(body=body, query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
+
+
+def signable(headers: Mapping[str, str]) -> bool:
+    """False when the request's timestamp is there but is not a number of seconds.
+
+    Bolt's signature check reads the timestamp with ``int()`` before anything else, so
+    ``X-Slack-Request-Timestamp: abc`` from anyone, signed or not, answered 500 with a
+    traceback in the log. Such a request is not Slack's: it gets a 401 before bolt sees it. A
+    missing timestamp is bolt's to refuse, as it does.
+    """
+    timestamp = headers.get("X-Slack-Request-Timestamp")
+    return timestamp is None or _TIMESTAMP.fullmatch(timestamp) is not None
 
 
 def well_formed(body: str, content_type: str | None) -> bool:
