@@ -8,11 +8,14 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
 from bot.sandbox import Message
 from bot.sandbox import WebApi as FakeSlack
+from bot.slack.blocks import EDIT_VIEW, REJECT_VIEW
 from tests.reliability.harness import (
     SIGNING_SECRET,
     InProcessBot,
@@ -21,7 +24,15 @@ from tests.reliability.harness import (
     press_payload,
     signed_form,
 )
-from tests.support.slack_requests import event, form, message, signed
+from tests.support.slack_requests import (
+    block_action,
+    command,
+    event,
+    form,
+    message,
+    signed,
+    view_submission,
+)
 from tools import CardStatus
 from tools.db import Database
 
@@ -72,6 +83,31 @@ async def test_stale_timestamp_on_a_genuine_press_is_401(bot: InProcessBot) -> N
     assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
 
 
+_PRESS = block_action(
+    "UARJUN", action_id="card_approve", value="x", block_id="b", channel="C0OPS", message_ts="1.1"
+)
+_COMMAND = command("UARJUN", "pending", channel="C0OPS", response_url="https://hooks.invalid/c")
+
+
+def _modal(callback_id: str, metadata: str) -> dict[str, Any]:
+    view = {"type": "modal", "callback_id": callback_id, "private_metadata": metadata}
+    return view_submission("UARJUN", view, values={})
+
+
+def _event(
+    kind: str, without: str, *, channel: str = "C0OPS", channel_type: str = "channel"
+) -> str:
+    inner = message(
+        "UARJUN",
+        "<@UBOT> branches",
+        channel=channel,
+        ts="1.1",
+        kind=kind,
+        channel_type=channel_type,
+    )
+    return json.dumps(event({k: v for k, v in inner.items() if k != without}))
+
+
 MALFORMED = {
     "broken JSON": ("{not json", JSON),
     "JSON array": ("[1, 2]", JSON),
@@ -91,6 +127,34 @@ MALFORMED = {
                 "view": {"callback_id": "card_reject_modal", "private_metadata": "{"},
             }
         ),
+        FORM,
+    ),
+    # Signed, and shaped like Slack's, but missing what a listener reads: each answered 500.
+    "press without a user": (
+        form({k: v for k, v in _PRESS.items() if k != "user"}),
+        FORM,
+    ),
+    "press by a user without an id": (form({**_PRESS, "user": {"name": "x"}}), FORM),
+    "modal without a user": (
+        form({k: v for k, v in _modal(REJECT_VIEW, "{}").items() if k != "user"}),
+        FORM,
+    ),
+    "edit modal with broken metadata": (form(_modal(EDIT_VIEW, "{nope")), FORM),
+    "reject modal with metadata a list": (form(_modal(REJECT_VIEW, "[1]")), FORM),
+    "modal without its state": (
+        form({**_modal(REJECT_VIEW, "{}"), "view": {"type": "modal", "callback_id": REJECT_VIEW}}),
+        FORM,
+    ),
+    "mention without a ts": (_event("app_mention", "ts"), JSON),
+    "DM without a ts": (_event("message", "ts", channel="D0ARJUN", channel_type="im"), JSON),
+    "mention without a channel": (_event("app_mention", "channel"), JSON),
+    "mention without a user": (_event("app_mention", "user"), JSON),
+    "home opened without a user": (
+        json.dumps(event({"type": "app_home_opened", "channel": "D0ARJUN", "tab": "home"})),
+        JSON,
+    ),
+    "slash command without a user": (
+        urlencode({k: v for k, v in _COMMAND.items() if k != "user_id"}),
         FORM,
     ),
 }
