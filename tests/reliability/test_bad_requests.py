@@ -255,3 +255,58 @@ async def test_mutated_tokens_over_http_are_refused(bot: InProcessBot) -> None:
     assert all("not valid" in text for text in told), {t for t in told if "not valid" not in t}
     assert await bot.press("UARJUN", card) == 200
     assert [r.status for r in await bot.registry.cards.rows()] == [CardStatus.DONE]
+
+
+TOO_LARGE = {
+    "approve request 99999999999999999999": "The request number must be at most 2,147,483,647",
+    "reject request 2147483648 because no": "The request number must be at most 2,147,483,647",
+    "refund order 5 " + "9" * 400: "The amount must be at most 1,000,000,000,000",
+    "set price of FF-MASALA-DOSA to 99999999999999999999": "The price must be at most",
+    "approve request " + "9" * 5000: "The request number is too large",
+}
+
+
+@pytest.mark.parametrize("words", list(TOO_LARGE), ids=lambda words: words[:40])
+async def test_numbers_too_large_are_answered_in_words(bot: InProcessBot, words: str) -> None:
+    """A mention with an id, amount or price beyond what its column holds is answered with the
+    bound and makes no card; each ended the turn in a traceback ("something went wrong"), and a
+    price PostgreSQL could not store made a card that could only fail."""
+    ts = await bot.mention("UPRIYA", words)
+    answers = [m.text for m in bot.slack.messages if m.thread_ts == ts and not m.ephemeral_to]
+    assert any(TOO_LARGE[words] in text for text in answers), answers
+    assert not any("went wrong" in text for text in answers)
+    assert bot.cards() == []
+
+
+def _typed_amount(value: str) -> dict[str, Any]:
+    """The Edit modal's state as Slack sends it, with ``value`` typed as the amount."""
+    return {
+        "edit_amount": {"value": {"type": "plain_text_input", "value": value}},
+        "edit_reason": {"value": {"type": "plain_text_input", "value": None}},
+    }
+
+
+@pytest.mark.parametrize("typed", ["1e400", "9" * 400])
+async def test_an_amount_too_large_in_the_edit_modal_is_answered_in_it(
+    bot: InProcessBot, typed: str
+) -> None:
+    """An amount beyond what money can hold, typed into the Edit modal, comes back as the
+    modal's error with the bound, and the card stays; "1e400" answered 500, as babel could not
+    format it for the refusal."""
+    await bot.mention("UARJUN", "refund order 5 100")
+    [card] = bot.cards()
+    assert await bot.post(*signed_form(press_payload("UARJUN", card, action="card_edit"))) == 200
+    await bot.settle()
+    [opened] = bot.slack.called("views.open")
+    body, headers = signed_form(
+        view_submission("UARJUN", opened["view"], values=_typed_amount(typed))
+    )
+    async with bot.http.post(
+        bot.server.make_url("/slack/events"), data=body, headers=headers
+    ) as response:
+        assert response.status == 200
+        answer = await response.json()
+    assert answer["response_action"] == "errors"
+    assert "The amount must be at most 1,000,000,000,000" in answer["errors"]["edit_amount"]
+    await bot.settle()
+    assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
