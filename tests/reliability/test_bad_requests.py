@@ -310,3 +310,17 @@ async def test_an_amount_too_large_in_the_edit_modal_is_answered_in_it(
     assert "The amount must be at most 1,000,000,000,000" in answer["errors"]["edit_amount"]
     await bot.settle()
     assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
+
+
+@pytest.mark.parametrize(("word", "said"), [("9" * 5000, "No cards"), ("²", "/countersign help")])
+async def test_pending_with_any_number_is_answered(bot: InProcessBot, word: str, said: str) -> None:
+    """`/countersign pending <n>` is answered whatever n is: past the last card it lists from
+    the last, and what is not a number gets the help. 5,000 digits (which int() refuses) or
+    "²" (a digit to str.isdigit, not to int()) ended the command's work in a traceback, and
+    the person got no answer at all."""
+    url = bot.slack.response_url()
+    body = urlencode(command("UARJUN", f"pending {word}", channel="C0OPS", response_url=url))
+    assert await bot.post(body.encode(), signed(body, SIGNING_SECRET, content_type=FORM)) == 200
+    await bot.settle()
+    [answer] = bot.slack.responses
+    assert said in answer["text"]
