@@ -11,6 +11,8 @@ from tools.caller import Role
 from tools.db import Database
 from tools.errors import InvalidArgumentsError
 from tools.merchant import READ_TOOLS, WRITE_TOOLS
+from tools.merchant.money import parse_money
+from tools.schema import MAX_MINOR
 from tools.tool import Scope, Tool
 
 _CONTRACT = {
@@ -93,3 +95,12 @@ async def test_numbers_too_large_to_store_are_refused_at_proposal(
         await propose(make_registry(db), tool, args, PRIYA)
     assert said in str(refused.value)
     assert "constrained" not in str(refused.value) and "str is" not in str(refused.value)
+
+
+@pytest.mark.parametrize("amount", ["1e30", "92233720368547758.08", "9" * 400])
+def test_money_beyond_a_bigint_column_is_not_read(amount: str) -> None:
+    """An amount whose minor units a money column cannot hold is refused where it is read (the
+    policy's two-approver threshold at the command line goes through here, not a schema)."""
+    with pytest.raises(ValueError, match="too large an amount"):
+        parse_money(amount, "INR")
+    assert parse_money("92233720368547758.07", "INR") == MAX_MINOR
