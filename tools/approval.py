@@ -30,6 +30,7 @@ from tools.card_record import Approval, CardRecord, CardStatus
 from tools.card_store import claimed
 from tools.checks import check, needed_role, standing_approvals, verify
 from tools.db import prescoped
+from tools.db.refusals import refusal
 from tools.errors import (
     CardBusyError,
     CountersignError,
@@ -267,10 +268,17 @@ async def _execute(
             registry, trail, record, note=str(failed), detail=str(failed), error=failed
         )
     except Exception as broken:
+        detail = f"{type(broken).__name__}: {broken}"
+        refused = refusal(broken)
+        if refused is not None:
+            # The database said no to the statement itself (a price beyond its column, a
+            # duplicate name). That used to be raised as the database being unreachable: the
+            # card was failed in the table but live in the channel, and the person was told to
+            # press again, which could only fail again. It is a failed card like any other.
+            note = f"the database refused it: {refused}; nothing was changed"
+            return await _failed(registry, trail, record, note=note, detail=detail)
         note = f"it failed unexpectedly ({type(broken).__name__}); nothing was changed"
-        await _failed(
-            registry, trail, record, note=note, detail=f"{type(broken).__name__}: {broken}"
-        )
+        await _failed(registry, trail, record, note=note, detail=detail)
         raise
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 __all__ = [
@@ -113,7 +114,7 @@ class InvalidArgumentsError(CallError):
         cls, tool: str, errors: Sequence[Mapping[str, Any]]
     ) -> InvalidArgumentsError:
         """The error for pydantic's ``ValidationError.errors()``, each one put in plain words."""
-        return cls(tool, [_problem(error) for error in errors])
+        return cls(tool, list(dict.fromkeys(_problem(error) for error in _telling(errors))))
 
     @classmethod
     def bad_value(cls, tool: str, field: str, problem: str) -> InvalidArgumentsError:
@@ -129,9 +130,30 @@ def field_words(field: str) -> str:
     )
 
 
+def _telling(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The errors worth saying: of a field that takes a name or a number (``str | int``), the
+    number's own error ("must be at most 2,147,483,647"), not that the number is no text.
+
+    Pydantic reports one error per alternative, with the alternative in the location; said as
+    they came, a branch of 10**20 read "The str is not valid: input should be a valid string.
+    The constrained-int must be at most 2147483647."
+    """
+    by_field: dict[str, list[Mapping[str, Any]]] = {}
+    for error in errors:
+        loc = error.get("loc", ())
+        by_field.setdefault(str(loc[0]) if loc else "", []).append(error)
+    kept: list[Mapping[str, Any]] = []
+    for found in by_field.values():
+        own = [e for e in found if not str(e.get("type", "")).endswith("_type")]
+        kept += own or found[:1]
+    return kept
+
+
 def _problem(error: Mapping[str, Any]) -> str:
+    # Arguments are flat: the first part of the location is the field, and any later part is
+    # pydantic's name for one alternative of the field's type ("str", "constrained-int").
     where = [str(part) for part in error.get("loc", ()) if not isinstance(part, int)]
-    name = where[-1] if where else ""
+    name = where[0] if where else ""
     the = f"The {field_words(name)}" if name else "The request"
     ctx: Mapping[str, Any] = error.get("ctx") or {}
     kind = str(error.get("type", ""))
@@ -139,7 +161,7 @@ def _problem(error: Mapping[str, Any]) -> str:
         return f"There is no {name!r} setting here."
     if kind in _BOUNDS:
         return f"{the} {_BOUNDS[kind]} {_number(ctx)}."
-    if kind.startswith(("int_", "float_", "decimal_")):
+    if kind.startswith(("int_", "float_", "decimal_")) and kind not in _SAID:
         kind = "number"
     if kind == "string_too_short" and ctx.get("min_length") != 1:
         return f"{the} is too short."
@@ -158,6 +180,8 @@ _SAID = {
     "literal_error": "must be {expected}",
     "enum": "must be {expected}",
     "string_pattern_mismatch": "holds characters that cannot be used (line breaks or control codes)",
+    # More digits than a number may have (about 4,300): too large for any field.
+    "int_parsing_size": "is too large",
 }
 _BOUNDS = {
     "greater_than_equal": "must be at least",
@@ -168,9 +192,11 @@ _BOUNDS = {
 
 
 def _number(ctx: Mapping[str, Any]) -> str:
+    """A bound as a person reads it: "2,147,483,647", not "2147483647"."""
     for key in ("ge", "gt", "le", "lt"):
         if key in ctx:
-            return str(ctx[key])
+            bound = ctx[key]
+            return f"{bound:,}" if isinstance(bound, int | Decimal) else str(bound)
     return "the limit"
 
 

@@ -3,15 +3,46 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from decimal import Decimal
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.errors import InvalidArgumentsError
 
-__all__ = ["Args", "json_schema", "validate"]
+__all__ = [
+    "MAX_AMOUNT",
+    "MAX_ID",
+    "MAX_MINOR",
+    "Amount",
+    "Args",
+    "RowId",
+    "json_schema",
+    "validate",
+]
 
 A = TypeVar("A", bound=BaseModel)
+
+# The bounds of what a person or a model may type, for every tool's arguments to share. Before
+# them, "approve request 99999999999999999999" overflowed in SQLite's driver and was refused by
+# PostgreSQL with a driver error (ids there are 32-bit), a 400-digit refund or price did the
+# same, and "1e400" typed into the Edit modal answered 500 because babel could not format it:
+# each a traceback where a person should read what is wrong.
+#
+# Every id is a 32-bit INTEGER primary key.
+MAX_ID = 2**31 - 1
+# Money is stored as integer minor units (paise, cents) in 64-bit BIGINT columns.
+MAX_MINOR = 2**63 - 1
+# An amount in major units, in any currency: ISO 4217 currencies have at most four decimals, so
+# 10**12 of them is at most 10**16 minor units, well within the column, and within the 28
+# digits babel formats money with.
+MAX_AMOUNT = Decimal(10**12)
+
+RowId = Annotated[int, Field(ge=1, le=MAX_ID)]
+"""An id of a row: a request, an order, a branch."""
+
+Amount = Annotated[Decimal, Field(gt=0, le=MAX_AMOUNT, allow_inf_nan=False)]
+"""An amount of money in major units (the tenant's currency checks its decimals)."""
 
 
 class Args(BaseModel):

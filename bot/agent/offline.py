@@ -66,19 +66,32 @@ def _with(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value not in (None, "")}
 
 
+def _id(digits: str) -> int | str:
+    """A number as typed, as an int where Python can read one.
+
+    ``int()`` refuses more than 4,300 digits, and "approve request 999…" with 5,000 nines
+    ended the turn in a traceback here. Such a number goes to the tool as the digits typed, and
+    the tool's schema answers that it is too large, as it does for any number out of range.
+    """
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
+
+
 def _money(text: str | None) -> str | None:
     return text.replace(" ", "").lstrip("₹$€£") if text else None
 
 
 def _reject(m: re.Match[str]) -> Call | str:
-    number = int(m["id"] or m["bare"])
+    number = _id(m["id"] or m["bare"])
     if not m["reason"]:
         return f'Tell me why, and I\'ll prepare it: "reject request {number} because …".'
     return "reject_request", {"request_id": number, "reason": m["reason"]}
 
 
-def _numbers(text: str) -> list[int]:
-    return [int(n) for n in re.findall(r"\d+", text)]
+def _numbers(text: str) -> list[int | str]:
+    return [_id(n) for n in re.findall(r"\d+", text)]
 
 
 def _reject_many(m: re.Match[str]) -> list[Call] | str:
@@ -124,14 +137,14 @@ _INTENTS = (
     ),
     _intent(
         rf"(?:(?:show|get|view|open) )?(?:me )?{_REQUEST}",
-        lambda m: ("get_request", {"request_id": int(m["id"])}),
+        lambda m: ("get_request", {"request_id": _id(m["id"])}),
     ),
     _intent(
         rf"approve (?:{_REQUEST}|#?(?P<bare>\d+))"
         r"(?:[,:]? (?:with note|note|saying):? (?P<note>.+))?",
         lambda m: (
             "approve_request",
-            _with(request_id=int(m["id"] or m["bare"]), note=m["note"]),
+            _with(request_id=_id(m["id"] or m["bare"]), note=m["note"]),
         ),
     ),
     _intent(
@@ -158,14 +171,14 @@ _INTENTS = (
     ),
     _intent(
         r"(?:(?:show|get|view) )?order #?(?P<id>\d+)",
-        lambda m: ("get_order", {"order_id": int(m["id"])}),
+        lambda m: ("get_order", {"order_id": _id(m["id"])}),
     ),
     _intent(
         rf"refund order #?(?P<id>\d+)(?: (?:for |by )?(?P<amount>{_AMOUNT}))?"
         r"(?:,? because (?P<reason>.+))?",
         lambda m: (
             "refund_order",
-            _with(order_id=int(m["id"]), amount=_money(m["amount"]), reason=m["reason"]),
+            _with(order_id=_id(m["id"]), amount=_money(m["amount"]), reason=m["reason"]),
         ),
     ),
     _intent(

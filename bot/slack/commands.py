@@ -11,6 +11,8 @@ choose it.
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any
 
 import structlog
@@ -34,6 +36,9 @@ from tools.errors import NotFoundError
 __all__ = ["COMMAND", "register"]
 
 COMMAND = "/countersign"
+# A card's position in the list: ASCII digits, not 0.
+_POSITION = re.compile(r"0*[1-9][0-9]*")
+_DIGITS = 9
 log = structlog.get_logger("bot.slack.commands")
 
 
@@ -113,8 +118,13 @@ def _start(parts: list[str]) -> int | None:
     match parts:
         case [] | ["pending"] | ["list"]:
             return 0
-        case ["pending" | "list", number] if number.isdigit() and int(number) >= 1:
-            return int(number) - 1
+        case ["pending" | "list", number] if _POSITION.fullmatch(number):
+            # Past the last card the list starts from the last one, so a number of more digits
+            # than any list is long is the end of the list. ``int()`` refuses more than 4,300
+            # digits, and "²" passes ``str.isdigit``: either ended the command in a traceback,
+            # and the person got no answer at all.
+            digits = number.lstrip("0")
+            return int(digits) - 1 if len(digits) <= _DIGITS else sys.maxsize
         case _:
             return None
 

@@ -4,11 +4,17 @@ Bolt parses a body before it checks the signature, and indexes into payloads wit
 body that was not a JSON object (``{not json``, ``[1, 2]``), a form whose ``payload`` was not
 one, a press with an empty ``actions`` list or a ``view`` without a type each answered 500 with
 a traceback in the log, and Slack retries an event answered 5xx. Slack never sends such bodies,
-but anyone can: they get a 400 here and nothing runs. The signature is still bolt's to check.
+but anyone can: they get a 400 here and nothing runs. So does a payload missing what its
+listener reads (a press or a modal without its ``user``, a modal whose metadata is not this
+app's JSON, a mention without its ``ts``, a slash command without its ``user_id``). The
+signature is still bolt's to check, once its timestamp is one it can read (``signable``).
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -19,7 +25,17 @@ from slack_bolt.request.internals import parse_body
 from bot.slack.adapter import Where
 from bot.slack.blocks import card_id_of_block
 
-__all__ = ["bolt_request", "installation_of", "pressed_where", "user_team", "well_formed"]
+__all__ = [
+    "bolt_request",
+    "installation_of",
+    "pressed_where",
+    "signable",
+    "user_team",
+    "well_formed",
+]
+
+# Slack's timestamp is whole seconds since 1970, in ASCII digits.
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
 
 def installation_of(context: AsyncBoltContext) -> str:
@@ -46,6 +62,18 @@ async def bolt_request(request: web.Request) -> AsyncBoltRequest | None:
     return AsyncBoltRequest(body=body, query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
 
 
+def signable(headers: Mapping[str, str]) -> bool:
+    """False when the request's timestamp is there but is not a number of seconds.
+
+    Bolt's signature check reads the timestamp with ``int()`` before anything else, so
+    ``X-Slack-Request-Timestamp: abc`` from anyone, signed or not, answered 500 with a
+    traceback in the log. Such a request is not Slack's: it gets a 401 before bolt sees it. A
+    missing timestamp is bolt's to refuse, as it does.
+    """
+    timestamp = headers.get("X-Slack-Request-Timestamp")
+    return timestamp is None or _TIMESTAMP.fullmatch(timestamp) is not None
+
+
 def well_formed(body: str, content_type: str | None) -> bool:
     """True when bolt can parse ``body`` and match listeners on it without tripping over it."""
     try:
@@ -66,7 +94,64 @@ def _shaped(parsed: Any) -> bool:
         isinstance(actions, list) and actions and all(isinstance(a, dict) for a in actions)
     ):
         return False
-    return view is None or (isinstance(view, dict) and "type" in view)
+    if view is not None and not (isinstance(view, dict) and "type" in view):
+        return False
+    return _complete(parsed)
+
+
+# What the listeners read from each kind of event without a guard. A mention or a DM without
+# its ``ts``, a Home tab opened by nobody: each answered 500, and Slack retries a 5xx. A bot's
+# mention may come without a ``user``; it is ignored before anything reads one, and answering
+# it 400 would only make Slack send it again.
+_EVENT_NEEDS = {
+    "app_mention": ("channel", "ts"),
+    "message": ("channel", "ts"),
+    "app_home_opened": ("user",),
+}
+_BOTS_MARKS = ("bot_id", "bot_profile")
+
+
+def _complete(parsed: dict[str, Any]) -> bool:
+    """Whether the payload holds what its listener reads: who pressed or submitted, a modal's
+    state and metadata, an event's ids, a slash command's user."""
+    event = parsed.get("event")
+    if isinstance(event, dict):
+        return _event_complete(event)
+    if "command" in parsed:
+        return _text(parsed.get("user_id"))
+    if "actions" in parsed or "view" in parsed:
+        user = parsed.get("user")
+        if not (isinstance(user, dict) and _text(user.get("id"))):
+            return False
+    view = parsed.get("view")
+    if parsed.get("type") == "view_submission" and isinstance(view, dict):
+        return _submitted_view(view)
+    return True
+
+
+def _event_complete(event: dict[str, Any]) -> bool:
+    kind = str(event.get("type"))
+    needs = _EVENT_NEEDS.get(kind, ())
+    if kind == "app_mention" and not any(event.get(mark) for mark in _BOTS_MARKS):
+        needs = (*needs, "user")
+    return all(_text(event.get(key)) for key in needs)
+
+
+def _submitted_view(view: dict[str, Any]) -> bool:
+    """A submitted modal carries its inputs' state, and the metadata this app put in it: none,
+    or a JSON object. Anything else was not a modal this app opened."""
+    state = view.get("state")
+    if not (isinstance(state, dict) and isinstance(state.get("values"), dict)):
+        return False
+    metadata = view.get("private_metadata") or "{}"
+    try:
+        return isinstance(metadata, str) and isinstance(json.loads(metadata), dict)
+    except ValueError:
+        return False
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def pressed_where(body: dict[str, Any], context: AsyncBoltContext) -> Where:

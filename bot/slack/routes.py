@@ -25,7 +25,7 @@ from bot.settings import Settings, SlackMode
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.app import Bolt, build_bolt
 from bot.slack.home import refresh_homes
-from bot.slack.inbound import bolt_request
+from bot.slack.inbound import bolt_request, signable
 from bot.slack.install import keep_invite
 from bot.surface import Surface
 from tools import CardRecord
@@ -114,6 +114,9 @@ class SlackRoutes:
         return True
 
     async def _events(self, request: web.Request) -> web.Response:
+        if not signable(request.headers):
+            log.warning("slack_request_unsigned", why="timestamp")
+            return web.json_response({"ok": False, "error": "invalid_timestamp"}, status=401)
         inbound = await bolt_request(request)
         if inbound is None:
             # Without this a body that is not Slack's shape answers 500 from inside bolt.

@@ -233,3 +233,31 @@ def test_one_request_still_reads_as_one() -> None:
         ("approve_request", {"request_id": 1}),
         ("approve_request", {"request_id": 2}),
     ]
+
+
+_DIGITS = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("approve request 99999999999999999999", "must be at most 2,147,483,647"),
+        ("refund order 5 " + "9" * 400, "The amount must be at most"),
+        (f"approve request {_DIGITS}", "The request number is too large"),
+        (f"approve requests 2147483648 and {_DIGITS}", "The request number is too large"),
+        (f"reject request {_DIGITS} because no", "The request number is too large"),
+        (f"show request {_DIGITS}", "The request number is too large"),
+        (f"show order {_DIGITS}", "The order number is too large"),
+        (f"refund order {_DIGITS}", "The order number is too large"),
+    ],
+    ids=lambda v: v[:30],
+)
+async def test_numbers_too_large_are_answered_in_words(
+    assistant: Assistant, text: str, said: str
+) -> None:
+    """A number beyond what its field holds is answered with the reason and nothing proposed.
+    One of more than 4,300 digits, which int() refuses, used to end the turn in a traceback;
+    it reaches the tool as typed, and the schema says it is too large."""
+    reply = await assistant.reply(conversation="c", caller=ARJUN, text=text)
+    assert said in reply.text
+    assert reply.proposals == []

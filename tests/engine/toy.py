@@ -3,7 +3,8 @@
 ``rename_branch`` carries every argument type a card must round-trip (int, Decimal, date,
 enum); ``explode`` fails in execute after its audit; ``wait_forever`` blocks mid-write so a test
 can kill the process there; ``wait_for_signal`` blocks mid-write until SIGUSR1, so a test can act
-while a press is in flight and then let it finish.
+while a press is in flight and then let it finish. ``count_stock`` writes a quantity its schema
+leaves unbounded on purpose, so the database itself can refuse the write.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sqlalchemy import func, select
 
 from tools import Args, Proposal, ProposalDetail, Result, Role, Tool, ToolContext, write_tool
 from tools.errors import ConflictError, NotFoundError
-from tools.merchant.models import Branch, BranchStatus, RequestKind
+from tools.merchant.models import Branch, BranchStatus, RequestKind, Stock
 
 SEEN_TYPES: list[tuple[type, ...]] = []
 
@@ -97,6 +98,28 @@ async def wait_for_signal(ctx: ToolContext, args: RenameArgs) -> Result:
     return Result(rows=[{"branch_id": branch.id, "name": args.name}], count=1, scope="renamed")
 
 
+class CountStockArgs(Args):
+    stock_id: int = Field(ge=1, le=2**31 - 1)
+    # Unbounded on purpose: the stock column is a 32-bit INTEGER, which PostgreSQL enforces.
+    quantity: int
+
+
+async def propose_count(ctx: ToolContext, args: CountStockArgs) -> Proposal:
+    return Proposal(
+        summary=f"Set stock line {args.stock_id} to {args.quantity} units.",
+        details=(ProposalDetail("Quantity", str(args.quantity)),),
+    )
+
+
+async def execute_count(ctx: ToolContext, args: CountStockArgs) -> Result:
+    stock = await ctx.session.get(Stock, args.stock_id, with_for_update=True)
+    if stock is None:
+        raise NotFoundError(f"There is no stock line {args.stock_id}.")
+    stock.quantity = args.quantity
+    await ctx.session.flush()
+    return Result(rows=[{"stock_id": stock.id}], count=1, scope="counted")
+
+
 def _base(name: str, role: Role = Role.MANAGER) -> Tool:
     return Tool(name=name, description=f"Test tool {name}.", args=RenameArgs, role=role)
 
@@ -112,4 +135,14 @@ TOY_TOOLS = [
     write_tool(_base("explode"), propose_rename, explode),
     write_tool(_base("wait_forever"), propose_rename, wait_forever),
     write_tool(_base("wait_for_signal"), propose_rename, wait_for_signal),
+    write_tool(
+        Tool(
+            name="count_stock",
+            description="Sets a stock count.",
+            args=CountStockArgs,
+            role=Role.MANAGER,
+        ),
+        propose_count,
+        execute_count,
+    ),
 ]

@@ -8,11 +8,14 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
 from bot.sandbox import Message
 from bot.sandbox import WebApi as FakeSlack
+from bot.slack.blocks import EDIT_VIEW, REJECT_VIEW
 from tests.reliability.harness import (
     SIGNING_SECRET,
     InProcessBot,
@@ -21,7 +24,15 @@ from tests.reliability.harness import (
     press_payload,
     signed_form,
 )
-from tests.support.slack_requests import event, form, message, signed
+from tests.support.slack_requests import (
+    block_action,
+    command,
+    event,
+    form,
+    message,
+    signed,
+    view_submission,
+)
 from tools import CardStatus
 from tools.db import Database
 
@@ -72,6 +83,31 @@ async def test_stale_timestamp_on_a_genuine_press_is_401(bot: InProcessBot) -> N
     assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
 
 
+_PRESS = block_action(
+    "UARJUN", action_id="card_approve", value="x", block_id="b", channel="C0OPS", message_ts="1.1"
+)
+_COMMAND = command("UARJUN", "pending", channel="C0OPS", response_url="https://hooks.invalid/c")
+
+
+def _modal(callback_id: str, metadata: str) -> dict[str, Any]:
+    view = {"type": "modal", "callback_id": callback_id, "private_metadata": metadata}
+    return view_submission("UARJUN", view, values={})
+
+
+def _event(
+    kind: str, without: str, *, channel: str = "C0OPS", channel_type: str = "channel"
+) -> str:
+    inner = message(
+        "UARJUN",
+        "<@UBOT> branches",
+        channel=channel,
+        ts="1.1",
+        kind=kind,
+        channel_type=channel_type,
+    )
+    return json.dumps(event({k: v for k, v in inner.items() if k != without}))
+
+
 MALFORMED = {
     "broken JSON": ("{not json", JSON),
     "JSON array": ("[1, 2]", JSON),
@@ -91,6 +127,34 @@ MALFORMED = {
                 "view": {"callback_id": "card_reject_modal", "private_metadata": "{"},
             }
         ),
+        FORM,
+    ),
+    # Signed, and shaped like Slack's, but missing what a listener reads: each answered 500.
+    "press without a user": (
+        form({k: v for k, v in _PRESS.items() if k != "user"}),
+        FORM,
+    ),
+    "press by a user without an id": (form({**_PRESS, "user": {"name": "x"}}), FORM),
+    "modal without a user": (
+        form({k: v for k, v in _modal(REJECT_VIEW, "{}").items() if k != "user"}),
+        FORM,
+    ),
+    "edit modal with broken metadata": (form(_modal(EDIT_VIEW, "{nope")), FORM),
+    "reject modal with metadata a list": (form(_modal(REJECT_VIEW, "[1]")), FORM),
+    "modal without its state": (
+        form({**_modal(REJECT_VIEW, "{}"), "view": {"type": "modal", "callback_id": REJECT_VIEW}}),
+        FORM,
+    ),
+    "mention without a ts": (_event("app_mention", "ts"), JSON),
+    "DM without a ts": (_event("message", "ts", channel="D0ARJUN", channel_type="im"), JSON),
+    "mention without a channel": (_event("app_mention", "channel"), JSON),
+    "mention without a user": (_event("app_mention", "user"), JSON),
+    "home opened without a user": (
+        json.dumps(event({"type": "app_home_opened", "channel": "D0ARJUN", "tab": "home"})),
+        JSON,
+    ),
+    "slash command without a user": (
+        urlencode({k: v for k, v in _COMMAND.items() if k != "user_id"}),
         FORM,
     ),
 }
@@ -191,3 +255,72 @@ async def test_mutated_tokens_over_http_are_refused(bot: InProcessBot) -> None:
     assert all("not valid" in text for text in told), {t for t in told if "not valid" not in t}
     assert await bot.press("UARJUN", card) == 200
     assert [r.status for r in await bot.registry.cards.rows()] == [CardStatus.DONE]
+
+
+TOO_LARGE = {
+    "approve request 99999999999999999999": "The request number must be at most 2,147,483,647",
+    "reject request 2147483648 because no": "The request number must be at most 2,147,483,647",
+    "refund order 5 " + "9" * 400: "The amount must be at most 1,000,000,000,000",
+    "set price of FF-MASALA-DOSA to 99999999999999999999": "The price must be at most",
+    "approve request " + "9" * 5000: "The request number is too large",
+}
+
+
+@pytest.mark.parametrize("words", list(TOO_LARGE), ids=lambda words: words[:40])
+async def test_numbers_too_large_are_answered_in_words(bot: InProcessBot, words: str) -> None:
+    """A mention with an id, amount or price beyond what its column holds is answered with the
+    bound and makes no card; each ended the turn in a traceback ("something went wrong"), and a
+    price PostgreSQL could not store made a card that could only fail."""
+    ts = await bot.mention("UPRIYA", words)
+    answers = [m.text for m in bot.slack.messages if m.thread_ts == ts and not m.ephemeral_to]
+    assert any(TOO_LARGE[words] in text for text in answers), answers
+    assert not any("went wrong" in text for text in answers)
+    assert bot.cards() == []
+
+
+def _typed_amount(value: str) -> dict[str, Any]:
+    """The Edit modal's state as Slack sends it, with ``value`` typed as the amount."""
+    return {
+        "edit_amount": {"value": {"type": "plain_text_input", "value": value}},
+        "edit_reason": {"value": {"type": "plain_text_input", "value": None}},
+    }
+
+
+@pytest.mark.parametrize("typed", ["1e400", "9" * 400])
+async def test_an_amount_too_large_in_the_edit_modal_is_answered_in_it(
+    bot: InProcessBot, typed: str
+) -> None:
+    """An amount beyond what money can hold, typed into the Edit modal, comes back as the
+    modal's error with the bound, and the card stays; "1e400" answered 500, as babel could not
+    format it for the refusal."""
+    await bot.mention("UARJUN", "refund order 5 100")
+    [card] = bot.cards()
+    assert await bot.post(*signed_form(press_payload("UARJUN", card, action="card_edit"))) == 200
+    await bot.settle()
+    [opened] = bot.slack.called("views.open")
+    body, headers = signed_form(
+        view_submission("UARJUN", opened["view"], values=_typed_amount(typed))
+    )
+    async with bot.http.post(
+        bot.server.make_url("/slack/events"), data=body, headers=headers
+    ) as response:
+        assert response.status == 200
+        answer = await response.json()
+    assert answer["response_action"] == "errors"
+    assert "The amount must be at most 1,000,000,000,000" in answer["errors"]["edit_amount"]
+    await bot.settle()
+    assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
+
+
+@pytest.mark.parametrize(("word", "said"), [("9" * 5000, "No cards"), ("²", "/countersign help")])
+async def test_pending_with_any_number_is_answered(bot: InProcessBot, word: str, said: str) -> None:
+    """`/countersign pending <n>` is answered whatever n is: past the last card it lists from
+    the last, and what is not a number gets the help. 5,000 digits (which int() refuses) or
+    "²" (a digit to str.isdigit, not to int()) ended the command's work in a traceback, and
+    the person got no answer at all."""
+    url = bot.slack.response_url()
+    body = urlencode(command("UARJUN", f"pending {word}", channel="C0OPS", response_url=url))
+    assert await bot.post(body.encode(), signed(body, SIGNING_SECRET, content_type=FORM)) == 200
+    await bot.settle()
+    [answer] = bot.slack.responses
+    assert said in answer["text"]

@@ -6,14 +6,22 @@ import json
 import time
 
 import aiohttp
+import pytest
 from aiohttp.test_utils import TestServer
 
 from bot.agent import Assistant
 from bot.sandbox import WebApi
 from bot.server import application
 from bot.surface import Surface
-from tests.slack.conftest import CARD_SECRET, CHANNEL, Bot, RecordingAssistant, bot_settings
-from tests.support.slack_requests import event, message
+from tests.slack.conftest import (
+    CARD_SECRET,
+    CHANNEL,
+    SIGNING_SECRET,
+    Bot,
+    RecordingAssistant,
+    bot_settings,
+)
+from tests.support.slack_requests import event, message, signed
 from tools import CardSigner
 from tools.db import Database
 from tools.directory import Directory
@@ -54,6 +62,21 @@ async def test_unsigned_request_is_401(bot: Bot) -> None:
         headers={"Content-Type": "application/json"},
     ) as response:
         assert response.status == 401
+
+
+@pytest.mark.parametrize("timestamp", ["abc", "", "1e9", "١٧٠٠٠٠٠٠٠٠", "9" * 5000])
+async def test_unreadable_timestamp_is_401(bot: Bot, timestamp: str) -> None:
+    """A request whose timestamp header is not a number of seconds is 401, not a 500 with a
+    traceback: bolt's signature check read it with int(), so anyone could fill the log."""
+    body = mention_body(bot)
+    headers = {**signed(body, SIGNING_SECRET, content_type="application/json")}
+    headers["X-Slack-Request-Timestamp"] = timestamp
+    async with bot.http.post(
+        bot.server.make_url("/slack/events"), data=body, headers=headers
+    ) as response:
+        assert response.status == 401
+    await bot.settle()
+    assert bot.slack.calls == []
 
 
 async def test_url_verification_is_answered(bot: Bot) -> None:

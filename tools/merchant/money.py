@@ -6,6 +6,8 @@ from decimal import Decimal, InvalidOperation
 
 from babel.numbers import format_currency, get_currency_precision
 
+from tools.schema import MAX_MINOR
+
 __all__ = ["format_money", "parse_money"]
 
 
@@ -19,7 +21,7 @@ def parse_money(amount: str | int | Decimal, currency: str) -> int:
     """Reads an amount in major units ("1250", "1,250.50", 99.5) into minor units.
 
     Raises ValueError with a readable message for anything that is not a non-negative amount
-    with at most the currency's number of decimals.
+    with at most the currency's number of decimals, or that is beyond what a money column holds.
     """
     digits = get_currency_precision(currency)
     text = str(amount).replace(",", "").strip().lstrip("₹$€£").strip()
@@ -32,4 +34,8 @@ def parse_money(amount: str | int | Decimal, currency: str) -> int:
     minor = value.scaleb(digits)
     if minor != minor.to_integral_value():
         raise ValueError(f"{amount!r} has more than {digits} decimals for {currency}")
+    if minor > MAX_MINOR:
+        # Money columns are 64-bit: a larger amount (the policy's threshold, typed at the
+        # command line) would be refused by the database, or overflow SQLite's driver.
+        raise ValueError(f"{amount!r} is too large an amount of money")
     return int(minor)

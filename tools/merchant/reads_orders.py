@@ -27,7 +27,8 @@ from tools.merchant.reads_common import (
     whose,
 )
 from tools.merchant.reads_sales import period_start
-from tools.merchant.scope import MAX_ID, ROW_LIMIT, Money, find_branch, find_product, page
+from tools.merchant.scope import ROW_LIMIT, Money, find_branch, find_product, page
+from tools.schema import RowId
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["ORDER_TOOLS"]
@@ -45,7 +46,7 @@ class ListOrdersArgs(ReadArgs):
 
 
 class GetOrderArgs(ReadArgs):
-    order_id: int = Field(ge=1, le=MAX_ID, description="The order number.")
+    order_id: RowId = Field(description="The order number.")
 
 
 class StockLevelsArgs(ReadArgs):

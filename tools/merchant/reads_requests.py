@@ -17,8 +17,9 @@ from tools.db.prescoped import execute, tenant_statement
 from tools.errors import NotFoundError
 from tools.merchant.models import Branch, BranchRequest, RequestKind
 from tools.merchant.reads_common import BranchRef, ReadArgs, describe, money_for, one, stamp, whose
-from tools.merchant.scope import MAX_ID, ROW_LIMIT, Money, find_branch, page
+from tools.merchant.scope import ROW_LIMIT, Money, find_branch, page
 from tools.people import Person
+from tools.schema import RowId
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["REQUEST_TOOLS"]
@@ -40,7 +41,7 @@ class ListRequestsArgs(ReadArgs):
 
 
 class GetRequestArgs(ReadArgs):
-    request_id: int = Field(ge=1, le=MAX_ID, description="The request number.")
+    request_id: RowId = Field(description="The request number.")
 
 
 def _request_row(request: BranchRequest, money: Money) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from tools.db.prescoped import run, tenant_statement
 from tools.errors import AmbiguousError, NotFoundError
 from tools.merchant.models import Branch, Product, Tenant
 from tools.merchant.money import format_money
+from tools.schema import MAX_ID
 from tools.tool import Result
 
 __all__ = [
@@ -36,9 +37,6 @@ __all__ = [
 ]
 
 ROW_LIMIT = 50
-# Ids are 32-bit integers. PostgreSQL refuses a larger number in a query with a driver error
-# (SQLite just finds nothing), so a lookup by a larger "id" is answered as not found up front.
-MAX_ID = 2**31 - 1
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from tools.merchant.models import (
 from tools.merchant.scope import find_branch
 from tools.merchant.writes_common import APPROVAL_NOTE, arrow, branch_label, done, locked, stamp
 from tools.proposing import write_tool
-from tools.schema import Args
+from tools.schema import Args, RowId
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 
 __all__ = ["CLOSE_BRANCH", "REOPEN_BRANCH", "CloseBranchArgs", "ReopenBranchArgs"]
@@ -32,13 +32,13 @@ __all__ = ["CLOSE_BRANCH", "REOPEN_BRANCH", "CloseBranchArgs", "ReopenBranchArgs
 class CloseBranchArgs(Args):
     """Which open branch to close."""
 
-    branch: str | int = Field(description="Branch id or name.")
+    branch: str | RowId = Field(description="Branch id or name.")
 
 
 class ReopenBranchArgs(Args):
     """Which closed branch to open again."""
 
-    branch: str | int = Field(description="Branch id or name.")
+    branch: str | RowId = Field(description="Branch id or name.")
 
 
 async def lock_branch(session: AsyncSession, ref: str | int) -> Branch:

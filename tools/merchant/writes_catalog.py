@@ -38,7 +38,7 @@ from tools.merchant.writes_common import (
     tenant_money,
 )
 from tools.proposing import write_tool
-from tools.schema import Args
+from tools.schema import Amount, Args, RowId
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 
 __all__ = [
@@ -61,7 +61,7 @@ _SKU = "SKU (e.g. FF-PANEER-WRAP) or product name."
 class AdjustStockArgs(Args):
     """Which stock line to correct, by how many units, and why."""
 
-    branch: str | int = Field(description="Branch id or name.")
+    branch: str | RowId = Field(description="Branch id or name.")
     sku: str = Field(min_length=1, max_length=200, description=_SKU)
     delta: int = Field(
         ge=-MAX_STOCK_DELTA,
@@ -82,10 +82,7 @@ class SetPriceArgs(Args):
     """Which product gets which new price."""
 
     sku: str = Field(min_length=1, max_length=200, description=_SKU)
-    price: Decimal = Field(
-        gt=0,
-        description=("In major units (e.g. 299.00, not paise or cents)."),
-    )
+    price: Amount = Field(description="In major units (e.g. 299.00, not paise or cents).")
 
 
 # The stock line, its update and its ledger row: the statements of the commonest write, scoped to

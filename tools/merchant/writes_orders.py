@@ -6,8 +6,6 @@ order, checks that amount is still left and records a Refund row keyed by the ca
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,7 +24,7 @@ from tools.merchant.writes_common import (
     tenant_money,
 )
 from tools.proposing import write_tool
-from tools.schema import Args
+from tools.schema import Amount, Args, RowId
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 
 __all__ = ["REFUND_ORDER", "REFUND_WARNING_ABOVE", "RefundOrderArgs"]
@@ -41,10 +39,9 @@ REFUND_WARNING_ABOVE: dict[str, int] = {"INR": 10_000, "USD": 200, "EUR": 200, "
 class RefundOrderArgs(Args):
     """Which order to refund, how much, and why."""
 
-    order_id: int = Field(ge=1, description="The order id.")
-    amount: Decimal | None = Field(
+    order_id: RowId = Field(description="The order id.")
+    amount: Amount | None = Field(
         default=None,
-        gt=0,
         description=(
             "In major units (e.g. 1250.50, not paise or cents); omit to refund all that is left."
         ),

@@ -28,7 +28,7 @@ from tools.merchant.writes_common import (
     tenant_money,
 )
 from tools.proposing import write_tool
-from tools.schema import Args
+from tools.schema import Args, RowId
 from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 
 __all__ = ["APPROVE_REQUEST", "REJECT_REQUEST", "ApproveRequestArgs", "RejectRequestArgs"]
@@ -47,7 +47,7 @@ _KIND_WORDS = {
 class ApproveRequestArgs(Args):
     """Which pending branch request to approve, and an optional note for the branch."""
 
-    request_id: int = Field(ge=1, description=_REQUEST_ID)
+    request_id: RowId = Field(description=_REQUEST_ID)
     note: str | None = Field(
         default=None, max_length=500, description="Optional note for the branch."
     )
@@ -56,7 +56,7 @@ class ApproveRequestArgs(Args):
 class RejectRequestArgs(Args):
     """Which pending branch request to reject, and why."""
 
-    request_id: int = Field(ge=1, description=_REQUEST_ID)
+    request_id: RowId = Field(description=_REQUEST_ID)
     reason: Reason = Field(description="Why it is rejected, in a sentence the branch will read.")
 
 
