@@ -19,6 +19,7 @@ from tools import approval, decline, editing, proposing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
+from tools.card_door import CardDoor
 from tools.card_record import CardRecord
 from tools.card_store import CardStore
 from tools.db import Database
@@ -38,11 +39,12 @@ from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 __all__ = ["Registry"]
 
 
-class Registry:
+class Registry(CardDoor):
     """The tools, the agents, the card signer, the audit log and the database they share.
 
-    The bot's one door to the engine. It builds one ``EngineDeps`` and hands it to every step
-    of a card's life (``tools.deps``); none of those steps sees the registry itself.
+    The bot's one door to the engine: the model's calls and a person's decisions here, the
+    rest of what the bot asks of cards in ``CardDoor``. It builds one ``EngineDeps`` and hands
+    it to every step of a card's life (``tools.deps``); none of those steps sees the registry.
 
     ``agents`` are the agents whose cards this registry may approve beyond the one a surface
     presents (see ``proposer``); ``lease`` names this process on the cards it claims.
