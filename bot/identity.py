@@ -24,8 +24,7 @@ from typing import Literal
 import structlog
 
 from bot.adapter import Adapter
-from tools import Caller
-from tools.directory import Directory
+from tools import Caller, Directory
 from tools.errors import NotFoundError
 
 __all__ = ["Unresolved", "known", "resolve", "tell_unresolved"]

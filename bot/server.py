@@ -48,9 +48,8 @@ from bot.surface import Background, Surface
 from bot.teams.app import TeamsRoutes
 from bot.teams.auth import TokenChecker
 from bot.workers import LISTEN_BACKLOG, watch_parent
-from tools import CardRecord, CardSigner, reconcile
+from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
-from tools.directory import Directory
 from tools.merchant import build_registry
 
 __all__ = ["RUNTIME", "Mounted", "Runtime", "application", "build_surface", "serve", "settle"]
@@ -189,7 +188,7 @@ async def _healthz(request: web.Request) -> web.Response:
 async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Settles cards whose process is gone and shows each copy where it was posted; then
     shows the decisions a process gone (or failing) never showed (``sweeps.redraw``)."""
-    for record in await reconcile(runtime.surface.registry, now=now):
+    for record in await runtime.surface.registry.reconcile(now=now):
         shown = False
         for placement in await copies_of(runtime.surface, record):
             mounted = runtime.mounted.get(placement.platform)
@@ -198,7 +197,7 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
                 shown = True
         event = "settled_posted" if shown else "settled_unposted"
         log.info(event, card_id=record.card_id, tenant=record.tenantid)
-    now = now or runtime.surface.registry.clock()
+    now = now or runtime.surface.registry.now()
     await sweeps.redraw(runtime.surface, runtime.mounted, now=now)
 
 
@@ -224,7 +223,7 @@ async def _sweep(runtime: Runtime) -> None:
 
 async def _move_on(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Shows cards whose time ran out as expired, and escalates routed cards left undecided."""
-    now = now or runtime.surface.registry.clock()
+    now = now or runtime.surface.registry.now()
     await sweeps.expire(runtime.surface, runtime.mounted, now=now)
     await sweeps.escalate(
         runtime.surface,

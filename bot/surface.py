@@ -19,8 +19,7 @@ import structlog
 from bot.lanes import Conversations, Lane, LaneName
 from bot.metrics import Metrics
 from bot.turn_order import TurnOrder
-from tools import Agent, Caller, Proposal, Registry
-from tools.directory import Directory
+from tools import Agent, Caller, Directory, Proposal, Registry
 from tools.merchant import DEFAULT_AGENT
 
 __all__ = ["TYPING_AFTER", "Background", "Conversing", "ModelReply", "Surface"]
@@ -179,4 +178,4 @@ class Surface:
 
     def __post_init__(self) -> None:
         registry = self.registry
-        self.turn_order = TurnOrder(registry.db, registry.lease, clock=registry.clock)
+        self.turn_order = TurnOrder(registry.db, registry.lease, clock=registry.now)

@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.adapter import Adapter
 from bot.batch_show import copies_of
@@ -25,10 +24,7 @@ from bot.decisions import redraw as redraw_decision
 from bot.decisions import show_decision, update_copies
 from bot.placement import Placement, SlackPlacement, placements_of
 from bot.surface import Surface
-from tools import AuditEntry, CardRecord, Outcome, showing
-from tools.card_record import Issuee
-from tools.policy import Policies
-from tools.routing import owners
+from tools import CardRecord, Issuee
 
 __all__ = ["Shows", "escalate", "expire", "redraw"]
 
@@ -50,12 +46,7 @@ class Shows(Protocol):
 
 async def expire(surface: Surface, mounted: Mapping[str, Shows], *, now: datetime) -> int:
     """Expires every card whose time ran out and shows it expired on every copy; how many."""
-    audit = surface.registry.audit
-
-    async def audited(conn: AsyncConnection, record: CardRecord) -> None:
-        await audit.add(conn, _entry(record, now, Outcome.EXPIRED, "time ran out"))
-
-    records = await surface.registry.cards.expire_due(now, audited=audited)
+    records = await surface.registry.expire_due(now)
     for record in records:
         copies = await copies_of(surface, record)
         await _guarded(
@@ -73,30 +64,23 @@ async def escalate(
 
     ``after`` is the service's delay in seconds for merchants whose policy sets none.
     """
-    registry, policies = surface.registry, Policies(surface.registry.db)
+    registry = surface.registry
     delays: dict[int, timedelta] = {}
     done = 0
-    for card in await registry.cards.escalation_due(now - _SOONEST, now):
+    for card in await registry.escalation_due(now - _SOONEST, now):
         if card.tenantid not in delays:
-            policy = await policies.get(card.tenantid)
+            policy = await registry.policy(card.tenantid)
             delays[card.tenantid] = timedelta(seconds=policy.escalate_after or after)
         if card.created_at > now - delays[card.tenantid]:
             continue
-        async with registry.db.tenant_session(card.tenantid) as session:
-            bosses = [
-                o
-                for o in await owners(session)
-                if not _issued(card, o) and o.userid not in card.kept_out
-            ]
+        bosses = [
+            o
+            for o in await registry.owners(card.tenantid)
+            if not _issued(card, o) and o.userid not in card.kept_out
+        ]
         names = ", ".join(o.name for o in bosses) or "no owner beyond those already asked"
-
-        async def audited(conn: AsyncConnection, record: CardRecord, names: str = names) -> None:
-            await registry.audit.add(
-                conn, _entry(record, now, Outcome.ESCALATED, f"sent to {names}")
-            )
-
-        record = await registry.cards.escalate(
-            card.card_id, [*card.issued_to, *bosses], now, audited=audited
+        record = await registry.escalate(
+            card.card_id, [*card.issued_to, *bosses], now, detail=f"sent to {names}"
         )
         if record is None:
             continue  # another process escalated it first, or it ended meanwhile
@@ -115,11 +99,11 @@ async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
     went out, so a failure here leaves it for a later sweep.
     """
     registry, done = surface.registry, 0
-    for card in await showing.unshown(registry, now=now):
-        if not await showing.take_over(registry, card, now=now):
+    for card in await registry.unshown(now):
+        if not await registry.take_over_showing(card, now):
             continue  # another process took it first
         if await _redrawn(surface, mounted, card):
-            await registry.cards.mark_shown(card.card_id, registry.clock())
+            await registry.mark_shown(card.card_id)
             done += 1
     return done
 
@@ -214,17 +198,3 @@ async def _each_platform(
         seen.add(placement.platform)
         await shows.with_adapter(placement, work)
         await shows.cards_changed(record)
-
-
-def _entry(record: CardRecord, now: datetime, outcome: Outcome, detail: str) -> AuditEntry:
-    return AuditEntry(
-        at=now,
-        agent=record.agent,
-        tool=record.tool,
-        userid=None,
-        tenantid=record.tenantid,
-        scope="write",
-        outcome=outcome,
-        detail=detail,
-        card_id=record.card_id,
-    )

@@ -31,9 +31,8 @@ import structlog
 from sqlalchemy import Table, bindparam, delete, insert, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from tools import Clock, LeaseState, ProcessLease, utcnow
 from tools.db import LEASES, Database, TurnHoldRow
-from tools.lease import LeaseState, ProcessLease
-from tools.tokens import Clock, utcnow
 
 __all__ = ["HOLD_LIMIT", "WAIT_LIMIT_S", "TurnOrder"]
 

@@ -27,8 +27,7 @@ from bot.copies import send_copies
 from bot.decisions import show_decision
 from bot.placement import stored
 from bot.surface import Background, Surface
-from tools import Caller, Proposal
-from tools.directory import identify_on
+from tools import Caller, Proposal, identify_on
 
 __all__ = ["Turn", "Typing", "answer", "post_card", "post_edited"]
 
@@ -159,7 +158,7 @@ async def _claimed_caller(
     three. Any key already taken voids it all, and the turn goes the long way, one step per
     transaction as before, so what ends claimed and who is answered are the same either way.
     """
-    now = surface.registry.clock()
+    now = surface.registry.now()
     try:
         async with surface.registry.db.begin(write=True) as conn:
             await receipts.claim_on(conn, turn.receipts, now)
@@ -178,7 +177,7 @@ async def _claimed_caller(
 async def _claimed_apart(
     surface: Surface, adapter: Adapter, turn: Turn
 ) -> Caller | identity.Unresolved | None:
-    taken = await receipts.claim_all(surface.registry.db, turn.receipts, surface.registry.clock())
+    taken = await receipts.claim_all(surface.registry.db, turn.receipts, surface.registry.now())
     if taken is not None:
         log.info("delivery_duplicate", key=taken)
         return None
@@ -202,7 +201,7 @@ async def _resolved(
         identified=identified,
     )
     if not isinstance(found, str):
-        now = surface.registry.clock()
+        now = surface.registry.now()
         for key in turn.marks:
             await receipts.claim(surface.registry.db, key, now)
     return found
@@ -259,7 +258,7 @@ async def post_card(
     """
     placement = await adapter.post_card(proposal, caller=caller, conversation=conversation)
     placement = placement.model_copy(update={"editable": proposal.editable})
-    await surface.registry.cards.attach_surface(proposal.card_id, stored([placement]))
+    await surface.registry.attach_surface(proposal.card_id, stored([placement]))
     log.info("card_posted", card_id=proposal.card_id, tenant=caller.tenantid, user=caller.userid)
     for replaced in proposal.replaced:
         old = await surface.registry.card(replaced)

@@ -2,44 +2,75 @@
 
 Knows nothing about Slack, Teams or language models: surfaces call ``Registry.call`` for the
 model's tool calls and ``Registry.approve`` / ``Registry.reject`` for a person's button press.
+``__all__`` is what the bot may import of the engine, besides ``tools.errors`` and the tables of
+``tools.db`` (an import-linter contract holds it to that): the registry is its one door, the
+rest are the values that pass through it and the stores of the bot's own rows.
 """
 
 from tools.agent import Agent
 from tools.approval import Decision
 from tools.audit import AuditEntry, AuditLog, Outcome
+from tools.batch_approval import BatchDecision, ItemOutcome
+from tools.batching import MAX_ITEMS, Batch, BatchRecord
 from tools.caller import Caller, Role
-from tools.card_record import CardRecord, CardStatus
-from tools.card_store import CardStore
+from tools.card_door import SurfaceChange
+from tools.card_record import CardRecord, CardStatus, Issuee
+from tools.card_store import DECIDED, CardStore
+from tools.connections import Connection, Connections, Platform
+from tools.directory import Directory, identify_on
+from tools.lease import LeaseState, ProcessLease
+from tools.policy import Policies, Policy, SelfApproval
 from tools.proposing import NOT_DONE_NOTE, write_tool
-from tools.reconcile import reconcile
 from tools.registry import Registry
-from tools.schema import Args
-from tools.tokens import CARD_TTL, CardClaims, CardSigner
-from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
+from tools.schema import Args, json_schema
+from tools.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
+from tools.tool import Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
 
 __all__ = [
     "CARD_TTL",
+    "DECIDED",
+    "MAX_ITEMS",
     "NOT_DONE_NOTE",
     "Agent",
     "Args",
     "AuditEntry",
     "AuditLog",
+    "Batch",
+    "BatchDecision",
+    "BatchRecord",
     "Caller",
     "CardClaims",
     "CardRecord",
     "CardSigner",
     "CardStatus",
     "CardStore",
+    "Clock",
+    "Connection",
+    "Connections",
     "Decision",
+    "Directory",
+    "Issuee",
+    "ItemOutcome",
+    "LeaseState",
     "Outcome",
+    "Platform",
+    "Policies",
+    "Policy",
+    "ProcessLease",
     "Proposal",
     "ProposalDetail",
     "Registry",
     "Result",
     "Role",
+    "Routing",
     "Scope",
+    "SelfApproval",
+    "SurfaceChange",
     "Tool",
     "ToolContext",
-    "reconcile",
+    "identify_on",
+    "is_batch_token",
+    "json_schema",
+    "utcnow",
     "write_tool",
 ]

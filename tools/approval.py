@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -31,6 +30,7 @@ from tools.card_store import claimed
 from tools.checks import check, needed_role, standing_approvals, verify
 from tools.db import prescoped
 from tools.db.refusals import refusal
+from tools.deps import Deps
 from tools.errors import (
     CardBusyError,
     CountersignError,
@@ -38,9 +38,6 @@ from tools.errors import (
 from tools.tokens import CardClaims
 from tools.tool import ExecuteFn, Result, Tool
 from tools.trail import Trail, lost_claim
-
-if TYPE_CHECKING:
-    from tools.registry import Registry
 
 __all__ = ["Decision", "approve", "approve_verified"]
 
@@ -68,7 +65,7 @@ class Decision:
 _RACES = 3
 
 
-async def approve(registry: Registry, agent: Agent, token: str, caller: Caller) -> Decision:
+async def approve(deps: Deps, agent: Agent, token: str, caller: Caller) -> Decision:
     """Runs a write a person agreed to, once, after every check of the seed in its order.
 
     Verify the card (expiry is its own error) → the tool still exists and still writes → the
@@ -81,15 +78,13 @@ async def approve(registry: Registry, agent: Agent, token: str, caller: Caller) 
     recorded on the card and audited, and the card stays pending for a second, different
     person. The write runs once, on the second.
     """
-    trail = Trail(registry, agent, caller)
-    claims, tool = await verify(registry, trail, token, caller)
-    return await approve_verified(
-        registry, trail, agent=agent, claims=claims, tool=tool, caller=caller
-    )
+    trail = Trail(deps, agent, caller)
+    claims, tool = await verify(deps, trail, token, caller)
+    return await approve_verified(deps, trail, agent=agent, claims=claims, tool=tool, caller=caller)
 
 
 async def approve_verified(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     *,
     agent: Agent,
@@ -100,23 +95,23 @@ async def approve_verified(
     """Everything ``approve`` does once the claims are verified: the stored card's checks, the
     claim (or a first of two approvals), the write. A batch runs each of its cards through
     here, with claims its own verified token vouched for (``tools.batch_approval``)."""
-    with registry.lease.executing(claims.card_id):
+    with deps.lease.executing(claims.card_id):
         for _ in range(_RACES):
             step = await _claim(
-                registry, trail, presented=agent, claims=claims, tool=tool, caller=caller
+                deps, trail, presented=agent, claims=claims, tool=tool, caller=caller
             )
             if isinstance(step, Decision):
                 return step
             if step is not None:
                 record, clean = step
                 return await _execute(
-                    registry, trail, tool=tool, record=record, clean=clean, caller=caller
+                    deps, trail, tool=tool, record=record, clean=clean, caller=caller
                 )
         raise await trail.refuse(CardBusyError(card_id=claims.card_id))
 
 
 async def _claim(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     *,
     presented: Agent,
@@ -131,13 +126,13 @@ async def _claim(
     changed nothing; everything after might change something, and the trail has to say so even
     if the process dies mid-write.
     """
-    now = registry.clock()
+    now = deps.clock()
     refused: CountersignError | None = None
-    async with registry.db.begin(write=True) as conn:
-        record = await registry.cards.get(claims.card_id, conn=conn)
+    async with deps.db.begin(write=True) as conn:
+        record = await deps.cards.get(claims.card_id, conn=conn)
         try:
             clean = check(
-                registry,
+                deps,
                 trail=trail,
                 presented=presented,
                 claims=claims,
@@ -146,9 +141,7 @@ async def _claim(
                 caller=caller,
             )
             assert record is not None
-            return await _count(
-                registry, trail, conn, record, clean, tool=tool, caller=caller, now=now
-            )
+            return await _count(deps, trail, conn, record, clean, tool=tool, caller=caller, now=now)
         except CountersignError as refusal:
             refused = refusal
             await trail.add(conn, Outcome.REFUSED, str(refusal))
@@ -157,7 +150,7 @@ async def _claim(
 
 
 async def _count(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     conn: AsyncConnection,
     record: CardRecord,
@@ -173,7 +166,7 @@ async def _count(
     standing = await standing_approvals(conn, record, needed_role(record, tool))
     approvals = (*standing, Approval(caller.userid, _name(caller), now))
     if len(approvals) < record.approvals_needed:
-        if await registry.cards.approve_once(
+        if await deps.cards.approve_once(
             record.card_id, seen=seen, approvals=approvals, now=now, conn=conn
         ):
             progress = f"approval {len(approvals)} of {record.approvals_needed}"
@@ -181,17 +174,17 @@ async def _count(
             return Decision(replace(record, approvals=approvals))
     else:
         decided = await _start_executing(
-            registry, trail, conn, record, caller, seen=seen, approvals=approvals, now=now
+            deps, trail, conn, record, caller, seen=seen, approvals=approvals, now=now
         )
         if decided is not None:
             return decided, clean
-    if await _raced(registry, conn, record.card_id, seen, now):
+    if await _raced(deps, conn, record.card_id, seen, now):
         return None
-    raise await lost_claim(registry, conn, record.card_id)
+    raise await lost_claim(deps, conn, record.card_id)
 
 
 async def _start_executing(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     conn: AsyncConnection,
     record: CardRecord,
@@ -203,8 +196,8 @@ async def _start_executing(
 ) -> CardRecord | None:
     """``pending → executing`` under this process's lease, with the "approved / executing"
     audit line; the card as claimed, or None: the card was no longer as read."""
-    holder, needs_two = registry.lease.holder, record.approvals_needed > 1
-    if not await registry.cards.claim(
+    holder, needs_two = deps.lease.holder, record.approvals_needed > 1
+    if not await deps.cards.claim(
         record.card_id,
         caller,
         now,
@@ -222,11 +215,9 @@ async def _start_executing(
     return decided
 
 
-async def _raced(
-    registry: Registry, conn: AsyncConnection, card_id: str, seen: int, now: datetime
-) -> bool:
+async def _raced(deps: Deps, conn: AsyncConnection, card_id: str, seen: int, now: datetime) -> bool:
     """Whether a claim missed only because another approval was counted first."""
-    current = await registry.cards.get(card_id, conn=conn)
+    current = await deps.cards.get(card_id, conn=conn)
     return (
         current is not None
         and current.status is CardStatus.PENDING
@@ -244,7 +235,7 @@ def _names(approvals: tuple[Approval, ...]) -> str:
 
 
 async def _execute(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     *,
     tool: Tool,
@@ -261,11 +252,11 @@ async def _execute(
     assert decided_at is not None
     try:
         return await _write(
-            registry, trail, tool, execute, record=record, clean=clean, caller=caller, at=decided_at
+            deps, trail, tool, execute, record=record, clean=clean, caller=caller, at=decided_at
         )
     except CountersignError as failed:
         return await _failed(
-            registry, trail, record, note=str(failed), detail=str(failed), error=failed
+            deps, trail, record, note=str(failed), detail=str(failed), error=failed
         )
     except Exception as broken:
         detail = f"{type(broken).__name__}: {broken}"
@@ -276,14 +267,14 @@ async def _execute(
             # card was failed in the table but live in the channel, and the person was told to
             # press again, which could only fail again. It is a failed card like any other.
             note = f"the database refused it: {refused}; nothing was changed"
-            return await _failed(registry, trail, record, note=note, detail=detail)
+            return await _failed(deps, trail, record, note=note, detail=detail)
         note = f"it failed unexpectedly ({type(broken).__name__}); nothing was changed"
-        await _failed(registry, trail, record, note=note, detail=detail)
+        await _failed(deps, trail, record, note=note, detail=detail)
         raise
 
 
 async def _write(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     tool: Tool,
     execute: ExecuteFn,
@@ -296,28 +287,26 @@ async def _write(
     """Re-reads what the card showed, runs the write (as approved ``at``) in the caller's tenant
     and moves the card to ``done`` with its audit line, all in one transaction."""
     card_id = record.card_id
-    async with registry.db.tenant_session(caller.tenantid, write=True) as session:
-        ctx = await registry.context(
-            session, caller, at, card_id, approved_by=record.decided_by_name
-        )
+    async with deps.db.tenant_session(caller.tenantid, write=True) as session:
+        ctx = await deps.context(session, caller, at, card_id, approved_by=record.decided_by_name)
         await ensure_as_shown(tool, ctx, clean, record)
         result = await execute(ctx, clean)
         await session.flush()
         conn, outcome = await prescoped.connection(session), _describe(result)
-        if not await registry.cards.move(
+        if not await deps.cards.move(
             card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, conn=conn, outcome=outcome
         ):
             # The reconciler of another process declared this card interrupted while we
             # ran; rolling back keeps its "nothing was changed" true.
             await session.rollback()
-            return await _interrupted(registry, trail, card_id)
+            return await _interrupted(deps, trail, card_id)
         await trail.add(conn, Outcome.DONE, outcome, result.count)
         await session.commit()
     return Decision(replace(record, status=CardStatus.DONE, outcome=outcome), result)
 
 
 async def _failed(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     record: CardRecord,
     *,
@@ -326,20 +315,20 @@ async def _failed(
     error: CountersignError | None = None,
 ) -> Decision:
     """``executing → failed`` with what the person reads, and its audit line, in one transaction."""
-    async with registry.db.begin() as conn:
-        moved = await registry.cards.move(
+    async with deps.db.begin() as conn:
+        moved = await deps.cards.move(
             record.card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, conn=conn, outcome=note
         )
         await trail.add(conn, Outcome.FAILED, detail)
         if moved:
             return Decision(replace(record, status=CardStatus.FAILED, outcome=note), None, error)
-        stored = await registry.cards.get(record.card_id, conn=conn)
+        stored = await deps.cards.get(record.card_id, conn=conn)
     assert stored is not None
     return Decision(stored, None, error)
 
 
-async def _interrupted(registry: Registry, trail: Trail, card_id: str) -> Decision:
-    record = await registry.cards.get(card_id)
+async def _interrupted(deps: Deps, trail: Trail, card_id: str) -> Decision:
+    record = await deps.cards.get(card_id)
     assert record is not None
     await trail.write(Outcome.INTERRUPTED, record.outcome or "")
     return Decision(record)

@@ -12,7 +12,6 @@ each card once, because each card's claim is its own conditional UPDATE.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import structlog
 
@@ -25,6 +24,7 @@ from tools.caller import Caller
 from tools.card_record import CardRecord, CardStatus
 from tools.checks import tool_of
 from tools.decline import end_verified
+from tools.deps import Deps
 from tools.errors import (
     CardExpiredError,
     CountersignError,
@@ -34,9 +34,6 @@ from tools.errors import (
 )
 from tools.tokens import CardClaims
 from tools.trail import Trail, lost_claim
-
-if TYPE_CHECKING:
-    from tools.registry import Registry
 
 __all__ = ["BatchDecision", "ItemOutcome", "approve_batch", "reject_batch", "withdraw_batch"]
 
@@ -71,59 +68,54 @@ class BatchDecision:
         return next((i.error for i in self.items if i.error is not None), None)
 
 
-async def approve_batch(
-    registry: Registry, agent: Agent, token: str, caller: Caller
-) -> BatchDecision:
+async def approve_batch(deps: Deps, agent: Agent, token: str, caller: Caller) -> BatchDecision:
     """Approves every card of the batch still waiting, each once, each on its own."""
-    batch = await _verified(registry, agent, token, caller, asker_only=False)
-    items = [await _approve(registry, agent, card, caller) for card in batch.live]
-    return await _decided(registry, batch, items)
+    batch = await _verified(deps, agent, token, caller, asker_only=False)
+    items = [await _approve(deps, agent, card, caller) for card in batch.live]
+    return await _decided(deps, batch, items)
 
 
 async def reject_batch(
-    registry: Registry, agent: Agent, token: str, caller: Caller, reason: str = ""
+    deps: Deps, agent: Agent, token: str, caller: Caller, reason: str = ""
 ) -> BatchDecision:
     """Declines every card of the batch still waiting, with one reason."""
     reason = reason.strip()[:500]
-    batch = await _verified(registry, agent, token, caller, asker_only=False)
+    batch = await _verified(deps, agent, token, caller, asker_only=False)
     audited = (Outcome.REJECTED, reason or "no reason given")
     items = [
-        await _end(registry, agent, card, caller, CardStatus.REJECTED, audited, reason or None)
+        await _end(deps, agent, card, caller, CardStatus.REJECTED, audited, reason or None)
         for card in batch.live
     ]
-    return await _decided(registry, batch, items)
+    return await _decided(deps, batch, items)
 
 
-async def withdraw_batch(
-    registry: Registry, agent: Agent, token: str, caller: Caller
-) -> BatchDecision:
+async def withdraw_batch(deps: Deps, agent: Agent, token: str, caller: Caller) -> BatchDecision:
     """Takes back every card of the batch still waiting; only its asker may."""
-    batch = await _verified(registry, agent, token, caller, asker_only=True)
+    batch = await _verified(deps, agent, token, caller, asker_only=True)
     audited = (Outcome.WITHDRAWN, "withdrawn by the person who asked")
     items = [
-        await _end(registry, agent, card, caller, CardStatus.WITHDRAWN, audited)
-        for card in batch.live
+        await _end(deps, agent, card, caller, CardStatus.WITHDRAWN, audited) for card in batch.live
     ]
-    return await _decided(registry, batch, items)
+    return await _decided(deps, batch, items)
 
 
 async def _verified(
-    registry: Registry, agent: Agent, token: str, caller: Caller, *, asker_only: bool
+    deps: Deps, agent: Agent, token: str, caller: Caller, *, asker_only: bool
 ) -> BatchRecord:
     """The batch a token names, once its signature, merchant, cards and presser check out.
 
     A batch whose time ran out has its waiting cards moved to expired (each with its line).
     """
-    trail = Trail(registry, agent, caller)
+    trail = Trail(deps, agent, caller)
     trail.entry.tool = BATCH_TOOL
     try:
-        claims, expired = registry.signer.parse_batch(token)
+        claims, expired = deps.signer.parse_batch(token)
     except InvalidCardError as invalid:
         raise await trail.refuse(invalid) from None
     trail.entry.card_id = claims.batch_id
     if claims.tenantid != caller.tenantid:
         raise await trail.refuse(NotYourCardError(card_id=None, owner_userid=claims.userid))
-    batch = await batching.load(registry, claims.batch_id)
+    batch = await batching.load(deps, claims.batch_id)
     if (
         batch is None
         or (batch.userid, batch.tenantid, batch.digest)
@@ -133,11 +125,11 @@ async def _verified(
         raise await trail.refuse(InvalidCardError("no such card was issued"))
     first = batch.items[0].card_id
     if expired:
-        await _expire(registry, agent, caller, batch)
+        await _expire(deps, agent, caller, batch)
         raise CardExpiredError(card_id=first)
     if not batch.live:
-        async with registry.db.begin() as conn:
-            raise await trail.refuse(await lost_claim(registry, conn, first))
+        async with deps.db.begin() as conn:
+            raise await trail.refuse(await lost_claim(deps, conn, first))
     if asker_only and (batch.userid, batch.tenantid) != (caller.userid, caller.tenantid):
         raise await trail.refuse(NotTheAskerError(card_id=first))
     if not asker_only and not batch.live[0].issued_to_person(caller.userid, caller.tenantid):
@@ -145,18 +137,18 @@ async def _verified(
     return batch
 
 
-async def _expire(registry: Registry, agent: Agent, caller: Caller, batch: BatchRecord) -> None:
+async def _expire(deps: Deps, agent: Agent, caller: Caller, batch: BatchRecord) -> None:
     for card in batch.live:
-        trail = _trail(registry, agent, caller, card)
-        async with registry.db.begin() as conn:
-            if await registry.cards.move(
+        trail = _trail(deps, agent, caller, card)
+        async with deps.db.begin() as conn:
+            if await deps.cards.move(
                 card.card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn
             ):
                 await trail.add(conn, Outcome.EXPIRED, str(CardExpiredError()))
 
 
-def _trail(registry: Registry, agent: Agent, caller: Caller, card: CardRecord) -> Trail:
-    trail = Trail(registry, agent, caller)
+def _trail(deps: Deps, agent: Agent, caller: Caller, card: CardRecord) -> Trail:
+    trail = Trail(deps, agent, caller)
     trail.entry.tool, trail.entry.card_id = card.tool, card.card_id
     return trail
 
@@ -166,28 +158,26 @@ def _claims(card: CardRecord) -> CardClaims:
     return CardClaims(card.card_id, card.tool, card.userid, card.tenantid, card.digest)
 
 
-async def _approve(
-    registry: Registry, agent: Agent, card: CardRecord, caller: Caller
-) -> ItemOutcome:
-    trail = Trail(registry, agent, caller)
+async def _approve(deps: Deps, agent: Agent, card: CardRecord, caller: Caller) -> ItemOutcome:
+    trail = Trail(deps, agent, caller)
     claims = _claims(card)
     try:
-        tool = await tool_of(registry, trail, claims)
+        tool = await tool_of(deps, trail, claims)
         decision = await approve_verified(
-            registry, trail, agent=agent, claims=claims, tool=tool, caller=caller
+            deps, trail, agent=agent, claims=claims, tool=tool, caller=caller
         )
     except CountersignError as refused:
-        return await _unmoved(registry, card, refused)
+        return await _unmoved(deps, card, refused)
     except Exception:  # one card's broken write must not stop the others
         # The engine has moved the card to failed with its audit line already; the others
         # still run, and the card shows the failure like any other.
         log.exception("batch_item_failed", card_id=card.card_id)
-        return await _unmoved(registry, card, None, moved=True)
+        return await _unmoved(deps, card, None, moved=True)
     return ItemOutcome(decision.card, decision.error)
 
 
 async def _end(  # noqa: PLR0917 - the batch's three verbs differ only in these
-    registry: Registry,
+    deps: Deps,
     agent: Agent,
     card: CardRecord,
     caller: Caller,
@@ -195,12 +185,12 @@ async def _end(  # noqa: PLR0917 - the batch's three verbs differ only in these
     audited: tuple[Outcome, str],
     reason: str | None = None,
 ) -> ItemOutcome:
-    trail = Trail(registry, agent, caller)
+    trail = Trail(deps, agent, caller)
     claims = _claims(card)
     try:
-        tool = await tool_of(registry, trail, claims)
+        tool = await tool_of(deps, trail, claims)
         decision = await end_verified(
-            registry,
+            deps,
             trail,
             claims=claims,
             tool=tool,
@@ -210,19 +200,17 @@ async def _end(  # noqa: PLR0917 - the batch's three verbs differ only in these
             reason=reason,
         )
     except CountersignError as refused:
-        return await _unmoved(registry, card, refused)
+        return await _unmoved(deps, card, refused)
     return ItemOutcome(decision.card)
 
 
 async def _unmoved(
-    registry: Registry, card: CardRecord, error: CountersignError | None, *, moved: bool = False
+    deps: Deps, card: CardRecord, error: CountersignError | None, *, moved: bool = False
 ) -> ItemOutcome:
-    current = await registry.cards.get(card.card_id)
+    current = await deps.cards.get(card.card_id)
     return ItemOutcome(current or card, error, moved=moved)
 
 
-async def _decided(
-    registry: Registry, batch: BatchRecord, items: list[ItemOutcome]
-) -> BatchDecision:
-    fresh = await batching.load(registry, batch.batch_id)
+async def _decided(deps: Deps, batch: BatchRecord, items: list[ItemOutcome]) -> BatchDecision:
+    fresh = await batching.load(deps, batch.batch_id)
     return BatchDecision(fresh or batch, tuple(items))

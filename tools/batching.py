@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -25,12 +25,10 @@ from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller, Role
 from tools.card_record import CardRecord, CardStatus
 from tools.db import BATCHES, PROPOSALS
+from tools.deps import Deps
 from tools.errors import ConflictError
 from tools.tokens import BatchClaims, args_digest
 from tools.tool import Routing, Scope
-
-if TYPE_CHECKING:
-    from tools.registry import Registry
 
 __all__ = ["MAX_ITEMS", "Batch", "BatchRecord", "batch_digest", "bundle", "change_surface", "load"]
 
@@ -93,11 +91,11 @@ def batch_digest(card_ids: Sequence[str], items: Sequence[CardRecord]) -> str:
 
 
 async def load(
-    registry: Registry, batch_id: str, *, conn: AsyncConnection | None = None
+    deps: Deps, batch_id: str, *, conn: AsyncConnection | None = None
 ) -> BatchRecord | None:
     """The batch and its cards as they stand now, or None."""
     if conn is None:
-        async with registry.db.engine.connect() as own:
+        async with deps.db.engine.connect() as own:
             return await _load(own, batch_id)
     return await _load(conn, batch_id)
 
@@ -122,12 +120,12 @@ async def _load(conn: AsyncConnection, batch_id: str) -> BatchRecord | None:
 
 
 async def change_surface(
-    registry: Registry,
+    deps: Deps,
     batch_id: str,
     change: Callable[[dict[str, Any] | None], dict[str, Any]],
 ) -> BatchRecord | None:
     """Rewrites where the batch's copies are under the row's lock; the batch as it then stands."""
-    async with registry.db.begin(write=True) as conn:
+    async with deps.db.begin(write=True) as conn:
         found = select(BATCHES.c.surface).where(BATCHES.c.id == batch_id).with_for_update()
         row = (await conn.execute(found)).first()
         if row is None:
@@ -137,7 +135,7 @@ async def change_surface(
         return await _load(conn, batch_id)
 
 
-async def bundle(registry: Registry, caller: Caller, card_ids: Sequence[str]) -> Batch:
+async def bundle(deps: Deps, caller: Caller, card_ids: Sequence[str]) -> Batch:
     """Groups the asker's live cards of one turn into one batch, in one transaction.
 
     Raises:
@@ -146,10 +144,10 @@ async def bundle(registry: Registry, caller: Caller, card_ids: Sequence[str]) ->
     """
     if not 2 <= len(card_ids) <= MAX_ITEMS or len(set(card_ids)) != len(card_ids):
         raise ConflictError(f"A batch holds 2 to {MAX_ITEMS} different cards.")
-    started, now, batch_id = time.perf_counter(), registry.clock(), uuid.uuid4().hex
-    async with registry.db.tenant_session(caller.tenantid, write=True) as session:
+    started, now, batch_id = time.perf_counter(), deps.clock(), uuid.uuid4().hex
+    async with deps.db.tenant_session(caller.tenantid, write=True) as session:
         conn = await session.connection()
-        live = await _live(registry, conn, caller, card_ids, now)
+        live = await _live(deps, conn, caller, card_ids, now)
         issued = await _strictest(session, caller, live)
         await _join(conn, caller, live, batch_id=batch_id, issued=issued)
         digest = batch_digest(card_ids, live)
@@ -159,25 +157,23 @@ async def bundle(registry: Registry, caller: Caller, card_ids: Sequence[str]) ->
         )
         entry = _audited(caller, now, batch_id, card_ids, started)
         entry.agent = live[0].agent
-        await registry.audit.add(conn, entry)
+        await deps.audit.add(conn, entry)
         record = await _load(conn, batch_id)
         await session.commit()
     assert record is not None
-    token = registry.signer.mint_batch(
-        BatchClaims(batch_id, caller.userid, caller.tenantid, digest)
-    )
+    token = deps.signer.mint_batch(BatchClaims(batch_id, caller.userid, caller.tenantid, digest))
     return Batch(record, token, issued)
 
 
 async def _live(
-    registry: Registry,
+    deps: Deps,
     conn: AsyncConnection,
     caller: Caller,
     card_ids: Sequence[str],
     now: datetime,
 ) -> list[CardRecord]:
     """The cards to group, each still live, the asker's and in no batch; else a refusal."""
-    items = [await registry.cards.get(cid, conn=conn) for cid in card_ids]
+    items = [await deps.cards.get(cid, conn=conn) for cid in card_ids]
     live = [c for c in items if c is not None and _joinable(c, caller, now)]
     if len(live) != len(card_ids):
         raise ConflictError("One of these cards was decided or changed meanwhile.")

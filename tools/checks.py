@@ -7,8 +7,6 @@ person reads.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -18,6 +16,7 @@ from tools.agent import Agent
 from tools.audit import Outcome
 from tools.caller import Caller, Role
 from tools.card_record import Approval, CardRecord, CardStatus
+from tools.deps import Deps
 from tools.errors import (
     AlreadyApprovedError,
     CardExpiredError,
@@ -34,9 +33,6 @@ from tools.tokens import CardClaims, args_digest
 from tools.tool import Scope, Tool
 from tools.trail import Trail
 
-if TYPE_CHECKING:
-    from tools.registry import Registry
-
 __all__ = [
     "check",
     "issued_to",
@@ -49,17 +45,15 @@ __all__ = [
 ]
 
 
-async def verify(
-    registry: Registry, trail: Trail, token: str, caller: Caller
-) -> tuple[CardClaims, Tool]:
+async def verify(deps: Deps, trail: Trail, token: str, caller: Caller) -> tuple[CardClaims, Tool]:
     """The checks that need no database: signature and expiry, then the card's owner and tool."""
     try:
-        claims = registry.signer.parse(token)
+        claims = deps.signer.parse(token)
     except CardExpiredError as expired:
         trail.entry.card_id = expired.card_id
-        async with registry.db.begin() as conn:
+        async with deps.db.begin() as conn:
             if expired.card_id:
-                await registry.cards.move(
+                await deps.cards.move(
                     expired.card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn
                 )
             await trail.add(conn, Outcome.EXPIRED, str(expired))
@@ -72,13 +66,13 @@ async def verify(
         raise await trail.refuse(
             NotYourCardError(card_id=claims.card_id, owner_userid=claims.userid)
         )
-    return claims, await tool_of(registry, trail, claims)
+    return claims, await tool_of(deps, trail, claims)
 
 
-async def tool_of(registry: Registry, trail: Trail, claims: CardClaims) -> Tool:
+async def tool_of(deps: Deps, trail: Trail, claims: CardClaims) -> Tool:
     """The write tool a card names, or an audited refusal: it must still exist and still write."""
     trail.entry.tool, trail.entry.card_id = claims.tool, claims.card_id
-    tool = registry.lookup_or_none(claims.tool)
+    tool = deps.lookup_or_none(claims.tool)
     if tool is None:
         raise await trail.refuse(UnknownToolError(claims.tool))
     if tool.scope is not Scope.WRITE or tool.execute is None:
@@ -154,7 +148,7 @@ async def standing_approvals(
 
 
 def check(
-    registry: Registry,
+    deps: Deps,
     *,
     trail: Trail,
     presented: Agent,
@@ -181,7 +175,7 @@ def check(
     record = stored_card(claims, record)
     issued_to(record, caller)
     trail.entry.agent = record.agent
-    proposer = registry.proposer(record.agent, presented)
+    proposer = deps.proposer(record.agent, presented)
     if proposer is None or not proposer.allows(tool.name):
         raise NotAllowedError(record.agent, tool.name)
     qualified(record, tool, caller)

@@ -7,7 +7,6 @@ the refusal's line). Neither can run a write; a card ended here never runs.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -17,24 +16,22 @@ from tools.audit import Outcome
 from tools.caller import Caller
 from tools.card_record import CardRecord, CardStatus
 from tools.checks import issued_to, qualified, stored_card, verify
+from tools.deps import Deps
 from tools.errors import CountersignError, NotTheAskerError
 from tools.tokens import CardClaims
 from tools.tool import Tool
 from tools.trail import Trail, lost_claim
 
-if TYPE_CHECKING:
-    from tools.registry import Registry
-
 __all__ = ["end_verified", "reject", "withdraw"]
 
 
 async def reject(
-    registry: Registry, agent: Agent, token: str, caller: Caller, reason: str = ""
+    deps: Deps, agent: Agent, token: str, caller: Caller, reason: str = ""
 ) -> Decision:
     """Declines a card: the same identity checks as approval, then ``pending → rejected``."""
     reason = reason.strip()[:500]
     return await _end(
-        registry,
+        deps,
         agent,
         token,
         caller,
@@ -44,10 +41,10 @@ async def reject(
     )
 
 
-async def withdraw(registry: Registry, agent: Agent, token: str, caller: Caller) -> Decision:
+async def withdraw(deps: Deps, agent: Agent, token: str, caller: Caller) -> Decision:
     """Takes back a card its asker no longer wants: ``pending → withdrawn``; only the asker may."""
     return await _end(
-        registry,
+        deps,
         agent,
         token,
         caller,
@@ -62,7 +59,7 @@ def _asker(record: CardRecord, caller: Caller) -> None:
 
 
 async def _end(
-    registry: Registry,
+    deps: Deps,
     agent: Agent,
     token: str,
     caller: Caller,
@@ -71,10 +68,10 @@ async def _end(
     audited: tuple[Outcome, str],
     reason: str | None = None,
 ) -> Decision:
-    trail = Trail(registry, agent, caller)
-    claims, tool = await verify(registry, trail, token, caller)
+    trail = Trail(deps, agent, caller)
+    claims, tool = await verify(deps, trail, token, caller)
     return await end_verified(
-        registry,
+        deps,
         trail,
         claims=claims,
         tool=tool,
@@ -86,7 +83,7 @@ async def _end(
 
 
 async def end_verified(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     *,
     claims: CardClaims,
@@ -98,19 +95,19 @@ async def end_verified(
 ) -> Decision:
     """Ends a card whose claims were verified: rejected by someone it is issued to, or
     withdrawn by its asker; one transaction. A batch ends each of its cards through here."""
-    now = registry.clock()
+    now = deps.clock()
     refused: CountersignError | None = None
-    async with registry.db.begin(write=True) as conn:
+    async with deps.db.begin(write=True) as conn:
         try:
             await _end_pending(
-                registry, trail, conn, claims, tool, caller=caller, to=to, now=now, reason=reason
+                deps, trail, conn, claims, tool, caller=caller, to=to, now=now, reason=reason
             )
         except CountersignError as refusal:
             refused = refusal
             await trail.add(conn, Outcome.REFUSED, str(refusal))
         else:
             await trail.add(conn, *audited)
-        ended = await registry.cards.get(claims.card_id, conn=conn)
+        ended = await deps.cards.get(claims.card_id, conn=conn)
     if refused is not None:
         raise refused
     assert ended is not None
@@ -118,7 +115,7 @@ async def end_verified(
 
 
 async def _end_pending(
-    registry: Registry,
+    deps: Deps,
     trail: Trail,
     conn: AsyncConnection,
     claims: CardClaims,
@@ -134,7 +131,7 @@ async def _end_pending(
     Raises:
         CountersignError: they may not, or it was decided meanwhile; the card is unchanged.
     """
-    record = stored_card(claims, await registry.cards.get(claims.card_id, conn=conn))
+    record = stored_card(claims, await deps.cards.get(claims.card_id, conn=conn))
     trail.entry.agent = record.agent
     if to is CardStatus.WITHDRAWN:
         _asker(record, caller)
@@ -142,7 +139,7 @@ async def _end_pending(
         # Rejecting is deciding: the same people, with the role still theirs.
         issued_to(record, caller)
         qualified(record, tool, caller)
-    if not await registry.cards.move(
+    if not await deps.cards.move(
         claims.card_id,
         frm=CardStatus.PENDING,
         to=to,
@@ -152,4 +149,4 @@ async def _end_pending(
         decided_at=now,
         reason=reason,
     ):
-        raise await lost_claim(registry, conn, claims.card_id)
+        raise await lost_claim(deps, conn, claims.card_id)

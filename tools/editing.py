@@ -12,60 +12,71 @@ new card shows, once, when someone it is issued to approves it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tools import schema
 from tools.agent import Agent
 from tools.caller import Caller
 from tools.card_record import CardRecord, CardStatus
 from tools.checks import issued_to, qualified, stored_card, verify
+from tools.deps import Deps
 from tools.errors import (
     ConflictError,
     CountersignError,
     InvalidArgumentsError,
     NotAllowedError,
 )
-from tools.tool import ProposalDetail, Result, Tool
+from tools.tool import ProposalDetail, Tool
 from tools.trail import Trail
 
-if TYPE_CHECKING:
-    from tools.registry import Registry
-
-__all__ = ["edit", "outcome", "replaced_it"]
+__all__ = ["Edit", "outcome", "prepare", "replaced_it"]
 
 EDITED = "Replaced by an edited card"
 
 
-async def edit(
-    registry: Registry, agent: Agent, token: str, caller: Caller, changes: Mapping[str, Any]
-) -> Result:
-    """Proposes the card's write again with ``changes``, as ``caller``, replacing the card.
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """An edit that passed its checks: the proposal to make again, as ``proposer``, and the
+    card it is to replace."""
+
+    proposer: Agent
+    tool: str
+    args: dict[str, Any]
+    card: CardRecord
+
+
+async def prepare(
+    deps: Deps, agent: Agent, token: str, caller: Caller, changes: Mapping[str, Any]
+) -> Edit:
+    """Checks an edit of the card's write with ``changes``, as ``caller``; what to propose.
 
     The same checks as a decision first (signature, the stored card, issued to the caller, the
     caller's role now): someone who may not approve a card must not be able to rewrite it.
+    ``Registry.edit`` then proposes ``Edit.args`` through ``Registry.call``, replacing the card.
 
     Raises:
         InvalidArgumentsError: a change names an argument that cannot be edited, does not fit
             the tool's schema, or changes nothing.
-        CountersignError: any refusal of the card or of the new proposal; nothing changes.
+        CountersignError: any refusal of the card; nothing changes.
     """
-    trail = Trail(registry, agent, caller)
-    claims, tool = await verify(registry, trail, token, caller)
+    trail = Trail(deps, agent, caller)
+    claims, tool = await verify(deps, trail, token, caller)
     try:
-        record = stored_card(claims, await registry.cards.get(claims.card_id))
+        record = stored_card(claims, await deps.cards.get(claims.card_id))
         trail.entry.agent = record.agent
         issued_to(record, caller)
         qualified(record, tool, caller)
         if record.status is not CardStatus.PENDING:
             raise ConflictError(_gone(record))
         merged = _merged(tool, record, changes)
-        proposer = registry.proposer(record.agent, agent)
+        proposer = deps.proposer(record.agent, agent)
         if proposer is None:
             raise NotAllowedError(record.agent, tool.name)
     except CountersignError as refusal:
         raise await trail.refuse(refusal) from None
-    return await registry.call(proposer, tool.name, merged, caller, edited=record)
+    return Edit(proposer, tool.name, merged, record)
 
 
 def _merged(tool: Tool, record: CardRecord, changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy.exc import IntegrityError
@@ -31,6 +31,7 @@ from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller
 from tools.card_record import CardRecord, CardStatus
 from tools.db import prescoped
+from tools.deps import Deps
 from tools.errors import ConflictError
 from tools.tokens import CardClaims, args_digest
 from tools.tool import (
@@ -43,9 +44,6 @@ from tools.tool import (
     Tool,
     ToolContext,
 )
-
-if TYPE_CHECKING:
-    from tools.registry import Registry
 
 __all__ = ["NOT_DONE_NOTE", "propose", "write_tool"]
 
@@ -64,7 +62,7 @@ def write_tool(base: Tool, propose: ProposeFn, execute: ExecuteFn) -> Tool:
 
 
 async def propose(
-    registry: Registry,
+    deps: Deps,
     ctx: ToolContext,
     clean: BaseModel,
     *,
@@ -81,19 +79,19 @@ async def propose(
     replaces, in this same transaction, or no card is made.
     """
     proposal, resolved = await _resolve(ctx, clean, tool)
-    card = _Sealed.of(resolved, ctx.now + registry.card_ttl)
+    card = _Sealed.of(resolved, ctx.now + deps.card_ttl)
     people = await routing.people(ctx.session)
     issued = await routing.for_proposal(
         ctx.session, ctx.caller, people, proposal, tool_role=tool.role, now=ctx.now, edited=edited
     )
     conn = await prescoped.connection(ctx.session)
     replaced = await _replace_live(
-        registry, conn, ctx, card, people, tool=tool, proposal=proposal, edited=edited
+        deps, conn, ctx, card, people, tool=tool, proposal=proposal, edited=edited
     )
-    token = registry.signer.mint(card.claims(tool.name, ctx.caller))
+    token = deps.signer.mint(card.claims(tool.name, ctx.caller))
     row = _row(ctx, card, agent=agent, tool=tool, proposal=proposal, issued=issued)
-    await _insert(registry, conn, **row)
-    await _audit(registry, conn, entry, card, proposal, replaced=replaced, timer=timer, now=ctx.now)
+    await _insert(deps, conn, **row)
+    await _audit(deps, conn, entry, card, proposal, replaced=replaced, timer=timer, now=ctx.now)
     await ctx.session.commit()
     return _answer(proposal, card, token=token, issued=issued, replaced=replaced, tool=tool)
 
@@ -131,7 +129,7 @@ async def _resolve(ctx: ToolContext, clean: BaseModel, tool: Tool) -> tuple[Prop
 
 
 async def _replace_live(
-    registry: Registry,
+    deps: Deps,
     conn: AsyncConnection,
     ctx: ToolContext,
     card: _Sealed,
@@ -146,7 +144,7 @@ async def _replace_live(
     replaced: list[CardRecord] = []
     if proposal.target:
         replaced = await routing.replace_live(
-            registry.cards,
+            deps.cards,
             conn,
             asker=ctx.caller,
             found=people,
@@ -204,10 +202,10 @@ def _row(
     }
 
 
-async def _insert(registry: Registry, conn: AsyncConnection, **values: Any) -> None:
+async def _insert(deps: Deps, conn: AsyncConnection, **values: Any) -> None:
     """Stores the card; a live card on the same target stored meanwhile is a plain refusal."""
     try:
-        await registry.cards.insert(conn, **values)
+        await deps.cards.insert(conn, **values)
     except IntegrityError:  # the whole proposal rolls back with its session
         raise ConflictError(
             "Someone asked for a change to the same thing at this very moment, so no card "
@@ -234,7 +232,7 @@ def _ended(proposing: AuditEntry, old: CardRecord, new_card: str, now: datetime)
 
 
 async def _audit(
-    registry: Registry,
+    deps: Deps,
     conn: AsyncConnection,
     entry: AuditEntry,
     card: _Sealed,
@@ -246,11 +244,11 @@ async def _audit(
 ) -> None:
     """The audit lines of the cards this one ended, then its own "proposed" line."""
     for old in replaced:
-        await registry.audit.add(conn, _ended(entry, old, card.card_id, now))
+        await deps.audit.add(conn, _ended(entry, old, card.card_id, now))
     entry.args, entry.card_id, entry.rows = card.stored, card.card_id, 1
     entry.outcome, entry.detail = Outcome.PROPOSED, proposal.summary
     entry.took_ms = (time.perf_counter() - timer) * 1000
-    await registry.audit.add(conn, entry)
+    await deps.audit.add(conn, entry)
 
 
 def _answer(

@@ -13,17 +13,15 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 
 from tools.audit import AuditEntry, Outcome
 from tools.card_record import CardRecord, CardStatus
 from tools.db import LEASES, PROPOSALS
+from tools.deps import Deps
 from tools.lease import LeaseState, ProcessLease
-
-if TYPE_CHECKING:
-    from tools.registry import Registry
 
 __all__ = ["INTERRUPTED_NOTE", "UNKNOWN_NOTE", "abandoned", "reconcile"]
 
@@ -44,25 +42,25 @@ _EXECUTING = (
 )
 
 
-async def reconcile(registry: Registry, *, now: datetime | None = None) -> list[CardRecord]:
+async def reconcile(deps: Deps, *, now: datetime | None = None) -> list[CardRecord]:
     """Settles the ``executing`` cards whose process is gone; returns them as now stored.
 
     A card is settled when the process that claimed it stopped, went silent for longer than
-    ``registry.lease.expiry``, or died on this machine; when it is this process and the press is
+    ``deps.lease.expiry``, or died on this machine; when it is this process and the press is
     no longer running here (its database dropped before the outcome could be recorded); or, when
     its claimant is unknown (claimed before processes held leases, or by one that never started
     its lease), once it was claimed longer ago than that grace period. Settling a card that is
     in fact still running is harmless for a write sharing its transaction: its move to ``done``
     then matches nothing and it rolls back; the lease keeps that from happening to a live one.
     """
-    now = now or registry.clock()
-    async with registry.db.engine.connect() as conn:
+    now = now or deps.clock()
+    async with deps.db.engine.connect() as conn:
         rows = (await conn.execute(_EXECUTING)).all()
     settled: list[CardRecord] = []
     for row in rows:
         card = CardRecord.of(row)
-        if _abandoned(registry.lease, card, _lease_of(row), now):
-            record = await _settle(registry, card)
+        if _abandoned(deps.lease, card, _lease_of(row), now):
+            record = await _settle(deps, card)
             if record is not None:
                 settled.append(record)
     return settled
@@ -101,9 +99,9 @@ def abandoned(
     return since is None or since <= now - lease.expiry
 
 
-async def _settle(registry: Registry, card: CardRecord) -> CardRecord | None:
+async def _settle(deps: Deps, card: CardRecord) -> CardRecord | None:
     """``executing → interrupted | outcome_unknown`` and its audit line, in one transaction."""
-    tool = registry.lookup_or_none(card.tool)
+    tool = deps.lookup_or_none(card.tool)
     external = tool is not None and tool.external
     status, note = (
         (CardStatus.UNKNOWN, UNKNOWN_NOTE)
@@ -111,14 +109,14 @@ async def _settle(registry: Registry, card: CardRecord) -> CardRecord | None:
         else (CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
     )
     started = time.perf_counter()
-    async with registry.db.begin(write=True) as conn:
-        moved = await registry.cards.move(
+    async with deps.db.begin(write=True) as conn:
+        moved = await deps.cards.move(
             card.card_id, frm=CardStatus.EXECUTING, to=status, conn=conn, outcome=note
         )
         if not moved:
             return None  # finished (or settled by another process) since we looked
         entry = AuditEntry(
-            at=registry.clock(),
+            at=deps.clock(),
             agent="(reconciler)",
             tool=card.tool,
             userid=card.userid,
@@ -130,5 +128,5 @@ async def _settle(registry: Registry, card: CardRecord) -> CardRecord | None:
             card_id=card.card_id,
             took_ms=(time.perf_counter() - started) * 1000,
         )
-        await registry.audit.add(conn, entry)
+        await deps.audit.add(conn, entry)
     return replace(card, status=status, outcome=note)

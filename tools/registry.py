@@ -19,9 +19,11 @@ from tools import approval, decline, editing, proposing, schema
 from tools.agent import Agent
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
+from tools.card_door import CardDoor
 from tools.card_record import CardRecord
 from tools.card_store import CardStore
 from tools.db import Database
+from tools.deps import EngineDeps, TenantNames
 from tools.errors import (
     CardExpiredError,
     CountersignError,
@@ -36,11 +38,13 @@ from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
 __all__ = ["Registry"]
 
-_NAME_TTL = 60.0  # seconds a merchant's name is reused for scope lines
 
-
-class Registry:
+class Registry(CardDoor):
     """The tools, the agents, the card signer, the audit log and the database they share.
+
+    The bot's one door to the engine: the model's calls and a person's decisions here, the
+    rest of what the bot asks of cards in ``CardDoor``. It builds one ``EngineDeps`` and hands
+    it to every step of a card's life (``tools.deps``); none of those steps sees the registry.
 
     ``agents`` are the agents whose cards this registry may approve beyond the one a surface
     presents (see ``proposer``); ``lease`` names this process on the cards it claims.
@@ -57,20 +61,48 @@ class Registry:
         agents: Iterable[Agent] = (),
         lease: ProcessLease | None = None,
     ) -> None:
-        self.db = db
-        self.signer = signer
-        self.audit = AuditLog(db)
-        self.cards = CardStore(db)
-        self.clock = clock
-        self.lease = lease or ProcessLease(db, clock=clock)
-        self._tenant_names = tenant_names
-        self._names: dict[int, tuple[str, float]] = {}
         self._tools: dict[str, Tool] = {}
         self._agents: dict[str, Agent] = {}
+        self._deps = EngineDeps(
+            db,
+            signer,
+            clock=clock,
+            lease=lease or ProcessLease(db, clock=clock),
+            tools=self._tools,
+            agents=self._agents,
+            names=TenantNames(tenant_names),
+        )
         for tool in tools:
             self.register(tool)
         for agent in agents:
             self.register_agent(agent)
+
+    @property
+    def db(self) -> Database:
+        """The database, which the bot's own tables (receipts, conversations, turn holds,
+        installations) share with the engine's."""
+        return self._deps.db
+
+    @property
+    def signer(self) -> CardSigner:
+        return self._deps.signer
+
+    @property
+    def cards(self) -> CardStore:
+        return self._deps.cards
+
+    @property
+    def audit(self) -> AuditLog:
+        return self._deps.audit
+
+    @property
+    def clock(self) -> Clock:
+        return self._deps.clock
+
+    @property
+    def lease(self) -> ProcessLease:
+        """This process's lease: started and stopped with the server, shared with turn holds."""
+        return self._deps.lease
 
     def register(self, tool: Tool) -> None:
         if tool.scope is Scope.READ and tool.handler is refuse_plain_call:
@@ -85,17 +117,9 @@ class Registry:
         self._agents[agent.name] = agent
 
     def proposer(self, name: str, presented: Agent) -> Agent | None:
-        """The agent that proposed a card, by the name stored with it; None when unknown.
-
-        A registered agent of that name, else the presenting surface's agent if it bears that
-        name (the usual case: one agent proposes and its surface presents the press). Never
-        the presenting agent under another name: a surface whose agent may use a tool must not
-        lend that permission to a card another agent proposed.
-        """
-        known = self._agents.get(name)
-        if known is not None:
-            return known
-        return presented if presented.name == name else None
+        """The agent that proposed a card, by the name stored with it; None when unknown
+        (``EngineDeps.proposer``)."""
+        return self._deps.proposer(name, presented)
 
     @property
     def tools(self) -> Mapping[str, Tool]:
@@ -111,7 +135,7 @@ class Registry:
             raise UnknownToolError(name) from None
 
     def lookup_or_none(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        return self._deps.lookup_or_none(name)
 
     async def call(
         self,
@@ -179,7 +203,14 @@ class Registry:
             if tool.scope is Scope.READ:
                 return await tool.handler(ctx, clean)
             return await proposing.propose(
-                self, ctx, clean, agent=agent, tool=tool, entry=entry, timer=timer, edited=edited
+                self._deps,
+                ctx,
+                clean,
+                agent=agent,
+                tool=tool,
+                entry=entry,
+                timer=timer,
+                edited=edited,
             )
 
     def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
@@ -203,31 +234,11 @@ class Registry:
         *,
         approved_by: str | None = None,
     ) -> ToolContext:
-        name = await self._tenant_name(session, caller.tenantid)
-        return ToolContext(
-            caller, session, now, tenant_name=name, card_id=card_id, approved_by=approved_by
-        )
-
-    async def _tenant_name(self, session: AsyncSession, tenantid: int) -> str:
-        """The merchant's name for scope lines, read at most once a minute per tenant.
-
-        It was a query in every tool transaction, the proposal's and the write's included,
-        for a name that changes perhaps once in a merchant's life; a rename shows within
-        ``_NAME_TTL`` here and at once after a restart.
-        """
-        if self._tenant_names is None:
-            return ""
-        cached = self._names.get(tenantid)
-        at = time.monotonic()
-        if cached is not None and at - cached[1] < _NAME_TTL:
-            return cached[0]
-        name = await self._tenant_names(session, tenantid)
-        self._names[tenantid] = (name, at)
-        return name
+        return await self._deps.context(session, caller, now, card_id, approved_by=approved_by)
 
     @property
     def card_ttl(self) -> timedelta:
-        return self.signer.ttl
+        return self._deps.card_ttl
 
     async def approve(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
         """Runs an approved card once; see ``tools.approval.approve``.
@@ -235,23 +246,24 @@ class Registry:
         ``agent`` is the presenting surface's agent; the allow-list checked is that of the
         agent that proposed the card (``proposer``).
         """
-        return await approval.approve(self, agent, token, caller)
+        return await approval.approve(self._deps, agent, token, caller)
 
     async def reject(
         self, agent: Agent, token: str, caller: Caller, reason: str = ""
     ) -> approval.Decision:
         """Declines a card; see ``tools.decline.reject``."""
-        return await decline.reject(self, agent, token, caller, reason)
+        return await decline.reject(self._deps, agent, token, caller, reason)
 
     async def edit(
         self, agent: Agent, token: str, caller: Caller, changes: Mapping[str, Any]
     ) -> Result:
         """Proposes a card again with a person's changes, replacing it; see ``tools.editing``."""
-        return await editing.edit(self, agent, token, caller, changes)
+        edit = await editing.prepare(self._deps, agent, token, caller, changes)
+        return await self.call(edit.proposer, edit.tool, edit.args, caller, edited=edit.card)
 
     async def withdraw(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
         """Takes back a card its asker no longer wants; see ``tools.decline.withdraw``."""
-        return await decline.withdraw(self, agent, token, caller)
+        return await decline.withdraw(self._deps, agent, token, caller)
 
     async def card(self, card_id: str) -> CardRecord | None:
         return await self.cards.get(card_id)

@@ -15,18 +15,16 @@ judges a card left executing (``tools.reconcile``).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import func, select
 
 from tools.card_record import CardRecord
 from tools.card_store import DECIDED
 from tools.db import LEASES, PROPOSALS
+from tools.deps import Deps
 from tools.lease import LeaseState
 from tools.reconcile import abandoned
-
-if TYPE_CHECKING:
-    from tools.registry import Registry
 
 __all__ = ["take", "take_over", "unshown"]
 
@@ -55,27 +53,25 @@ _UNSHOWN = (
 )
 
 
-async def take(registry: Registry, card_id: str, *, now: datetime) -> CardRecord | None:
+async def take(deps: Deps, card_id: str, *, now: datetime) -> CardRecord | None:
     """Takes the showing of a decided card's decision for this process; the card as it now
     stands, or None: it is shown already, not decided, or another process is showing it.
 
     A card nobody took yet is taken at once: by the process that just decided it, or by a
     press on it after that process died.
     """
-    first = await registry.cards.get(card_id)
+    first = await deps.cards.get(card_id)
     if first is None or first.shown_at is not None or first.status not in DECIDED:
         return None
-    if first.showing_by is None and await take_over(registry, first, now=now):
+    if first.showing_by is None and await take_over(deps, first, now=now):
         return first
-    for card, state in await _unshown(registry, card_id):
-        if _left(registry, card, state, now, sweep=False) and await take_over(
-            registry, card, now=now
-        ):
+    for card, state in await _unshown(deps, card_id):
+        if _left(deps, card, state, now, sweep=False) and await take_over(deps, card, now=now):
             return card
     return None
 
 
-async def unshown(registry: Registry, *, now: datetime) -> list[CardRecord]:
+async def unshown(deps: Deps, *, now: datetime) -> list[CardRecord]:
     """The decided cards whose decision is not shown and which nobody answers for any more.
 
     For the sweep: a card nobody took yet waits until the process that decided it is gone
@@ -84,17 +80,15 @@ async def unshown(registry: Registry, *, now: datetime) -> list[CardRecord]:
     failing is not tried every few seconds for good).
     """
     return [
-        card
-        for card, state in await _unshown(registry)
-        if _left(registry, card, state, now, sweep=True)
+        card for card, state in await _unshown(deps) if _left(deps, card, state, now, sweep=True)
     ]
 
 
-async def take_over(registry: Registry, card: CardRecord, *, now: datetime) -> bool:
+async def take_over(deps: Deps, card: CardRecord, *, now: datetime) -> bool:
     """Takes the showing of ``card`` as read, for this process, unless someone did meanwhile."""
-    return await registry.cards.take_showing(
+    return await deps.cards.take_showing(
         card.card_id,
-        by=registry.lease.holder,
+        by=deps.lease.holder,
         seen_by=card.showing_by,
         seen_at=card.showing_at,
         now=now,
@@ -102,10 +96,10 @@ async def take_over(registry: Registry, card: CardRecord, *, now: datetime) -> b
 
 
 async def _unshown(
-    registry: Registry, card_id: str | None = None
+    deps: Deps, card_id: str | None = None
 ) -> list[tuple[CardRecord, LeaseState | None]]:
     stmt = _UNSHOWN if card_id is None else _UNSHOWN.where(_CARDS.c.id == card_id)
-    async with registry.db.engine.connect() as conn:
+    async with deps.db.engine.connect() as conn:
         rows = (await conn.execute(stmt)).all()
     return [(CardRecord.of(row), _lease_of(row)) for row in rows]
 
@@ -123,7 +117,7 @@ def _lease_of(row: Any) -> LeaseState | None:
 
 
 def _left(
-    registry: Registry,
+    deps: Deps,
     card: CardRecord,
     state: LeaseState | None,
     now: datetime,
@@ -131,7 +125,7 @@ def _left(
     sweep: bool,
 ) -> bool:
     """Whether this process may take the card's showing: nobody answers for it any more."""
-    lease = registry.lease
+    lease = deps.lease
     if card.showing_by is None:
         if not sweep:
             return True

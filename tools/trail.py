@@ -7,7 +7,6 @@ leave a trace, and a press that lost its race is told who decided first.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -15,11 +14,9 @@ from tools.agent import Agent
 from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller
 from tools.card_record import CardStatus
+from tools.deps import Deps
 from tools.errors import CardDecidedError, CardExpiredError, CountersignError
 from tools.tool import Scope
-
-if TYPE_CHECKING:
-    from tools.registry import Registry
 
 __all__ = ["Trail", "lost_claim"]
 
@@ -27,11 +24,11 @@ __all__ = ["Trail", "lost_claim"]
 class Trail:
     """The audit entry of one decision, written at each step that must leave a trace."""
 
-    def __init__(self, registry: Registry, agent: Agent, caller: Caller) -> None:
-        self.registry = registry
+    def __init__(self, deps: Deps, agent: Agent, caller: Caller) -> None:
+        self.deps = deps
         self._clock = time.perf_counter()
         self.entry = AuditEntry(
-            at=registry.clock(),
+            at=deps.clock(),
             agent=agent.name,
             tool="(approval)",
             userid=caller.userid,
@@ -46,25 +43,25 @@ class Trail:
 
     async def write(self, outcome: Outcome, detail: str, rows: int = 0) -> None:
         """On its own transaction."""
-        await self.registry.audit.write(self._at(outcome, detail, rows))
+        await self.deps.audit.write(self._at(outcome, detail, rows))
 
     async def add(
         self, conn: AsyncConnection, outcome: Outcome, detail: str, rows: int = 0
     ) -> None:
         """In ``conn``'s transaction, committing with what it describes."""
-        await self.registry.audit.add(conn, self._at(outcome, detail, rows))
+        await self.deps.audit.add(conn, self._at(outcome, detail, rows))
 
     async def refuse(self, error: CountersignError) -> CountersignError:
         await self.write(Outcome.REFUSED, str(error))
         return error
 
 
-async def lost_claim(registry: Registry, conn: AsyncConnection, card_id: str) -> CountersignError:
+async def lost_claim(deps: Deps, conn: AsyncConnection, card_id: str) -> CountersignError:
     """Why a claim matched nothing: somebody decided first, or the card ran out of time."""
-    record = await registry.cards.get(card_id, conn=conn)
+    record = await deps.cards.get(card_id, conn=conn)
     assert record is not None
     if record.status is CardStatus.PENDING or record.status is CardStatus.EXPIRED:
-        await registry.cards.move(card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn)
+        await deps.cards.move(card_id, frm=CardStatus.PENDING, to=CardStatus.EXPIRED, conn=conn)
         return CardExpiredError(card_id=card_id)
     return CardDecidedError(
         card_id=card_id,

@@ -29,11 +29,8 @@ from bot.agent.models import build_model
 from bot.agent.prompts import INSTRUCTIONS, note, spoken
 from bot.agent.toolset import TurnDeps, build_toolset
 from bot.settings import Settings
-from tools.agent import Agent
-from tools.caller import Caller
+from tools import Agent, Caller, Proposal, Registry
 from tools.merchant import DEFAULT_AGENT
-from tools.registry import Registry
-from tools.tool import Proposal
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "Assistant", "Reply"]
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tools.proposing import NOT_DONE_NOTE
+from tools import NOT_DONE_NOTE
 
 __all__ = [
     "HELP",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tools.caller import Caller
+from tools import Caller
 
 __all__ = ["INSTRUCTIONS", "NOTE_PREFIX", "note", "spoken", "unspoken"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tools.tool import Proposal
+from tools import Proposal
 
 __all__ = ["BROKEN", "FOREIGN", "MODEL_FAILED", "TIMEOUT", "TOO_MANY_STEPS", "apology", "empty"]
 

@@ -20,12 +20,8 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import Tool as ModelTool
 from pydantic_ai.toolsets import FunctionToolset
 
-from tools import schema
-from tools.agent import Agent
-from tools.caller import Caller
+from tools import Agent, Caller, Proposal, Registry, Scope, json_schema
 from tools.errors import CountersignError, InvalidArgumentsError
-from tools.registry import Registry
-from tools.tool import Proposal, Scope
 
 __all__ = ["TurnDeps", "build_toolset", "compact_schema"]
 
@@ -70,7 +66,7 @@ def _model_schema(args: type[BaseModel]) -> dict[str, Any]:
     Generating it was an eighth of a turn's time with the offline model (a burst of 1,000
     turns generated 15,000 schemas for 15 models that never change); each turn gets a copy.
     """
-    return _without_docstring(inline_definitions(compact_schema(schema.json_schema(args))))
+    return _without_docstring(inline_definitions(compact_schema(json_schema(args))))
 
 
 def _caller_of(name: str) -> ToolFn:

@@ -12,7 +12,7 @@ from bot.cli.failures import checked_url
 from bot.cli.lookup import find_card_id, find_tenant, person_names, tenant_names
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools.audit import AuditLog
+from tools import AuditLog
 from tools.db import AuditRow
 
 __all__ = ["printable", "render_table", "show_audit"]

@@ -16,12 +16,9 @@ from bot.cli.failures import CliError, checked_url, database_errors, shown_url
 from bot.cli.lookup import person_names, tenant_names
 from bot.cli.session import open_database, probe_database
 from bot.settings import Settings, SettingsError
-from tools.card_record import CardRecord
-from tools.directory import Directory
+from tools import CardRecord, CardSigner, Directory
 from tools.merchant import build_registry
 from tools.merchant.demo import load_demo
-from tools.reconcile import reconcile
-from tools.tokens import CardSigner
 
 __all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "serve"]
 
@@ -76,7 +73,7 @@ async def reconcile_cards(settings: Settings, args: argparse.Namespace) -> str:
     async with open_database(checked_url(settings.database_url)) as db:
         registry = build_registry(db, signer)
         registry.lease.expiry = timedelta(seconds=settings.countersign_reconcile_after)
-        settled = await reconcile(registry)
+        settled = await registry.reconcile()
         people = await person_names(db, (card.userid for card in settled))
         merchants = await tenant_names(db, (card.tenantid for card in settled))
     if not settled:

@@ -12,7 +12,7 @@ from bot.cli.failures import checked_url
 from bot.cli.lookup import find_tenant, tenant_names
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools.connections import Connection, Connections, Platform
+from tools import Connection, Connections, Platform
 
 __all__ = ["connect", "disconnect", "invite", "list_connections"]
 

@@ -9,10 +9,9 @@ from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools.caller import Role
+from tools import Policies, Policy, Role, SelfApproval
 from tools.merchant.models import Tenant
 from tools.merchant.money import format_money, parse_money
-from tools.policy import Policies, Policy, SelfApproval
 
 __all__ = ["set_policy", "show_policy"]
 

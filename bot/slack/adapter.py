@@ -26,9 +26,7 @@ from bot.slack import outbound, texts
 from bot.slack.batch import batch_message, update_batch
 from bot.slack.blocks import reject_modal, render_pending
 from bot.slack.outbound import POST_OPTIONS, slack_error
-from tools import Caller, CardRecord, Proposal
-from tools.batching import Batch, BatchRecord
-from tools.tool import Routing
+from tools import Batch, BatchRecord, Caller, CardRecord, Proposal, Routing
 
 __all__ = ["SlackAdapter", "Where"]
 

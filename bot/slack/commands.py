@@ -29,8 +29,7 @@ from bot.slack.home import asked_cards, pending_cards
 from bot.slack.inbound import installation_of
 from bot.slack.lists import pending_list
 from bot.surface import Surface
-from tools import Caller, Role
-from tools.connections import Connections, Platform
+from tools import Caller, Connections, Platform, Role
 from tools.errors import NotFoundError
 
 __all__ = ["COMMAND", "register"]

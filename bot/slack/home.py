@@ -65,15 +65,13 @@ def _spec(record: CardRecord) -> CardSpec:
 
 async def pending_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
     """The cards waiting on this person's decision, routed ones included."""
-    now = surface.registry.clock()
-    records = await surface.registry.cards.pending_for(caller.userid, caller.tenantid, now)
+    records = await surface.registry.pending_for(caller)
     return await listed(surface, records, _spec, "slack")
 
 
 async def asked_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
     """The cards this person asked for that wait on somebody else."""
-    now = surface.registry.clock()
-    records = await surface.registry.cards.asked_by(caller.userid, caller.tenantid, now)
+    records = await surface.registry.asked_by(caller)
     return await listed(surface, records, _spec, "slack")
 
 

@@ -18,7 +18,7 @@ from aiohttp import web
 from slack_bolt.oauth.async_callback_options import AsyncSuccessArgs
 from slack_bolt.response import BoltResponse
 
-from tools.connections import Connections, Platform
+from tools import Connections, Platform
 from tools.errors import ConflictError, NotFoundError
 
 __all__ = ["INVITE_COOKIE", "keep_invite", "on_installed"]

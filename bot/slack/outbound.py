@@ -23,8 +23,7 @@ from bot.slack import texts
 from bot.slack.batch import batch_message
 from bot.slack.blocks import DECIDING, Block, card_message, render_pending
 from bot.slack.mrkdwn import esc_data
-from tools import CardRecord
-from tools.batching import BatchRecord
+from tools import BatchRecord, CardRecord
 
 __all__ = [
     "POST_OPTIONS",

@@ -35,8 +35,7 @@ from bot.teams.copy_view import (
 )
 from bot.teams.identity import Who, member_email
 from bot.teams.outbound import FAILURES, Outbound
-from tools import Caller, CardRecord, Proposal
-from tools.batching import Batch, BatchRecord
+from tools import Batch, BatchRecord, Caller, CardRecord, Proposal
 
 __all__ = ["TeamsAdapter"]
 

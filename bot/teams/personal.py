@@ -15,8 +15,7 @@ from bot.teams import texts
 from bot.teams.batch import batch_card
 from bot.teams.copy_view import card_activity, decided_card, plain
 from bot.teams.outbound import FAILURES, Outbound
-from tools import CardRecord
-from tools.batching import BatchRecord
+from tools import BatchRecord, CardRecord
 
 __all__ = ["notify", "send_batch_copy", "send_copy"]
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from tests.engine.conftest import ARJUN, EVERYTHING, SteppedClock
 from tests.engine.test_reconcile import ROOT, _wait_for
-from tools import CardStatus, Registry, reconcile
+from tools import CardStatus, Registry
 from tools.audit import Outcome
 from tools.db import LEASES
 from tools.lease import pid_space
@@ -70,7 +70,7 @@ async def test_press_in_flight_on_a_live_process_survives_a_new_process(
         await _wait_for(tmp_path / "go", old)
         await registry.lease.start()  # the new process
 
-        assert await reconcile(registry) == []
+        assert await registry.reconcile() == []
         assert (await registry.card(proposal.card_id)).status is CardStatus.EXECUTING  # type: ignore[union-attr]
 
         old.send_signal(signal.SIGUSR1)
@@ -88,7 +88,7 @@ async def test_press_in_flight_on_a_live_process_survives_a_new_process(
     trail = [(r.outcome, r.detail) for r in await registry.audit.recent(card_id=proposal.card_id)]
     assert trail[:2] == [(Outcome.DONE, "done"), (Outcome.APPROVED, "executing")]
     assert Outcome.INTERRUPTED not in {outcome for outcome, _ in trail}
-    assert await reconcile(registry) == []
+    assert await registry.reconcile() == []
 
 
 async def test_process_silent_past_the_grace_period_is_gone(
@@ -99,9 +99,9 @@ async def test_process_silent_past_the_grace_period_is_gone(
     await _lease_row(registry, "elsewhere", beat_ago=timedelta(seconds=5))
     card_id = await _claimed_by(registry, "elsewhere")
 
-    assert await reconcile(registry) == []
+    assert await registry.reconcile() == []
     clock.step(registry.lease.expiry)
-    settled = await reconcile(registry)
+    settled = await registry.reconcile()
 
     assert [(c.card_id, c.status) for c in settled] == [(card_id, CardStatus.INTERRUPTED)]
     assert (await registry.audit.recent(card_id=card_id))[0].outcome == Outcome.INTERRUPTED
@@ -112,7 +112,7 @@ async def test_stopped_process_is_settled_at_once(registry: Registry) -> None:
     await _lease_row(registry, "stopped", beat_ago=timedelta(0), stopped=True)
     card_id = await _claimed_by(registry, "stopped")
 
-    assert [c.card_id for c in await reconcile(registry)] == [card_id]
+    assert [c.card_id for c in await registry.reconcile()] == [card_id]
 
 
 async def test_own_card_is_settled_only_when_its_press_is_no_longer_running(
@@ -124,8 +124,8 @@ async def test_own_card_is_settled_only_when_its_press_is_no_longer_running(
     card_id = await _claimed_by(registry, registry.lease.holder)
 
     with registry.lease.executing(card_id):
-        assert await reconcile(registry) == []
-    assert [c.card_id for c in await reconcile(registry)] == [card_id]
+        assert await registry.reconcile() == []
+    assert [c.card_id for c in await registry.reconcile()] == [card_id]
 
 
 async def test_lease_row_follows_start_beat_and_stop(

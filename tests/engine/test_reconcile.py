@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from tests.engine.conftest import ARJUN, EVERYTHING, SteppedClock
-from tools import CardStatus, Registry, reconcile
+from tools import CardStatus, Registry
 from tools.audit import Outcome
 from tools.merchant.models import Branch
 from tools.reconcile import INTERRUPTED_NOTE, UNKNOWN_NOTE
@@ -53,7 +53,7 @@ async def test_card_killed_mid_write_becomes_interrupted(
         child.send_signal(signal.SIGKILL)
         assert await child.wait() == -signal.SIGKILL
 
-    settled = await reconcile(registry)
+    settled = await registry.reconcile()
 
     assert [(c.card_id, c.status, c.outcome) for c in settled] == [
         (proposal.card_id, CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
@@ -62,7 +62,7 @@ async def test_card_killed_mid_write_becomes_interrupted(
         branch = await session.get(Branch, 1)
         assert branch is not None and branch.name == "Indiranagar"
     assert (await registry.audit.recent(card_id=proposal.card_id))[0].outcome == Outcome.INTERRUPTED
-    assert await reconcile(registry) == []
+    assert await registry.reconcile() == []
 
 
 async def test_external_side_effects_are_reported_as_unknown(
@@ -80,7 +80,7 @@ async def test_external_side_effects_are_reported_as_unknown(
     assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
     clock.step(registry.lease.expiry)
 
-    settled = await reconcile(registry)
+    settled = await registry.reconcile()
 
     assert [(c.status, c.outcome) for c in settled] == [(CardStatus.UNKNOWN, UNKNOWN_NOTE)]
 
@@ -97,8 +97,8 @@ async def test_unknown_claimant_is_given_the_grace_period(
     assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
     registry.lease.expiry = timedelta(seconds=60)
 
-    assert await reconcile(registry) == []
+    assert await registry.reconcile() == []
     clock.step(timedelta(seconds=61))
-    settled = await reconcile(registry)
+    settled = await registry.reconcile()
 
     assert [(c.card_id, c.status) for c in settled] == [(proposal.card_id, CardStatus.INTERRUPTED)]

@@ -135,8 +135,9 @@ async def test_rotated_key_still_accepts_older_cards(
 ) -> None:
     """Cards minted with the previous key verify after rotation; new cards use the new key."""
     token = await _card(registry)
-    registry.signer = CardSigner(["new-secret-0123456789abcdef", SECRET], clock=clock)
-    decision = await registry.approve(EVERYTHING, token, ARJUN)
+    signer = CardSigner(["new-secret-0123456789abcdef", SECRET], clock=clock)
+    rotated = Registry(registry.db, signer, registry.tools.values(), clock=clock)
+    decision = await rotated.approve(EVERYTHING, token, ARJUN)
     assert decision.ok
 
 

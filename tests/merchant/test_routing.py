@@ -23,6 +23,7 @@ from tests.merchant.writes_support import (
     row,
     snapshot,
 )
+from tests.support.clock import SteppedClock
 from tools.audit import Outcome
 from tools.caller import Role
 from tools.card_record import CardStatus, Issuee
@@ -218,9 +219,10 @@ async def test_two_proposals_for_one_target_at_once_leave_one_live_card(db: Data
 async def test_an_expired_card_on_the_target_is_ended_by_the_next_one(db: Database) -> None:
     """A card whose time ran out but which no sweep has moved yet does not block a new card on
     its target: the new proposal ends it as expired (and the surface shows it so)."""
-    registry = make_registry(db)
+    clock = SteppedClock()
+    registry = make_registry(db, clock=clock)
     old = await _refund(registry, "100")
-    registry.clock = lambda: old.expires_at + timedelta(seconds=1)  # type: ignore[method-assign,operator]
+    clock.now = old.expires_at + timedelta(seconds=1)
     new = await _refund(registry, "100")
     assert new.replaced == (old.card_id,)
     ended = await registry.card(old.card_id)

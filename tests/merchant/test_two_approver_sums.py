@@ -15,6 +15,7 @@ from tests.merchant.writes_support import (
     propose,
     update,
 )
+from tests.support.clock import SteppedClock
 from tools.db import Database
 from tools.merchant import DEFAULT_AGENT
 from tools.merchant.models import BranchRequest, Order
@@ -68,11 +69,11 @@ async def test_what_moved_before_the_window_does_not_count(db: Database) -> None
     await _big_order(db)
     policies = Policies(db)
     await policies.put(1, replace(await policies.get(1), two_approvers_window=3600))
-    registry = make_registry(db)
+    clock = SteppedClock()
+    registry = make_registry(db, clock=clock)
     first = await _refund(registry, "20000")
     assert (await approve(registry, first, MEERA)).ok
-    later = registry.clock() + timedelta(hours=2)
-    registry.clock = lambda: later  # type: ignore[method-assign]
+    clock.step(timedelta(hours=2))
     assert _needs(await _refund(registry, "10000")) == 1
 
 

@@ -19,7 +19,6 @@ from tests.merchant.writes_support import (
     row,
     update,
 )
-from tools.batching import bundle
 from tools.card_record import CardStatus, Issuee
 from tools.db import Database
 from tools.errors import CardHeldError, NotYourCardError
@@ -110,7 +109,7 @@ async def test_a_batch_keeps_the_requester_out(db: Database) -> None:
     registry = make_registry(db)
     three = await propose(registry, "approve_request", {"request_id": 3}, ARJUN)
     four = await propose(registry, "approve_request", {"request_id": 4}, ARJUN)
-    made = await bundle(registry, ARJUN, [three.card_id, four.card_id])
+    made = await registry.bundle(ARJUN, [three.card_id, four.card_id])
     assert [i.name for i in made.routing.issued_to] == ["Meera Iyer"]
 
 

@@ -25,7 +25,7 @@ from tools.merchant.models import (
     StockMovement,
 )
 from tools.registry import Registry
-from tools.tokens import CardSigner
+from tools.tokens import CardSigner, Clock, utcnow
 from tools.tool import Proposal
 
 __all__ = [
@@ -66,8 +66,8 @@ _MERCHANT_TABLES: tuple[type[Any], ...] = (
 )
 
 
-def make_registry(db: Database) -> Registry:
-    return build_registry(db, CardSigner(["test-secret"]))
+def make_registry(db: Database, *, clock: Clock = utcnow) -> Registry:
+    return build_registry(db, CardSigner(["test-secret"]), clock=clock)
 
 
 async def propose(

@@ -1,0 +1,130 @@
+"""What the bot asks of cards besides deciding them; ``Registry`` is one, and never runs a write.
+
+Reading a person's cards, where a card's copies are, who shows a decision, the sweeps that move
+cards on without a press, and batches. Each is a thin step over ``tools.deps``, so the bot
+never reaches past the registry into the card store, the audit log, the clock or the lease.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+from tools import batch_approval, batching, showing, sweeping
+from tools.agent import Agent
+from tools.batch_approval import BatchDecision
+from tools.batching import Batch, BatchRecord
+from tools.caller import Caller
+from tools.card_record import CardRecord, Issuee
+from tools.deps import EngineDeps
+from tools.policy import Policies, Policy
+from tools.reconcile import reconcile
+
+__all__ = ["CardDoor", "SurfaceChange"]
+
+# Where a card's (or batch's) copies are, from what is stored at that moment.
+SurfaceChange = Callable[[dict[str, Any] | None], dict[str, Any]]
+
+
+class CardDoor:
+    """The card-keeping half of the registry's door; the registry builds ``_deps``."""
+
+    _deps: EngineDeps
+
+    def now(self) -> datetime:
+        """The registry's clock: the time cards are made, decided and swept by."""
+        return self._deps.clock()
+
+    async def pending_for(self, caller: Caller) -> list[CardRecord]:
+        """The live cards waiting on this person's decision, oldest first."""
+        return await self._deps.cards.pending_for(caller.userid, caller.tenantid, self.now())
+
+    async def asked_by(self, caller: Caller) -> list[CardRecord]:
+        """The live cards this person asked for that wait on somebody else, oldest first."""
+        return await self._deps.cards.asked_by(caller.userid, caller.tenantid, self.now())
+
+    async def attach_surface(self, card_id: str, surface: dict[str, Any]) -> None:
+        """Records where a surface posted the card, so whichever process decides it can update it."""
+        await self._deps.cards.attach_surface(card_id, surface)
+
+    async def change_surface(self, card_id: str, change: SurfaceChange) -> CardRecord | None:
+        """Rewrites where a card's copies are under the row's lock; the card as it then stands."""
+        return await self._deps.cards.change_surface(card_id, change)
+
+    async def take_showing(self, card_id: str) -> CardRecord | None:
+        """Takes the showing of a decided card for this process; see ``tools.showing.take``."""
+        return await showing.take(self._deps, card_id, now=self.now())
+
+    async def unshown(self, now: datetime) -> list[CardRecord]:
+        """Decided cards never shown whose showing no live process answers for."""
+        return await showing.unshown(self._deps, now=now)
+
+    async def take_over_showing(self, card: CardRecord, now: datetime) -> bool:
+        """Takes an unshown card's showing for this process; False: another took it first."""
+        return await showing.take_over(self._deps, card, now=now)
+
+    async def mark_shown(self, card_id: str) -> None:
+        """Records that a card's decision went out: every copy updated, the audit line posted."""
+        await self._deps.cards.mark_shown(card_id, self.now())
+
+    def working_on(self, card_id: str) -> AbstractContextManager[None]:
+        """While inside, this process answers for the card: no sweep elsewhere takes it over."""
+        return self._deps.lease.executing(card_id)
+
+    async def reconcile(self, *, now: datetime | None = None) -> list[CardRecord]:
+        """Settles cards a gone process left executing; see ``tools.reconcile``."""
+        return await reconcile(self._deps, now=now)
+
+    async def expire_due(self, now: datetime) -> list[CardRecord]:
+        """Expires the live cards whose time ran out, each audited; the ones this call moved."""
+        return await sweeping.expire_due(self._deps, now)
+
+    async def escalation_due(self, before: datetime, now: datetime) -> list[CardRecord]:
+        """Live cards made before ``before`` that wait on others and were not escalated yet."""
+        return await self._deps.cards.escalation_due(before, now)
+
+    async def escalate(
+        self, card_id: str, issued_to: Sequence[Issuee], now: datetime, *, detail: str
+    ) -> CardRecord | None:
+        """Issues a live card to ``issued_to`` once, audited; see ``tools.sweeping.escalate``."""
+        return await sweeping.escalate(self._deps, card_id, issued_to, now, detail=detail)
+
+    async def owners(self, tenantid: int) -> list[Issuee]:
+        """The merchant's owners: whom a card nobody decided is escalated to."""
+        return await sweeping.owners(self._deps, tenantid)
+
+    async def policy(self, tenantid: int) -> Policy:
+        """The merchant's approval policy as stored now."""
+        return await Policies(self._deps.db).get(tenantid)
+
+    # A batch: several cards of one turn behind one Approve (``tools.batching``).
+
+    async def bundle(self, caller: Caller, card_ids: Sequence[str]) -> Batch:
+        """Groups the asker's live cards of one turn into one batch with one signed token."""
+        return await batching.bundle(self._deps, caller, card_ids)
+
+    async def batch(self, batch_id: str) -> BatchRecord | None:
+        """The batch and its cards as they stand now, or None."""
+        return await batching.load(self._deps, batch_id)
+
+    async def change_batch_surface(
+        self, batch_id: str, change: SurfaceChange
+    ) -> BatchRecord | None:
+        """Rewrites where a batch's copies are under the row's lock; the batch as it then stands."""
+        return await batching.change_surface(self._deps, batch_id, change)
+
+    async def approve_batch(self, agent: Agent, token: str, caller: Caller) -> BatchDecision:
+        """Runs each live card of a batch as its own approval; see ``tools.batch_approval``."""
+        return await batch_approval.approve_batch(self._deps, agent, token, caller)
+
+    async def reject_batch(
+        self, agent: Agent, token: str, caller: Caller, reason: str = ""
+    ) -> BatchDecision:
+        """Declines each live card of a batch; see ``tools.batch_approval``."""
+        return await batch_approval.reject_batch(self._deps, agent, token, caller, reason)
+
+    async def withdraw_batch(self, agent: Agent, token: str, caller: Caller) -> BatchDecision:
+        """Takes back each live card of a batch its asker no longer wants."""
+        return await batch_approval.withdraw_batch(self._deps, agent, token, caller)
