@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from tools.errors import InvalidArgumentsError
 
@@ -52,6 +53,31 @@ class Args(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _storable_text(cls, value: Any) -> Any:
+        """Refuses text no database column can hold, before any tool reads it.
+
+        A NUL character (U+0000, which a Slack payload or a model can carry) reached
+        PostgreSQL inside a SKU and came back as a driver error: the turn crashed instead of
+        saying what was wrong. A lone surrogate (U+D800) cannot even be encoded to send.
+        """
+        if _unstorable(value):
+            raise PydanticCustomError(
+                "unstorable_text", "it contains a character that cannot be stored; type it again"
+            )
+        return value
+
+
+def _unstorable(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value or any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, list | tuple):
+        return any(_unstorable(item) for item in value)
+    if isinstance(value, dict):
+        return any(_unstorable(k) or _unstorable(v) for k, v in value.items())
+    return False
 
 
 def validate(tool: str, model: type[A], args: Mapping[str, Any] | BaseModel) -> A:

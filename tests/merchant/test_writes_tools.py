@@ -10,7 +10,7 @@ from tests.merchant.writes_support import PRIYA, make_registry, propose
 from tools.caller import Role
 from tools.db import Database
 from tools.errors import InvalidArgumentsError
-from tools.merchant import READ_TOOLS, WRITE_TOOLS
+from tools.merchant import DEFAULT_AGENT, READ_TOOLS, WRITE_TOOLS
 from tools.merchant.money import parse_money
 from tools.schema import MAX_MINOR
 from tools.tool import Scope, Tool
@@ -95,6 +95,27 @@ async def test_numbers_too_large_to_store_are_refused_at_proposal(
         await propose(make_registry(db), tool, args, PRIYA)
     assert said in str(refused.value)
     assert "constrained" not in str(refused.value) and "str is" not in str(refused.value)
+
+
+UNSTORABLE = [
+    ("adjust_stock", {"branch": 1, "sku": "FF-\x00", "delta": 1, "reason": "x"}, "SKU"),
+    ("refund_order", {"order_id": 5, "amount": "1", "reason": "cold\x00"}, "reason"),
+    ("approve_request", {"request_id": 1, "note": "ok \ud800"}, "note"),
+    ("list_requests", {"branch": "Indira\x00nagar"}, "branch"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "field"), UNSTORABLE, ids=lambda v: str(v)[:40])
+async def test_text_no_column_can_hold_is_refused_in_words(
+    db: Database, tool: str, args: dict[str, Any], field: str
+) -> None:
+    """A NUL or a lone surrogate in any text argument is refused by the schema, naming the
+    field: before, PostgreSQL's driver refused the NUL in a SKU and the turn crashed."""
+    with pytest.raises(InvalidArgumentsError) as refused:
+        await make_registry(db).call(DEFAULT_AGENT, tool, args, PRIYA)
+    assert f"The {field} is not valid: it contains a character that cannot be stored" in str(
+        refused.value
+    )
 
 
 @pytest.mark.parametrize("amount", ["1e30", "92233720368547758.08", "9" * 400])
