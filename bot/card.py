@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from bot import cardspec, several
 from bot.cardspec import CardSpec
-from bot.placement import Placement, editable_of, placements_of_stored, stored
+from bot.placement import Placement, placements_of_stored, stored
 from tools import (
     Agent,
     Caller,
@@ -42,7 +42,6 @@ __all__ = [
     "change_surface",
     "decide",
     "each_once",
-    "editable",
     "fresh_one",
     "fresh_several",
     "load",
@@ -265,11 +264,6 @@ async def each_once(registry: Registry, records: Sequence[CardRecord]) -> list[C
             seen.add(card.card_id)
             found.append(card)
     return found
-
-
-def editable(card: Card) -> tuple[str, ...]:
-    """The values a person may change on the card, as its copies were posted with them."""
-    return editable_of(card.single)
 
 
 @dataclass(frozen=True, slots=True)

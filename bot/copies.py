@@ -20,7 +20,7 @@ from bot import card as cards
 from bot import identity, several, wording
 from bot.adapter import Adapter
 from bot.card import Card
-from bot.placement import Placement, placements_of_stored, stored
+from bot.placement import Placement, editable_of, placements_of_stored, stored
 from bot.surface import Surface
 from tools.card_record import Issuee
 
@@ -58,7 +58,7 @@ async def send_copies(
             # Each copy keeps what the card may have edited, and whose it is: a copy is
             # redrawn on its own, and once its reader gave a first of two approvals it
             # offers them nothing.
-            kept = {"editable": cards.editable(card), "person": person.userid}
+            kept = {"editable": editable_of(card.single), "person": person.userid}
             sent.append(placement.model_copy(update=kept))
     if sent:
         await _keep(surface, adapter, card, sent)
