@@ -6,9 +6,10 @@ who sent it) or per card copy (to show a card settled without a request). It tur
 plain calls into the platform's wire format. ``Words`` is the surface's module of texts, so the
 core chooses *which* sentence a person reads and the surface chooses its wording and escaping.
 
-Every method may be called for any copy of a card: ``update`` and ``post_audit`` take the
-placement they act on, so a card with several copies (a thread, a DM to each approver) is shown
-by calling them once per copy.
+A card is a ``bot.card.Card``, of one write or several: every method that shows one takes it
+whole, and the surface's one renderer draws it. Every method may be called for any copy of a
+card: ``update`` and ``post_audit`` take the placement they act on, so a card with several
+copies (a thread, a DM to each approver) is shown by calling them once per copy.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from bot.card import Card, Fresh
 from bot.placement import Placement, Platform
-from tools import Caller, CardRecord, Proposal
-from tools.batching import Batch, BatchRecord
+from tools import Caller
 
 __all__ = ["Adapter", "Form", "Home", "Words"]
 
@@ -95,13 +96,12 @@ class Adapter(Protocol):
         """Says ``text`` where the request came from (the thread, the chat), for everyone there."""
         ...
 
-    async def post_card(
-        self, proposal: Proposal, *, caller: Caller, conversation: str
-    ) -> Placement:
-        """Posts a fresh card where the request came from and returns where it went."""
+    async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
+        """Posts a fresh card (``fresh.spec()``) where the request came from and returns where
+        it went."""
         ...
 
-    async def update(self, record: CardRecord, placement: Placement) -> Placement | bool:
+    async def update(self, card: Card, placement: Placement) -> Placement | bool:
         """Shows the card as it stands now, in place, for everyone who sees that copy.
 
         Returns the copy's new placement when its message was gone and it was posted anew
@@ -112,11 +112,11 @@ class Adapter(Protocol):
         ...
 
     async def post_audit(
-        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+        self, card: Card, placement: Placement, *, audit_channel: str | None = None
     ) -> bool:
-        """Posts the decision's record where that copy's channel sees it, and in the
-        installation's ``audit_channel`` when one is set; False when a post failed in a way
-        a later try may not meet (as for ``update``)."""
+        """Posts the decision's record where that copy's channel sees it (one line for every
+        write of a card of several), and in the installation's ``audit_channel`` when one is
+        set; False when a post failed in a way a later try may not meet (as for ``update``)."""
         ...
 
     async def post_privately(self, text: str) -> None:
@@ -127,9 +127,7 @@ class Adapter(Protocol):
         """Tells a person privately wherever they are (a DM, a 1:1 chat); ``user`` is their platform id."""
         ...
 
-    async def send_copy(
-        self, record: CardRecord, user: str, *, token: str, push: str
-    ) -> Placement | None:
+    async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """Sends one person a private copy of a card, with its buttons.
 
         Slack: a DM from the app; Teams: a 1:1 chat with the bot. ``user`` is their platform id
@@ -138,27 +136,6 @@ class Adapter(Protocol):
         records so every copy is updated when the card changes; None when it could not be
         delivered (logged; the card stays live where it was posted).
         """
-        ...
-
-    async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
-        """Posts a fresh batch card (several writes, one Approve) where the request came from."""
-        ...
-
-    async def update_batch(self, batch: BatchRecord, placement: Placement) -> Placement | None:
-        """Shows a batch card as it stands now, in place (as ``update`` does for a card)."""
-        ...
-
-    async def send_batch_copy(
-        self, batch: BatchRecord, user: str, *, token: str, push: str
-    ) -> Placement | None:
-        """Sends one person a private copy of a batch card, with its buttons (as ``send_copy``)."""
-        ...
-
-    async def post_batch_audit(
-        self, text: str, placement: Placement, *, audit_channel: str | None = None
-    ) -> None:
-        """Posts a settled batch's one line (plain text, worded by the core) where that copy's
-        channel sees it, and in ``audit_channel`` when set."""
         ...
 
     async def typing(self, *, on: bool) -> None:

@@ -21,11 +21,13 @@ __all__ = [
     "CardSpec",
     "Decided",
     "Limits",
+    "Line",
     "clip",
     "decided",
     "of_proposal",
     "of_record",
     "pending",
+    "role_phrase",
 ]
 
 Verb = Literal["approve", "edit", "reject", "withdraw"]
@@ -83,6 +85,17 @@ class Decided:
 
 
 @dataclass(frozen=True, slots=True)
+class Line:
+    """One write of a card holding several: its sentence, its warning, and what became of it."""
+
+    card_id: str
+    summary: str
+    warning: str | None
+    status: str
+    result: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class CardSpec:
     """Everything a card shows, in plain text; ``actions`` is empty once nothing can be pressed.
 
@@ -91,6 +104,10 @@ class CardSpec:
     the approvals line of a card needing two ("Approved by Arjun Mehta, 1 of 2; …").
     ``actions``: Approve and Reject for those it is issued to, Withdraw for its asker (the
     engine refuses anyone else who presses one).
+
+    A card of several writes (``bot.several``) also has ``lines``, one per write, the
+    ``intro`` above them, the Approve dialog's words (``confirm``) and the reason it was
+    rejected; its ``summary``, ``details`` and ``warning`` are what a list of cards shows.
     """
 
     card_id: str
@@ -108,6 +125,10 @@ class CardSpec:
     actions: tuple[CardAction, ...] = ()
     waiting_for: tuple[str, ...] = ()
     progress: str | None = None
+    lines: tuple[Line, ...] = ()
+    intro: str | None = None
+    confirm: tuple[str, str] | None = None
+    reason: str | None = None
 
     @property
     def token(self) -> str:
@@ -226,7 +247,7 @@ def of_record(
             token=token,
             issued_to=issued_to,
             waiting_for=waiting,
-            role=_role_phrase(record),
+            role=role_phrase(record),
             routed=record.routed,
             progress=wording.progress(
                 tuple(a.name for a in record.approvals), record.approvals_needed, record.needed_role
@@ -238,7 +259,7 @@ def of_record(
     return decided(record, status=status, issued_to=issued_to)
 
 
-def _role_phrase(record: CardRecord) -> str | None:
+def role_phrase(record: CardRecord) -> str | None:
     """The role a waiting card names: "manager", or "manager or the owner" once escalated."""
     role = record.needed_role
     if role and record.escalated_at is not None and role != "owner":

@@ -16,12 +16,13 @@ from typing import Any
 
 import structlog
 
-from bot import identity, wording
+from bot import card as cards
+from bot import identity, several, wording
 from bot.adapter import Adapter
+from bot.card import Card
 from bot.placement import Placement, editable_of, placements_of_stored, stored
 from bot.surface import Surface
-from tools import CardRecord, CardStatus
-from tools.card_record import Issuee
+from tools import Issuee
 
 __all__ = ["address", "send_copies"]
 
@@ -31,7 +32,7 @@ log = structlog.get_logger("bot.copies")
 async def send_copies(
     surface: Surface,
     adapter: Adapter,
-    record: CardRecord,
+    card: Card,
     people: Sequence[Issuee],
     *,
     installation: str,
@@ -44,25 +45,33 @@ async def send_copies(
     same merchant would need its own token).
     """
     sent: list[Placement] = []
-    asker_name = next((i.name for i in record.issued_to if i.userid == record.userid), "")
-    asker = asker_name or await _name(surface, record.userid)
-    push = wording.copy_text(record.summary, asker)
+    push = await _push(surface, card)
     for person in people:
-        if person.userid == record.userid:
+        if person.userid == card.userid:
             continue
         user = await address(surface, adapter, person.userid, installation)
         if user is None:
-            log.info("copy_unreachable", card_id=record.card_id, person=person.userid)
+            log.info("copy_unreachable", card_id=card.card_id, person=person.userid)
             continue
-        placement = await adapter.send_copy(record, user, token=token, push=push)
+        placement = await adapter.send_copy(card, user, token=token, push=push)
         if placement is not None:
             # Each copy keeps what the card may have edited, and whose it is: a copy is
-            # redrawn on its own.
-            kept = {"editable": editable_of(record), "person": person.userid}
+            # redrawn on its own, and once its reader gave a first of two approvals it
+            # offers them nothing.
+            kept = {"editable": editable_of(card.single), "person": person.userid}
             sent.append(placement.model_copy(update=kept))
     if sent:
-        await _keep(surface, adapter, record.card_id, sent)
+        await _keep(surface, adapter, card, sent)
     return sent
+
+
+async def _push(surface: Surface, card: Card) -> str:
+    """What a copy's notification says: what, and who asked."""
+    lead = card.lead
+    name = next((i.name for i in lead.issued_to if i.userid == card.userid), "")
+    if card.several:
+        return several.copy_text(len(card.items), name)
+    return wording.copy_text(lead.summary, name or await _name(surface, card.userid))
 
 
 async def _name(surface: Surface, userid: int) -> str:
@@ -90,17 +99,15 @@ async def address(surface: Surface, adapter: Adapter, userid: int, installation:
     return user if not isinstance(now_linked, str) and now_linked.userid == userid else None
 
 
-async def _keep(
-    surface: Surface, adapter: Adapter, card_id: str, sent: Sequence[Placement]
-) -> None:
+async def _keep(surface: Surface, adapter: Adapter, card: Card, sent: Sequence[Placement]) -> None:
     """Adds the copies to the card's placements; shows them decided if it was meanwhile."""
 
     def add(stored_now: dict[str, Any] | None) -> dict[str, Any]:
         return stored([*placements_of_stored(stored_now), *sent])
 
-    record = await surface.registry.cards.change_surface(card_id, add)
-    if record is not None and record.status is not CardStatus.PENDING:
+    now = await cards.change_surface(surface.registry, card, add)
+    if now is not None and not now.live:
         # Decided while the copies were on their way: the decider's process updated the
         # copies it knew of; these it could not.
         for placement in sent:
-            await adapter.update(record, placement)
+            await adapter.update(now, placement)

@@ -10,8 +10,11 @@ The audit line also goes to the installation's audit channel when one is set (``
 audit here``): a decision made in a DM used to be recorded only in that DM, where nobody else
 could see it.
 
-A decision is shown by one process, the one that takes its showing (``tools.showing``), and is
-recorded shown only once its copies and its audit line went out. A process that died after the
+A card of several writes is shown the same way, as one card: its copies are the batch's, its
+audit line is one line for all its writes, posted once it has settled. A decision is shown by
+one process, the one that takes its showing (``tools.showing``; for a card of several, its
+settled line's receipt), and is recorded shown only once its copies and its audit line went
+out. A process that died after the
 write committed, or Slack failing the update, used to leave a decided card with live buttons
 for good; now the card stays unshown until a press on it or the sweep redraws it.
 """
@@ -22,100 +25,119 @@ from typing import Any
 
 import structlog
 
-from bot import wording
+from bot import card as cards
+from bot import receipts, wording
 from bot.adapter import Adapter
-from bot.batch_show import show_batch
-from bot.placement import (
-    Placement,
-    SlackPlacement,
-    placements_of,
-    placements_of_stored,
-    stored,
-)
+from bot.card import Card
+from bot.placement import Placement, SlackPlacement, placements_of_stored, stored
 from bot.surface import Surface
-from tools import CardRecord, CardStatus, showing
-from tools.card_store import DECIDED
-from tools.connections import Connections
+from tools import CardStatus, Connections
 
-__all__ = ["audit_channel", "redraw", "show_decision", "update_copies"]
+__all__ = ["audit_channel", "redraw", "show", "update_copies"]
 
 log = structlog.get_logger("bot.decisions")
 
+# Nobody decided these: no line for the channel. A card still pending took an approval and
+# waits for a second one; its copies show it, and the channel hears when it is decided.
+_UNAUDITED = frozenset({CardStatus.EXPIRED, CardStatus.SUPERSEDED, CardStatus.PENDING})
 
-async def show_decision(surface: Surface, adapter: Adapter, record: CardRecord) -> None:
+
+async def show(surface: Surface, adapter: Adapter, card: Card) -> None:
     """Updates every copy on this surface, posts the audit line once and tells the model once.
 
-    A card shown in a batch is shown as its batch (the copies are the batch's). A decided
-    card is shown by one process only, the one that takes its showing (``tools.showing``), and
-    recorded shown once all of it went out; a card still waiting for a second approval has
-    nothing to record.
+    A decided card is shown by one process only, the one that takes its showing
+    (``tools.showing``), and recorded shown once all of it went out; a card still waiting for
+    a second approval has nothing to record.
     """
-    if record.batch_id is not None:
-        await show_batch(surface, adapter, record.batch_id)
+    if card.several:
+        await _show_several(surface, adapter, card)
         return
-    if record.status not in DECIDED:
-        await _show(surface, adapter, record)
+    if card.open:
+        await _show(surface, adapter, card)
         return
     registry = surface.registry
-    if await showing.take(registry, record.card_id, now=registry.clock()) is None:
-        log.info("decision_shown_elsewhere", card_id=record.card_id, status=str(record.status))
+    if await registry.take_showing(card.card_id) is None:
+        log.info("decision_shown_elsewhere", card_id=card.card_id, status=str(card.lead.status))
         return
-    with registry.lease.executing(record.card_id):
-        if await _show(surface, adapter, record):
-            await registry.cards.mark_shown(record.card_id, registry.clock())
+    with registry.working_on(card.card_id):
+        if await _show(surface, adapter, card):
+            await registry.mark_shown(card.card_id)
 
 
-async def redraw(surface: Surface, adapter: Adapter, record: CardRecord) -> bool:
+async def redraw(surface: Surface, adapter: Adapter, card: Card) -> bool:
     """Shows a decision whose showing this process took (``tools.showing``) on this surface;
     whether all of it went out. The caller records it shown."""
-    with surface.registry.lease.executing(record.card_id):
-        return await _show(surface, adapter, record)
+    with surface.registry.working_on(card.card_id):
+        return await _show(surface, adapter, card)
 
 
-async def _show(surface: Surface, adapter: Adapter, record: CardRecord) -> bool:
+async def _show(surface: Surface, adapter: Adapter, card: Card) -> bool:
     """The copies, then the audit line, then the model; whether the copies and the line went out.
 
     The line waits while a copy could not be updated: the decision is shown again later, and
     posting it now would post it twice.
     """
-    copies, updated = await _update_copies(surface, adapter, record)
-    told = updated
-    if updated and copies and record.status not in _UNAUDITED:
-        channel = await audit_channel(surface, copies[0])
-        told = await adapter.post_audit(record, copies[0], audit_channel=channel)
-    note = wording.conversation_note(
-        str(record.status),
-        record.summary,
-        record.decided_by_name or " and ".join(a.name for a in record.approvals) or "Someone",
-        record.reason,
-        record.outcome,
-    )
-    if told or record.status not in DECIDED:
-        for conversation in dict.fromkeys(p.conversation for p in copies if p.conversation):
-            await surface.assistant.record(conversation=conversation, text=note)
+    copies, updated = await _update_copies(surface, adapter, card)
+    told = await _tell(surface, adapter, card, copies, updated=updated)
     log.info(
         "decision_shown",
-        card_id=record.card_id,
-        status=str(record.status),
+        card_id=card.card_id,
+        status=str(card.lead.status),
         copies=len(copies),
         complete=told,
     )
     return told
 
 
-# Nobody decided these: no line for the channel. A card still pending took an approval and
-# waits for a second one; its copies show it, and the channel hears when it is decided.
-_UNAUDITED = (CardStatus.EXPIRED, CardStatus.SUPERSEDED, CardStatus.PENDING)
+async def _show_several(surface: Surface, adapter: Adapter, card: Card) -> None:
+    """A card of several as it stands now: every copy, then once it has settled the line.
+
+    Two presses that each ran some of its writes both end here (and so may the sweep): only
+    the first to claim its settled line posts it, across every process.
+    """
+    registry = surface.registry
+    fresh = await cards.load(registry, card.card_id) or card
+    if fresh.shown:
+        log.info("decision_shown_elsewhere", card_id=card.card_id)
+        return
+    copies, _ = await _update_copies(surface, adapter, fresh)
+    settled = bool(copies) and not fresh.open
+    claimed = settled and await receipts.claim(registry.db, fresh.once("settled"), registry.now())
+    # Its line does not wait for a copy that failed: no sweep redraws a card of several.
+    if claimed and await _tell(surface, adapter, fresh, copies, updated=True):
+        for item in fresh.items:
+            await registry.mark_shown(item.card_id)
+    log.info("decision_shown", card_id=card.card_id, copies=len(copies), settled=settled)
 
 
-async def update_copies(surface: Surface, adapter: Adapter, record: CardRecord) -> list[Placement]:
+async def _tell(
+    surface: Surface, adapter: Adapter, card: Card, copies: list[Placement], *, updated: bool
+) -> bool:
+    """The audit line (when someone decided something), then the model; whether the line went out."""
+    told = updated
+    if updated and copies and not all(c.status in _UNAUDITED for c in card.items):
+        channel = await audit_channel(surface, copies[0])
+        told = await adapter.post_audit(card, copies[0], audit_channel=channel)
+    if told or card.open:
+        by = next((c.decided_by_name for c in card.items if c.decided_by_name), None)
+        by = by or " and ".join(a.name for a in card.lead.approvals) or "Someone"
+        note = "\n".join(
+            wording.conversation_note(str(c.status), c.summary, by, c.reason, c.outcome)
+            for c in card.items
+        )
+        for conversation in dict.fromkeys(p.conversation for p in copies if p.conversation):
+            await surface.assistant.record(conversation=conversation, text=note)
+    return told
+
+
+async def update_copies(surface: Surface, adapter: Adapter, card: Card) -> list[Placement]:
     """Shows the card as it stands on every copy on the adapter's surface; returns the copies."""
-    copies, _ = await _update_copies(surface, adapter, record)
+    copies, _ = await _update_copies(surface, adapter, card)
     return copies
 
 
 async def _update_copies(
-    surface: Surface, adapter: Adapter, record: CardRecord
+    surface: Surface, adapter: Adapter, card: Card
 ) -> tuple[list[Placement], bool]:
     """Every copy on the adapter's surface updated; the copies, and whether each is shown.
 
@@ -123,13 +145,13 @@ async def _update_copies(
     private copy sent meanwhile (a turn still sending the approvers theirs) would otherwise
     keep live buttons on a decided card.
     """
-    fresh = await surface.registry.card(record.card_id)
-    every = placements_of(fresh if fresh is not None else record)
+    fresh = await cards.load(surface.registry, card.card_id)
+    every = (fresh or card).placements
     copies = [p for p in every if p.platform == adapter.platform]
     moved: list[tuple[Placement, Placement]] = []
     updated = True
     for placement in copies:
-        anew = await adapter.update(record, placement)
+        anew = await adapter.update(card, placement)
         if isinstance(anew, bool):
             updated = updated and anew
         else:
@@ -140,7 +162,7 @@ async def _update_copies(
         def swap(where: dict[str, Any] | None) -> dict[str, Any]:
             return stored([_moved(p, moved) for p in placements_of_stored(where)])
 
-        await surface.registry.cards.change_surface(record.card_id, swap)
+        await cards.change_surface(surface.registry, card, swap)
         copies = [_moved(p, moved) for p in copies]
     return copies, updated
 

@@ -19,7 +19,6 @@ thing on every surface:
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -27,12 +26,13 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from structlog.contextvars import bound_contextvars
 
-from bot import batches, identity
+from bot import card as cards
+from bot import identity
 from bot.adapter import Adapter
-from bot.decisions import show_decision
-from bot.placement import placements_of
+from bot.card import Verb
+from bot.decisions import show
 from bot.surface import Surface
-from tools import Caller, CardRecord, CardStatus, Decision
+from tools import Caller
 from tools.errors import (
     CardDecidedError,
     CardExpiredError,
@@ -44,13 +44,10 @@ __all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
 
 log = structlog.get_logger("bot.presses")
 
-Verb = Literal["approve", "reject", "withdraw"]
 Outcome = Literal["decided", "refused", "unlinked", "database_down", "failed"]
 # What a press meets when the database is unreachable: SQLAlchemy's errors once connected, the
 # driver's refused or reset connection while connecting.
 DATABASE_DOWN = (SQLAlchemyError, ConnectionError)
-# Cards still waiting or mid-write: nothing to show as decided.
-_UNDECIDED = (CardStatus.PENDING, CardStatus.EXECUTING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,25 +106,16 @@ async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
         await adapter.post_privately(identity.tell_unresolved(adapter, caller))
         return Ended("unlinked")
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
-        if batches.is_batch_token(press.token):
-            outcome = await batches.ladder(surface, adapter, press, caller)
-        else:
-            outcome = await _ladder(surface, adapter, press, caller)
+        outcome = await _ladder(surface, adapter, press, caller)
     return Ended(outcome, caller)
 
 
-def _engine(surface: Surface, press: Press) -> Callable[[Caller], Awaitable[Decision]]:
-    registry, agent = surface.registry, surface.agent
-    if press.verb == "approve":
-        return lambda caller: registry.approve(agent, press.token, caller)
-    if press.verb == "withdraw":
-        return lambda caller: registry.withdraw(agent, press.token, caller)
-    return lambda caller: registry.reject(agent, press.token, caller, press.reason)
-
-
 async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Outcome:
+    """Every way a press can end, for a card of one write or of several."""
     try:
-        decision = await _engine(surface, press)(caller)
+        result = await cards.decide(
+            surface.registry, surface.agent, press.token, caller, press.verb, press.reason
+        )
     except NotYourCardError as refused:
         await _not_yours(surface, adapter, refused.card_id or press.card_id)
         log.info("press_refused", why="not_your_card")
@@ -141,7 +129,7 @@ async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Call
         # A process that died after the write committed, before the card was updated, left
         # it with live buttons and no audit line; a press on it only said "already approved",
         # privately. Now the press shows the decision, unless it was shown already.
-        await _show_here(surface, adapter, decided.card_id or press.card_id, unless=_UNDECIDED)
+        await _show_here(surface, adapter, decided.card_id or press.card_id, decided_only=True)
         await adapter.post_privately(adapter.words.refused(str(decided)))
         log.info("press_refused", why="CardDecidedError")
         return "refused"
@@ -157,36 +145,47 @@ async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Call
         # presser told nothing. The engine has already moved the card (and audited it); here
         # it is shown like any decision, and the presser learns it did not go through.
         log.exception("press_failed")
-        await _show_here(surface, adapter, press.card_id, unless=_UNDECIDED)
+        await _show_here(surface, adapter, press.card_id, decided_only=True)
         await adapter.post_privately(adapter.words.press_failed())
         return "failed"
-    log.info("card_decided", status=str(decision.card.status))
-    await show_decision(surface, adapter, decision.card)
+    return await _shown(surface, adapter, result)
+
+
+async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Outcome:
+    card = decided.card
+    if not decided.moved:
+        # Every write of a card of several was decided by someone else first (a double tap,
+        # two approvers at once): the presser is told privately; the press that decided them
+        # shows the card.
+        refusal = decided.refusal
+        if isinstance(refusal, CardExpiredError):  # its writes ran out of time unswept
+            await show(surface, adapter, card)
+        await adapter.post_privately(adapter.words.refused(str(refusal) if refusal else ""))
+        log.info("press_refused", why=type(refusal).__name__)
+        return "refused"
+    log.info("card_decided", status=str(card.lead.status))
+    if not card.running:
+        # A write still mid-write belongs to another press, which shows the card when done.
+        await show(surface, adapter, card)
     return "decided"
-
-
-async def _card(surface: Surface, card_id: str | None) -> CardRecord | None:
-    return await surface.registry.card(card_id) if card_id else None
 
 
 async def _not_yours(surface: Surface, adapter: Adapter, card_id: str | None) -> None:
     """Tells the presser whose card it is (as this surface names them), if it is shown here."""
-    placement = adapter.here(placements_of(await _card(surface, card_id)))
+    card = await cards.load(surface.registry, card_id)
+    placement = adapter.here(card.placements if card is not None else ())
     await adapter.post_privately(
         adapter.words.not_your_card(placement.owner if placement else None)
     )
 
 
 async def _show_here(
-    surface: Surface,
-    adapter: Adapter,
-    card_id: str | None,
-    *,
-    unless: tuple[CardStatus, ...] = (),
+    surface: Surface, adapter: Adapter, card_id: str | None, *, decided_only: bool = False
 ) -> None:
-    """Shows the card as it stands, for everyone, when it is shown here (and not in ``unless``)."""
-    record = await _card(surface, card_id)
-    if record is None or adapter.here(placements_of(record)) is None:
+    """Shows the card as it stands, for everyone, when it is shown here (and, with
+    ``decided_only``, only once nothing of it waits or runs)."""
+    card = await cards.load(surface.registry, card_id)
+    if card is None or adapter.here(card.placements) is None:
         return
-    if record.status not in unless:
-        await show_decision(surface, adapter, record)
+    if not (decided_only and card.open):
+        await show(surface, adapter, card)

@@ -29,9 +29,10 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot import card as cards
 from bot import sweeps
 from bot.adapter import Adapter
-from bot.batch_show import copies_of
+from bot.card import Card
 from bot.lanes import Lane
 from bot.metrics import (
     METRICS,
@@ -68,7 +69,7 @@ class Mounted(Protocol):
 
     async def stop(self) -> None: ...
 
-    async def show_settled(self, record: CardRecord, placement: Placement) -> None: ...
+    async def show_settled(self, card: Card, placement: Placement) -> None: ...
 
     async def with_adapter(
         self, placement: Placement, work: Callable[[Adapter], Awaitable[None]]
@@ -190,10 +191,11 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
     shows the decisions a process gone (or failing) never showed (``sweeps.redraw``)."""
     for record in await runtime.surface.registry.reconcile(now=now):
         shown = False
-        for placement in await copies_of(runtime.surface, record):
+        card = await cards.of_record(runtime.surface.registry, record)
+        for placement in card.placements:
             mounted = runtime.mounted.get(placement.platform)
             if mounted is not None:
-                await mounted.show_settled(record, placement)
+                await mounted.show_settled(card, placement)
                 shown = True
         event = "settled_posted" if shown else "settled_unposted"
         log.info(event, card_id=record.card_id, tenant=record.tenantid)

@@ -10,19 +10,20 @@ it, and the App Home kept counting it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Protocol
 
 import structlog
 
+from bot import card as cards
+from bot import receipts
 from bot.adapter import Adapter
-from bot.batch_show import copies_of
-from bot.batches import escalated
+from bot.card import Card
 from bot.copies import send_copies
 from bot.decisions import redraw as redraw_decision
-from bot.decisions import show_decision, update_copies
-from bot.placement import Placement, SlackPlacement, placements_of
+from bot.decisions import show, update_copies
+from bot.placement import Placement, SlackPlacement
 from bot.surface import Surface
 from tools import CardRecord, Issuee
 
@@ -48,10 +49,8 @@ async def expire(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
     """Expires every card whose time ran out and shows it expired on every copy; how many."""
     records = await surface.registry.expire_due(now)
     for record in records:
-        copies = await copies_of(surface, record)
-        await _guarded(
-            record, _each_platform(record, mounted, _shown(surface, record), copies=copies)
-        )
+        card = await cards.of_record(surface.registry, record)
+        await _guarded(record, _each_platform(record, card, mounted, _shown(surface, card)))
         log.info("card_expired", card_id=record.card_id, tenant=record.tenantid)
     return len(records)
 
@@ -111,12 +110,13 @@ async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
 async def _redrawn(surface: Surface, mounted: Mapping[str, Shows], card: CardRecord) -> bool:
     """Shows a decision on every platform its card has copies on; whether all of it went out."""
     shown: list[bool] = []
+    whole = cards.one(card)  # an item of a batch is shown as its batch, never redrawn here
 
     async def work(adapter: Adapter) -> None:
-        shown.append(await redraw_decision(surface, adapter, card))
+        shown.append(await redraw_decision(surface, adapter, whole))
 
-    await _guarded(card, _each_platform(card, mounted, work))
-    complete = len(shown) == len({p.platform for p in placements_of(card)}) and all(shown)
+    await _guarded(card, _each_platform(card, whole, mounted, work))
+    complete = len(shown) == len({p.platform for p in whole.placements}) and all(shown)
     log.info("decision_redrawn", card_id=card.card_id, status=str(card.status), shown=complete)
     return complete
 
@@ -134,9 +134,9 @@ async def _guarded(record: CardRecord, work: Awaitable[None]) -> None:
         log.exception("sweep_show_failed", card_id=record.card_id, status=str(record.status))
 
 
-def _shown(surface: Surface, record: CardRecord) -> Callable[[Adapter], Awaitable[None]]:
+def _shown(surface: Surface, card: Card) -> Callable[[Adapter], Awaitable[None]]:
     async def work(adapter: Adapter) -> None:
-        await show_decision(surface, adapter, record)
+        await show(surface, adapter, card)
 
     return work
 
@@ -148,32 +148,32 @@ def _issued(card: CardRecord, person: Issuee) -> bool:
 async def _tell(
     surface: Surface, mounted: Mapping[str, Shows], record: CardRecord, bosses: list[Issuee]
 ) -> None:
-    """Shows the wider list of approvers on every copy and sends the owners their copies."""
-    if record.batch_id is not None:
-        batch_id = record.batch_id
+    """Shows the wider list of approvers on every copy and sends the owners their copies, once.
 
-        async def batch_work(adapter: Adapter) -> None:
-            await escalated(surface, adapter, batch_id, bosses)
-
-        copies = await copies_of(surface, record)
-        await _each_platform(record, mounted, batch_work, copies=copies)
-        return
+    A card of several is escalated item by item (each is a card); its owners get one copy of
+    it on each platform, sent by whichever process claims that first.
+    """
+    card = await cards.of_record(surface.registry, record)
 
     async def work(adapter: Adapter) -> None:
-        await update_copies(surface, adapter, record)
-        thread = next((p for p in placements_of(record) if p.platform == adapter.platform), None)
-        if thread is None or not thread.token:
+        await update_copies(surface, adapter, card)
+        thread = next((p for p in card.placements if p.platform == adapter.platform), None)
+        if thread is None or not thread.token or not bosses or not card.live:
+            return
+        registry = surface.registry
+        key = card.once(f"escalated-{adapter.platform}")
+        if not await receipts.claim(registry.db, key, registry.now()):
             return
         await send_copies(
             surface,
             adapter,
-            record,
+            card,
             bosses,
             installation=_installation(thread),
             token=thread.token,
         )
 
-    await _each_platform(record, mounted, work)
+    await _each_platform(record, card, mounted, work)
     log.info("card_escalated", card_id=record.card_id, owners=[o.userid for o in bosses])
 
 
@@ -183,15 +183,14 @@ def _installation(placement: Placement) -> str:
 
 async def _each_platform(
     record: CardRecord,
+    card: Card,
     mounted: Mapping[str, Shows],
     work: Callable[[Adapter], Awaitable[None]],
-    *,
-    copies: Sequence[Placement] | None = None,
 ) -> None:
-    """Runs ``work`` once per platform the card has copies on (``copies``: its batch's, for a
-    card shown in one), then refreshes per-person views."""
+    """Runs ``work`` once per platform the card has copies on (an item of a batch: the
+    batch's), then refreshes per-person views of ``record``."""
     seen: set[str] = set()
-    for placement in placements_of(record) if copies is None else copies:
+    for placement in card.placements:
         shows = mounted.get(placement.platform)
         if shows is None or placement.platform in seen:
             continue

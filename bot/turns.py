@@ -22,10 +22,7 @@ from structlog.contextvars import bound_contextvars
 
 from bot import identity, receipts, wording
 from bot.adapter import Adapter
-from bot.batches import post_turn_cards
-from bot.copies import send_copies
-from bot.decisions import show_decision
-from bot.placement import stored
+from bot.posting import post_card, post_turn_cards
 from bot.surface import Background, Surface
 from tools import Caller, Proposal, identify_on
 
@@ -240,46 +237,6 @@ async def _run(
             conversation=turn.conversation,
             installation=turn.installation,
         )
-
-
-async def post_card(
-    surface: Surface,
-    adapter: Adapter,
-    proposal: Proposal,
-    *,
-    caller: Caller,
-    conversation: str,
-    installation: str,
-) -> None:
-    """Posts a fresh card and records where, so whichever process decides it can update it.
-
-    The cards it replaced (the same target, another write) are shown replaced; the people it
-    is issued to besides the asker get a private copy of it.
-    """
-    placement = await adapter.post_card(proposal, caller=caller, conversation=conversation)
-    placement = placement.model_copy(update={"editable": proposal.editable})
-    await surface.registry.attach_surface(proposal.card_id, stored([placement]))
-    log.info("card_posted", card_id=proposal.card_id, tenant=caller.tenantid, user=caller.userid)
-    for replaced in proposal.replaced:
-        old = await surface.registry.card(replaced)
-        if old is not None:
-            await show_decision(surface, adapter, old)
-    others = (
-        [i for i in proposal.routing.issued_to if i.userid != caller.userid]
-        if (proposal.routing)
-        else []
-    )
-    if others:
-        record = await surface.registry.card(proposal.card_id)
-        if record is not None:
-            await send_copies(
-                surface,
-                adapter,
-                record,
-                others,
-                installation=installation,
-                token=proposal.card,
-            )
 
 
 async def post_edited(

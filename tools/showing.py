@@ -45,8 +45,8 @@ _UNSHOWN = (
     .where(
         _CARDS.c.shown_at.is_(None),
         _CARDS.c.status.in_(sorted(s.value for s in DECIDED)),
-        # A batch's cards are shown as their batch, whose audit line is claimed once on its
-        # own (``bot.batch_show``).
+        # The items of a card of several are shown with it, whose audit line is claimed once
+        # when it has settled (``bot.decisions``); a press on it redraws it.
         _CARDS.c.batch_id.is_(None),
     )
     .order_by(_CARDS.c.decided_at)

@@ -18,11 +18,11 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import card as cards
 from bot import identity, presses
 from bot.adapter import Form
-from bot.placement import first
+from bot.card import Card
 from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.batch_actions import first_of_batch, open_batch_reject
 from bot.slack.blocks import (
     APPROVE_ACTION,
     REASON_BLOCK,
@@ -34,8 +34,7 @@ from bot.slack.blocks import (
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
 from bot.surface import Surface
-from tools import CardRecord, CardStatus
-from tools.tokens import is_batch_token
+from tools import CardStatus
 
 __all__ = ["decide", "open_reject", "register"]
 
@@ -158,11 +157,10 @@ async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) 
     ended = await presses.decide(surface, adapter, press)
     if ended.outcome not in ("decided", "failed", "refused") or press.card_id is None:
         return
-    record = await surface.registry.card(press.card_id) or await first_of_batch(
-        surface, press.card_id
-    )
-    if record is None:
+    card = await cards.load(surface.registry, press.card_id)
+    if card is None:
         return
+    record = card.items[0]  # whom a card of several concerns: its first item's people
     if ended.outcome == "refused" and record.status is not CardStatus.EXPIRED:
         return  # nothing moved: the card is as every home already shows it
     await refresh_homes(surface, adapter.client, record, adapter.where.installation)
@@ -176,28 +174,32 @@ async def open_reject(
     The owner check here is a courtesy (no modal for a card that is not yours); the engine
     checks again, and authoritatively, when the rejection is submitted.
     """
-    if is_batch_token(token):
-        await open_batch_reject(surface, adapter, token, card_id)
-        return
-    record = await surface.registry.card(card_id) if card_id else None
-    placement = first(record, "slack")
+    card = await cards.load(surface.registry, card_id)
+    placement = next((p for p in card.placements if p.platform == "slack"), None) if card else None
     owner = placement.owner if placement is not None else None
     if (owner is not None and owner != adapter.where.user) or not await _may_decide(
-        surface, adapter, record
+        surface, adapter, card
     ):
         await adapter.post_privately(adapter.words.not_your_card(owner))
         return
-    summary = record.summary if record else ""
-    await adapter.open_form(Form("reject", card_id or "", token, summary))
+    await adapter.open_form(Form("reject", card_id or "", token, _rejecting(card)))
 
 
-async def _may_decide(surface: Surface, adapter: SlackAdapter, record: CardRecord | None) -> bool:
+def _rejecting(card: Card | None) -> str:
+    """What the reason modal says is being rejected: the card, or each write still waiting."""
+    if card is None or card.single is not None:
+        return card.items[0].summary if card is not None else ""
+    summaries = "; ".join(c.summary.rstrip(".") for c in card.live)
+    return f"all {len(card.live)} changes: {summaries}." if card.live else ""
+
+
+async def _may_decide(surface: Surface, adapter: SlackAdapter, card: Card | None) -> bool:
     """False only for a presser known here whom the card is not issued to (a routed card
     names no single owner; without this its asker got a reason modal for nothing)."""
-    if record is None:
+    if card is None:
         return True
     where = adapter.where
     caller = await identity.resolve(
         surface.directory, adapter, where.installation, where.user, user_team=where.user_team
     )
-    return isinstance(caller, str) or record.issued_to_person(caller.userid, caller.tenantid)
+    return isinstance(caller, str) or card.lead.issued_to_person(caller.userid, caller.tenantid)

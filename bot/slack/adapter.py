@@ -19,14 +19,14 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import cardspec
 from bot.adapter import Form, Home, Words
+from bot.card import Card, Fresh
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import outbound, texts
-from bot.slack.batch import batch_message, update_batch
-from bot.slack.blocks import reject_modal, render_pending
+from bot.slack.blocks import reject_modal
+from bot.slack.cards import render
 from bot.slack.outbound import POST_OPTIONS, slack_error
-from tools import Batch, BatchRecord, Caller, CardRecord, Proposal, Routing
+from tools import Caller, Routing
 
 __all__ = ["SlackAdapter", "Where"]
 
@@ -126,26 +126,24 @@ class SlackAdapter:
             **POST_OPTIONS,
         )
 
-    async def post_card(
-        self, proposal: Proposal, *, caller: Caller, conversation: str
-    ) -> Placement:
+    async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
         channel = self.where.channel or self.where.user
-        spec = cardspec.of_proposal(proposal, issued_to=caller.name or None)
+        spec = fresh.spec(issued_to=caller.name or None)
         response = await self.client.chat_postMessage(
             channel=channel,
             thread_ts=self.where.thread_ts,
             text=texts.notification(spec.notification),
-            blocks=render_pending(spec, for_user=self.where.user),
+            blocks=render(spec, for_user=self.where.user),
             **POST_OPTIONS,
         )
         return SlackPlacement(
             team=self.where.installation,
             channel=channel,
             thread_ts=self.where.thread_ts,
-            user=self._owner(proposal.routing, caller),
+            user=self._owner(fresh.routing, caller),
             conversation=conversation,
             ts=str(response["ts"]),
-            token=proposal.card,
+            token=fresh.token,
         )
 
     def _owner(self, routing: Routing | None, caller: Caller) -> str | None:
@@ -156,16 +154,16 @@ class SlackAdapter:
             return self.where.user
         return None
 
-    async def update(self, record: CardRecord, placement: Placement) -> Placement | bool:
+    async def update(self, card: Card, placement: Placement) -> Placement | bool:
         assert isinstance(placement, SlackPlacement)
-        return await outbound.update_card(self.client, record, placement)
+        return await outbound.update_card(self.client, card, placement)
 
     async def post_audit(
-        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+        self, card: Card, placement: Placement, *, audit_channel: str | None = None
     ) -> bool:
         assert isinstance(placement, SlackPlacement)
         return await outbound.post_audit(
-            self.client, record, placement, audit=audit_channel or self.audit_channel
+            self.client, card, placement, audit=audit_channel or self.audit_channel
         )
 
     async def post_privately(self, text: str) -> None:
@@ -185,51 +183,10 @@ class SlackAdapter:
         await self.client.chat_postMessage(channel=user, text=text, **POST_OPTIONS)
         log.info("notified", slack_user=user)
 
-    async def send_copy(
-        self, record: CardRecord, user: str, *, token: str, push: str
-    ) -> Placement | None:
+    async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """Posts the card, with Approve and Reject, in the person's DM with the app."""
         return await outbound.send_copy(
-            self.client, record, user, installation=self.where.installation, token=token, push=push
-        )
-
-    async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
-        channel = self.where.channel or self.where.user
-        text, blocks = batch_message(batch.record, token=batch.token, private=False)
-        response = await self.client.chat_postMessage(
-            channel=channel,
-            thread_ts=self.where.thread_ts,
-            text=text,
-            blocks=blocks,
-            **POST_OPTIONS,
-        )
-        return SlackPlacement(
-            team=self.where.installation,
-            channel=channel,
-            thread_ts=self.where.thread_ts,
-            user=self._owner(batch.routing, caller),
-            conversation=conversation,
-            ts=str(response["ts"]),
-            token=batch.token,
-        )
-
-    async def update_batch(self, batch: BatchRecord, placement: Placement) -> Placement | None:
-        await update_batch(self.client, batch, placement)
-        return None
-
-    async def send_batch_copy(
-        self, batch: BatchRecord, user: str, *, token: str, push: str
-    ) -> Placement | None:
-        return await outbound.send_batch_copy(
-            self.client, batch, user, installation=self.where.installation, token=token, push=push
-        )
-
-    async def post_batch_audit(
-        self, text: str, placement: Placement, *, audit_channel: str | None = None
-    ) -> None:
-        assert isinstance(placement, SlackPlacement)
-        await outbound.post_batch_audit(
-            self.client, text, placement, audit=audit_channel or self.audit_channel
+            self.client, card, user, installation=self.where.installation, token=token, push=push
         )
 
     async def typing(self, *, on: bool) -> None:

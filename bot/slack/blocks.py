@@ -16,11 +16,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
-from bot import cardspec
 from bot.cardspec import CardAction, CardSpec, Verb
 from bot.slack import texts
 from bot.slack.texts import clip, esc, esc_data
-from tools import CardRecord, CardStatus
 
 __all__ = [
     "APPROVE_ACTION",
@@ -34,10 +32,9 @@ __all__ = [
     "body",
     "buttons",
     "card_id_of_block",
-    "card_message",
     "context",
-    "copy_verbs",
     "divider",
+    "head",
     "reject_modal",
     "render_decided",
     "render_pending",
@@ -125,10 +122,19 @@ def body(spec: CardSpec) -> list[Block]:
 
 
 def _confirm(spec: CardSpec, verb: Verb) -> dict[str, Any] | None:
-    """The dialog before a press that cannot be undone: Approve runs the write, Withdraw ends
-    the card for everyone. Reject asks for its reason in a modal instead."""
-    if verb == "approve":
+    """The dialog before a press that cannot be undone: Approve runs the write (each of a card
+    of several, which words its own dialog), Withdraw ends the card for everyone. Reject asks
+    for its reason in a modal instead."""
+    if verb == "approve" and spec.confirm is not None:
+        words = (*spec.confirm, texts.confirm_ok())
+    elif verb == "approve":
         words = (texts.confirm_title(), texts.confirm_text(spec.summary), texts.confirm_ok())
+    elif verb == "withdraw" and spec.lines:
+        words = (
+            texts.withdraw_title(),
+            texts.withdraw_batch_text(len(spec.lines)),
+            texts.withdraw_ok(),
+        )
     elif verb == "withdraw":
         words = (texts.withdraw_title(), texts.withdraw_text(spec.summary), texts.withdraw_ok())
     else:
@@ -147,11 +153,8 @@ def dialog(title: str, text: str, ok: str) -> dict[str, Any]:
 
 
 def _button(spec: CardSpec, action: CardAction) -> dict[str, Any]:
-    return button(action, _confirm(spec, action.verb))
-
-
-def button(action: CardAction, confirm: dict[str, Any] | None) -> dict[str, Any]:
-    """One of a card's buttons (a single card's or a batch's), with its dialog if it has one."""
+    """One of a card's buttons, with its dialog if it has one."""
+    confirm = _confirm(spec, action.verb)
     made: dict[str, Any] = {
         "type": "button",
         "action_id": _ACTION_IDS[action.verb],
@@ -181,7 +184,7 @@ def _capped(top: list[Block], tail: list[Block]) -> list[Block]:
     return [*top[: _MAX_BLOCKS - len(tail)], *tail]
 
 
-def _head(spec: CardSpec) -> Block:
+def head(spec: CardSpec) -> Block:
     return {"type": "header", "block_id": _id("head"), "text": plain(spec.title, _HEADER)}
 
 
@@ -196,7 +199,7 @@ def render_pending(
     mention = None if spec.waiting_for else for_user
     tail = [context(texts.progress(spec.progress))] if spec.progress else []
     tail.append(context(texts.card_for(mention, spec.expires_at)))
-    return _capped([_head(spec), *body(spec)], [*tail, *buttons(spec, verbs)])
+    return _capped([head(spec), *body(spec)], [*tail, *buttons(spec, verbs)])
 
 
 def _decided_lines(spec: CardSpec, decided_by_slack: str | None) -> list[str]:
@@ -225,38 +228,7 @@ def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Bloc
     """
     lines = _decided_lines(spec, decided_by_slack)
     tail = [context("\n".join(lines))] if lines else []
-    return _capped([_head(spec), *body(spec)], tail)
-
-
-def copy_verbs(*, private: bool, approved: bool) -> frozenset[Verb]:
-    """The buttons of a copy: every one on a thread's card; on a private copy, Approve, Edit and
-    Reject for its one reader, and none once that reader gave the first of two approvals."""
-    if not private:
-        return EVERY
-    return frozenset() if approved else DECIDING
-
-
-def card_message(
-    record: CardRecord, *, token: str, for_user: str | None, private: bool, approved: bool = False
-) -> tuple[str, list[Block]]:
-    """The notification text and blocks of a card's copy as the card stands now.
-
-    A card still pending after a first of two approvals, or after an escalation widened whom
-    it waits for, keeps its buttons (``token``, the copy's own signed card); it used to be drawn
-    as decided. A ``private`` copy is only ever seen by someone the card is issued to, so it
-    shows Approve and Reject alone, and none once its reader ``approved`` (the first of two).
-    A settled card names who decided by name: the Slack user a copy was posted for is not
-    necessarily who decided it.
-    """
-    if record.status is CardStatus.PENDING:
-        spec = cardspec.of_record(record, token=token)
-        verbs = copy_verbs(private=private, approved=approved)
-        blocks = render_pending(spec, for_user=for_user, verbs=verbs)
-        return texts.notification(spec.notification), blocks
-    text = texts.decided_text(
-        str(record.status), record.summary, record.decided_by_name or "", record.standing
-    )
-    return text, render_decided(cardspec.of_record(record), decided_by_slack=None)
+    return _capped([head(spec), *body(spec)], tail)
 
 
 def reject_modal(

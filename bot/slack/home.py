@@ -10,6 +10,8 @@ was decided meanwhile.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -18,10 +20,10 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import cardspec, identity
-from bot.batch_lists import listed
+from bot import card as cards
+from bot import identity
+from bot.card import Card
 from bot.cardspec import CardSpec
-from bot.placement import first
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
 from bot.slack.lists import home_view
@@ -57,22 +59,29 @@ def register(app: AsyncApp, surface: Surface) -> None:
     app.event("app_home_opened")(on_home_opened)
 
 
-def _spec(record: CardRecord) -> CardSpec:
-    """The card as it stands, with the buttons it was posted with."""
-    placement = first(record, "slack")
-    return cardspec.of_record(record, token=placement.token if placement is not None else "")
+def _spec(card: Card, now: datetime) -> CardSpec:
+    """The card as it stands, with the buttons its Slack copy was posted with."""
+    placement = next((p for p in card.placements if p.platform == "slack"), None)
+    return card.spec(token=placement.token if placement is not None else "", now=now)
+
+
+async def _listed(surface: Surface, records: Sequence[CardRecord], now: datetime) -> list[CardSpec]:
+    """Each card once (a card of several where its first item would have been)."""
+    return [_spec(card, now) for card in await cards.each_once(surface.registry, records)]
 
 
 async def pending_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
     """The cards waiting on this person's decision, routed ones included."""
+    now = surface.registry.now()
     records = await surface.registry.pending_for(caller)
-    return await listed(surface, records, _spec, "slack")
+    return await _listed(surface, records, now)
 
 
 async def asked_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
     """The cards this person asked for that wait on somebody else."""
+    now = surface.registry.now()
     records = await surface.registry.asked_by(caller)
-    return await listed(surface, records, _spec, "slack")
+    return await _listed(surface, records, now)
 
 
 async def publish_home(

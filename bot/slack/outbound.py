@@ -2,7 +2,7 @@
 
 What ``SlackAdapter`` does with the Web API once the core has decided: a card's copy updated in
 place (posted anew when its message is gone), the decision's audit lines, a private copy of a
-card or batch in a person's DM with the app. Every message goes out with ``parse="none"`` and
+card in a person's DM with the app. Every message goes out with ``parse="none"`` and
 no unfurls: what the data says is what the channel sees, and a link in a product name grows no
 preview. Slack's errors here are logged and swallowed: a missing update, copy or audit line is
 better than a half-told story. An update or audit line Slack failed on its side is reported
@@ -17,19 +17,17 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import cardspec
+from bot import several
+from bot.card import Card
 from bot.placement import Placement, SlackPlacement
 from bot.slack import texts
-from bot.slack.batch import batch_message
-from bot.slack.blocks import DECIDING, Block, card_message, render_pending
+from bot.slack.blocks import Block
+from bot.slack.cards import card_message
 from bot.slack.mrkdwn import esc_data
-from tools import BatchRecord, CardRecord
 
 __all__ = [
     "POST_OPTIONS",
     "post_audit",
-    "post_batch_audit",
-    "send_batch_copy",
     "send_copy",
     "slack_error",
     "update_card",
@@ -60,18 +58,18 @@ def _lasting(failed: SlackApiError) -> bool:
 
 
 async def update_card(
-    client: AsyncWebClient, record: CardRecord, placement: SlackPlacement
+    client: AsyncWebClient, card: Card, placement: SlackPlacement
 ) -> Placement | bool:
     """Shows the card as it stands on one copy; returns the copy's new place if posted anew,
     else whether it is shown (or could never be: False only when a later try may do better)."""
     # A private copy (``conversation`` None: it belongs to no conversation with the model)
     # is only ever seen by someone the card is issued to.
     text, blocks = card_message(
-        record,
+        card,
         token=placement.token,
         for_user=placement.user,
         private=placement.conversation is None,
-        approved=placement.approved_by_reader(record),
+        approved=placement.approved_by_reader(*card.live),
     )
     try:
         await client.chat_update(
@@ -80,27 +78,25 @@ async def update_card(
     except SlackApiError as failed:
         error = slack_error(failed)
         if error in _GONE:
-            return await _post_anew(
-                client, record, placement, text=text, blocks=blocks, error=error
-            )
+            return await _post_anew(client, card, placement, text=text, blocks=blocks, error=error)
         log.error(
-            "card_update_failed", channel=placement.channel, card_id=record.card_id, error=error
+            "card_update_failed", channel=placement.channel, card_id=card.card_id, error=error
         )
         return _lasting(failed)
     log.info(
         "card_updated",
-        tenant=record.tenantid,
+        tenant=card.tenantid,
         channel=placement.channel,
-        user=record.decided_by,
-        card_id=record.card_id,
-        status=str(record.status),
+        user=card.lead.decided_by,
+        card_id=card.card_id,
+        status=str(card.lead.status),
     )
     return True
 
 
 async def _post_anew(
     client: AsyncWebClient,
-    record: CardRecord,
+    card: Card,
     placement: SlackPlacement,
     *,
     text: str,
@@ -123,16 +119,16 @@ async def _post_anew(
         log.error(
             "card_update_failed",
             channel=placement.channel,
-            card_id=record.card_id,
+            card_id=card.card_id,
             error=f"{error}, then {slack_error(failed)}",
         )
         return _lasting(failed)
     where = str(response.get("channel") or placement.channel)
     log.info(
         "card_posted_anew",
-        tenant=record.tenantid,
+        tenant=card.tenantid,
         channel=where,
-        card_id=record.card_id,
+        card_id=card.card_id,
         was=error,
     )
     return placement.model_copy(
@@ -141,18 +137,11 @@ async def _post_anew(
 
 
 async def post_audit(
-    client: AsyncWebClient, record: CardRecord, placement: SlackPlacement, *, audit: str | None
+    client: AsyncWebClient, card: Card, placement: SlackPlacement, *, audit: str | None
 ) -> bool:
     """Posts the card's decision in its thread and in the ``audit`` channel when set; False
     when Slack failed a post in a way a later try may not meet."""
-    text = texts.audit_text(
-        str(record.status),
-        summary=record.summary,
-        by=record.decided_by_name or "",
-        standing=record.standing,
-        reason=record.reason,
-        outcome=record.outcome,
-    )
+    text = _audit_text(card)
     posted = True
     for target in _audit_targets(placement, audit):
         try:
@@ -161,31 +150,37 @@ async def post_audit(
             log.error(
                 "audit_post_failed",
                 channel=target["channel"],
-                card_id=record.card_id,
+                card_id=card.card_id,
                 error=slack_error(failed),
             )
             posted = posted and _lasting(failed)
             continue
         log.info(
             "audit_posted",
-            tenant=record.tenantid,
+            tenant=card.tenantid,
             channel=target["channel"],
-            user=record.decided_by,
-            card_id=record.card_id,
+            user=card.lead.decided_by,
+            card_id=card.card_id,
         )
     return posted
 
 
-async def post_batch_audit(
-    client: AsyncWebClient, text: str, placement: SlackPlacement, *, audit: str | None
-) -> None:
-    """Posts a settled batch's one line (the core's words, escaped) as ``post_audit`` does."""
-    said = texts.clip(esc_data(text), 3000)
-    for target in _audit_targets(placement, audit):
-        try:
-            await client.chat_postMessage(text=said, **target, **POST_OPTIONS)
-        except SlackApiError as failed:
-            log.error("audit_post_failed", channel=target["channel"], error=slack_error(failed))
+def _audit_text(card: Card) -> str:
+    """The decision's line: a card's own, or one line for all the writes of a card of several
+    (the core's words, escaped)."""
+    record = card.single
+    if record is None:
+        by = next((c.decided_by_name for c in card.items if c.decided_by_name), "") or ""
+        titles = [(str(c.status), c.summary, c.outcome) for c in card.items]
+        return texts.clip(esc_data(several.audit_text(by, titles)), 3000)
+    return texts.audit_text(
+        str(record.status),
+        summary=record.summary,
+        by=record.decided_by_name or "",
+        standing=record.standing,
+        reason=record.reason,
+        outcome=record.outcome,
+    )
 
 
 def _audit_targets(placement: SlackPlacement, audit: str | None) -> list[dict[str, Any]]:
@@ -202,7 +197,7 @@ def _audit_targets(placement: SlackPlacement, audit: str | None) -> list[dict[st
 
 async def send_copy(
     client: AsyncWebClient,
-    record: CardRecord,
+    card: Card,
     user: str,
     *,
     installation: str,
@@ -213,33 +208,13 @@ async def send_copy(
 
     ``push`` is the text their phone shows (what, and who asked), so it must say it alone.
     """
-    spec = cardspec.of_record(record, token=token)
-    blocks = render_pending(spec, for_user=user, verbs=DECIDING)
+    _, blocks = card_message(card, token=token, for_user=user, private=True)
     try:
         channel, ts = await _post_in_dm(client, user, text=texts.notification(push), blocks=blocks)
     except SlackApiError as failed:
-        log.error("copy_failed", card_id=record.card_id, slack_user=user, error=slack_error(failed))
+        log.error("copy_failed", card_id=card.card_id, slack_user=user, error=slack_error(failed))
         return None
-    log.info("copy_sent", tenant=record.tenantid, card_id=record.card_id, slack_user=user)
-    return _private_copy(installation, channel, ts, user=user, token=token)
-
-
-async def send_batch_copy(
-    client: AsyncWebClient,
-    batch: BatchRecord,
-    user: str,
-    *,
-    installation: str,
-    token: str,
-    push: str,
-) -> Placement | None:
-    """Posts the batch card, with its buttons, in the person's DM with the app."""
-    _, blocks = batch_message(batch, token=token, private=True)
-    try:
-        channel, ts = await _post_in_dm(client, user, text=texts.notification(push), blocks=blocks)
-    except SlackApiError as failed:
-        log.error("copy_failed", batch_id=batch.batch_id, error=slack_error(failed))
-        return None
+    log.info("copy_sent", tenant=card.tenantid, card_id=card.card_id, slack_user=user)
     return _private_copy(installation, channel, ts, user=user, token=token)
 
 

@@ -17,9 +17,10 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import card as cards
 from bot.adapter import Adapter
-from bot.batch_show import copies_of
-from bot.decisions import show_decision
+from bot.card import Card
+from bot.decisions import show
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.settings import Settings, SlackMode
 from bot.slack.adapter import SlackAdapter, Where
@@ -78,10 +79,8 @@ class SlackRoutes:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
         log.info("slack_stopped")
 
-    async def show_settled(self, record: CardRecord, placement: Placement) -> None:
-        await self.with_adapter(
-            placement, lambda adapter: show_decision(self.surface, adapter, record)
-        )
+    async def show_settled(self, card: Card, placement: Placement) -> None:
+        await self.with_adapter(placement, lambda adapter: show(self.surface, adapter, card))
 
     async def cards_changed(self, record: CardRecord) -> None:
         """Republishes the App Home of everyone the card concerns in its workspace.
@@ -89,8 +88,8 @@ class SlackRoutes:
         Its issuees and its asker, those with a Slack identity where the card was posted:
         without this an expired or escalated card stayed in open Home tabs as it was.
         """
-        copies = await copies_of(self.surface, record)  # a card in a batch: the batch's
-        placement = next((p for p in copies if isinstance(p, SlackPlacement)), None)
+        card = await cards.of_record(self.surface.registry, record)  # an item: its batch's
+        placement = next((p for p in card.placements if isinstance(p, SlackPlacement)), None)
         if placement is None:
             return
         client = await self._client_for(placement.team)

@@ -20,8 +20,9 @@ import structlog
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
+from bot import card as cards
 from bot import identity, presses
-from bot.cardspec import of_record
+from bot.card import Card
 from bot.placement import TeamsPlacement, placements_of
 from bot.surface import Surface
 from bot.teams.adapter import TeamsAdapter
@@ -35,11 +36,9 @@ from bot.teams.adaptive import (
     notice_card,
     render,
 )
-from bot.teams.batch_refresh import batch_answer, refresh_batch
 from bot.teams.copy_view import decided_card, view_of
 from bot.teams.identity import who
 from tools import CardRecord
-from tools.tokens import is_batch_token
 
 __all__ = ["PressAnswer", "decide", "refresh", "register", "visible"]
 
@@ -94,33 +93,39 @@ async def decide(
     if shown is not None:
         return PressAnswer(shown, adapter.notice)
     notice = adapter.notice or ""
-    if is_batch_token(press.token):
-        found = await batch_answer(surface, adapter, press.card_id or "", notice, ended.caller)
-        return PressAnswer(found, notice)
     return PressAnswer(await _refusal_card(surface, adapter, press.card_id or "", notice), notice)
+
+
+async def _here(
+    surface: Surface, adapter: TeamsAdapter, card_id: str
+) -> tuple[Card, TeamsPlacement] | None:
+    """The card (of one write or several) and its copy in this conversation, if posted here."""
+    card = await cards.load(surface.registry, card_id)
+    placement = adapter.here(card.placements if card is not None else ())
+    if card is None or not isinstance(placement, TeamsPlacement):
+        return None
+    return card, placement
 
 
 async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, notice: str) -> Json:
     """The card as it stands with the refusal on it, or the refusal alone when it is not here."""
     try:
-        found = await visible(surface, adapter, card_id)
+        found = await _here(surface, adapter, card_id)
     except presses.DATABASE_DOWN:
         found = None  # the presser is already told the database is unreachable
     if found is None:
         return notice_card(notice)
-    record, placement = found
-    return decided_card(record, placement, notice=notice)
+    card, placement = found
+    return decided_card(card, placement, notice=notice)
 
 
 async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
     """The card as this person should see it: buttons for the issuee while pending, else status."""
-    if is_batch_token(_text(data, "token")):
-        return await refresh_batch(surface, context, _text(data, "card"))
     adapter = TeamsAdapter(context, who(context.activity))
-    found = await visible(surface, adapter, _text(data, "card"))
+    found = await _here(surface, adapter, _text(data, "card"))
     if found is None:
         return notice_card("This approval card is no longer available here.")
-    record, placement = found
+    card, placement = found
     sender = adapter.sender
     resolved = (
         await identity.resolve(surface.directory, adapter, sender.tenant, sender.aad)
@@ -128,10 +133,10 @@ async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
         else None
     )
     caller = None if isinstance(resolved, str) else resolved
-    spec = of_record(
-        record, token=placement.token, issued_to=placement.issued_to, now=surface.registry.clock()
+    spec = card.spec(
+        token=placement.token, issued_to=placement.issued_to, now=surface.registry.now()
     )
-    return render(spec, view=view_of(record, caller), issuee=placement.user)
+    return render(spec, view=view_of(card, caller), issuee=placement.user)
 
 
 def _invoke(card: Json) -> AdaptiveCardInvokeResponse:

@@ -18,24 +18,16 @@ import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot import wording
+from bot import several, wording
 from bot.adapter import Form, Home, Words
-from bot.cardspec import of_proposal
+from bot.card import Card, Fresh
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.teams import personal, texts
-from bot.teams.adaptive import View, render
-from bot.teams.batch import batch_card, batch_view
-from bot.teams.copy_view import (
-    card_activity,
-    decided_card,
-    is_private,
-    notification,
-    plain,
-    view_of,
-)
+from bot.teams.adaptive import render
+from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
 from bot.teams.identity import Who, member_email
 from bot.teams.outbound import FAILURES, Outbound
-from tools import Batch, BatchRecord, Caller, CardRecord, Proposal
+from tools import Caller
 
 __all__ = ["TeamsAdapter"]
 
@@ -56,8 +48,7 @@ class TeamsAdapter:
         self.post_to = post_to or self.out.conversation_id
         # What an invoke answers with: the card as shown by the last update of the copy in this
         # conversation, and the words the presser was told (put on the card they see).
-        self.shown: tuple[CardRecord, TeamsPlacement] | None = None
-        self.shown_batch: tuple[BatchRecord, TeamsPlacement] | None = None
+        self.shown: tuple[Card, TeamsPlacement] | None = None
         self.notice: str | None = None
 
     @property
@@ -94,15 +85,14 @@ class TeamsAdapter:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""
         await self.out.send(self.post_to, plain(text))
 
-    async def post_card(
-        self, proposal: Proposal, *, caller: Caller, conversation: str
-    ) -> Placement:
+    async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
         assert self.sender is not None, "a card is posted only for a resolved sender"
-        spec = of_proposal(proposal, issued_to=caller.name or self.sender.name)
+        spec = fresh.spec(issued_to=caller.name or self.sender.name)
         # The asker's client refreshes it: Approve and Reject for their own card, Withdraw
         # for one routed to others (who get private copies).
         card = render(spec, view="everyone", issuee=self.sender.address)
         sent = await self.out.send(self.post_to, card_activity(card, spec.notification))
+        waiting = wording.who(spec.waiting_for) or spec.issued_to
         return TeamsPlacement(
             tenant=self.sender.tenant,
             service_url=self.context.activity.service_url,
@@ -110,61 +100,54 @@ class TeamsAdapter:
             activity_id=sent,
             user=self.sender.address,
             aad=self.sender.aad,
-            issued_to=wording.who(spec.waiting_for) or spec.issued_to,
+            issued_to=waiting or caller.name or self.sender.name,
             conversation=conversation,
-            token=proposal.card,
+            token=fresh.token,
         )
 
-    async def update(self, record: CardRecord, placement: Placement) -> Placement | bool:
+    async def update(self, card: Card, placement: Placement) -> Placement | bool:
         assert isinstance(placement, TeamsPlacement)
         if placement.conversation_id == self.conversation_id:
-            self.shown = (record, placement)
+            self.shown = (card, placement)
         where = placement.conversation_id
         if not placement.activity_id or not where or not self._reaches(placement):
             # No later try reaches it from here either.
-            log.warning("card_copy_unreachable", card_id=record.card_id, conversation=where)
+            log.warning("card_copy_unreachable", card_id=card.card_id, conversation=where)
             return True
-        card = decided_card(record, placement)
+        shown = decided_card(card, placement)
         try:
             await self.out.update(
-                where, card_activity(card, notification(record), activity_id=placement.activity_id)
+                where, card_activity(shown, notification(card), activity_id=placement.activity_id)
             )
         except FAILURES as failed:
-            log.error("card_update_failed", card_id=record.card_id, error=type(failed).__name__)
+            log.error("card_update_failed", card_id=card.card_id, error=type(failed).__name__)
             return False
         log.info(
             "card_updated",
-            tenant=record.tenantid,
-            user=record.decided_by,
-            card_id=record.card_id,
-            status=str(record.status),
+            tenant=card.tenantid,
+            user=card.lead.decided_by,
+            card_id=card.card_id,
+            status=str(card.lead.status),
         )
         return True
 
     async def post_audit(
-        self, record: CardRecord, placement: Placement, *, audit_channel: str | None = None
+        self, card: Card, placement: Placement, *, audit_channel: str | None = None
     ) -> bool:
         # The record goes where the card was asked, which every member there sees, even when
         # it was decided in someone's 1:1 chat. A Teams audit channel is not offered yet.
         assert isinstance(placement, TeamsPlacement)
-        text = texts.audit_text(
-            str(record.status),
-            summary=record.summary,
-            by=record.decided_by_name or "",
-            reason=record.reason,
-            outcome=record.outcome,
-        )
         where = placement.conversation_id or self.conversation_id
         if not self._reaches(placement):
-            log.warning("audit_unreachable", card_id=record.card_id, conversation=where)
+            log.warning("audit_unreachable", card_id=card.card_id, conversation=where)
             return True  # no later try reaches it from here either
         try:
-            await self.out.send(where, plain(text))
+            await self.out.send(where, plain(_audit_text(card)))
         except FAILURES as failed:
-            log.error("audit_post_failed", card_id=record.card_id, error=type(failed).__name__)
+            log.error("audit_post_failed", card_id=card.card_id, error=type(failed).__name__)
             return False
         log.info(
-            "audit_posted", tenant=record.tenantid, user=record.decided_by, card_id=record.card_id
+            "audit_posted", tenant=card.tenantid, user=card.lead.decided_by, card_id=card.card_id
         )
         return True
 
@@ -176,73 +159,10 @@ class TeamsAdapter:
         """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
         await personal.notify(self.out, user, text, tenant=self._tenant())
 
-    async def send_copy(
-        self, record: CardRecord, user: str, *, token: str, push: str
-    ) -> Placement | None:
+    async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""
         tenant = self._tenant()
-        return await personal.send_copy(
-            self.out, record, user, tenant=tenant, token=token, push=push
-        )
-
-    async def post_batch(self, batch: Batch, *, caller: Caller, conversation: str) -> Placement:
-        assert self.sender is not None, "a card is posted only for a resolved sender"
-        card, summary = batch_card(
-            batch.record, token=batch.token, view="everyone", issuee=self.sender.address
-        )
-        response = await self.context.send_activity(card_activity(card, summary))
-        waiting = wording.who(tuple(i.name for i in batch.routing.issued_to))
-        return TeamsPlacement(
-            tenant=self.sender.tenant,
-            service_url=self.context.activity.service_url,
-            conversation_id=self.conversation_id or None,
-            activity_id=response.id if response else None,
-            user=self.sender.address,
-            aad=self.sender.aad,
-            issued_to=waiting or caller.name or self.sender.name,
-            conversation=conversation,
-            token=batch.token,
-        )
-
-    async def update_batch(self, batch: BatchRecord, placement: Placement) -> Placement | None:
-        assert isinstance(placement, TeamsPlacement)
-        if placement.conversation_id == self.conversation_id:
-            self.shown_batch = (batch, placement)
-        where = placement.conversation_id
-        if not placement.activity_id or not where or not self._reaches(placement):
-            log.warning("batch_copy_unreachable", batch_id=batch.batch_id, conversation=where)
-            return None
-        mine = is_private(placement) and not placement.approved_by_reader(*batch.live)
-        view: View = "issuee" if mine else "everyone"
-        card, summary = batch_card(batch, token=placement.token, view=view, issuee=placement.user)
-        try:
-            await self.out.update(
-                where, card_activity(card, summary, activity_id=placement.activity_id)
-            )
-        except FAILURES as failed:
-            log.error("batch_update_failed", batch_id=batch.batch_id, error=type(failed).__name__)
-        return None
-
-    async def send_batch_copy(
-        self, batch: BatchRecord, user: str, *, token: str, push: str
-    ) -> Placement | None:
-        tenant = self._tenant()
-        return await personal.send_batch_copy(
-            self.out, batch, user, tenant=tenant, token=token, push=push
-        )
-
-    async def post_batch_audit(
-        self, text: str, placement: Placement, *, audit_channel: str | None = None
-    ) -> None:
-        assert isinstance(placement, TeamsPlacement)
-        where = placement.conversation_id or self.conversation_id
-        if not self._reaches(placement):
-            log.warning("audit_unreachable", conversation=where)
-            return
-        try:
-            await self.out.send(where, plain(texts.batch_audit_text(text)))
-        except FAILURES as failed:
-            log.error("audit_post_failed", error=type(failed).__name__)
+        return await personal.send_copy(self.out, card, user, tenant=tenant, token=token, push=push)
 
     def _reaches(self, placement: TeamsPlacement) -> bool:
         """A copy in this conversation, or in another one on the service URL this turn uses."""
@@ -279,17 +199,28 @@ class TeamsAdapter:
         self, *, with_notice: bool = False, viewer: Caller | None = None
     ) -> Json | None:
         """The card last shown here by ``update``, as ``viewer`` may act on it, or None."""
-        if self.shown_batch is not None:
-            batch, where = self.shown_batch
-            notice = self.notice if with_notice else None
-            view = batch_view(batch, viewer)
-            return batch_card(batch, token=where.token, view=view, notice=notice)[0]
         if self.shown is None:
             return None
-        record, placement = self.shown
+        card, placement = self.shown
         return decided_card(
-            record,
+            card,
             placement,
             notice=self.notice if with_notice else None,
-            view=view_of(record, viewer),
+            view=view_of(card, viewer),
         )
+
+
+def _audit_text(card: Card) -> str:
+    """The decision's record: a card's own, or one for all the writes of a card of several."""
+    record = card.single
+    if record is None:
+        by = next((c.decided_by_name for c in card.items if c.decided_by_name), "") or ""
+        titles = [(str(c.status), c.summary, c.outcome) for c in card.items]
+        return texts.batch_audit_text(several.audit_text(by, titles))
+    return texts.audit_text(
+        str(record.status),
+        summary=record.summary,
+        by=record.decided_by_name or "",
+        reason=record.reason,
+        outcome=record.outcome,
+    )

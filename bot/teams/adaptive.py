@@ -7,7 +7,8 @@ product called ``**[free](https://x)**`` shows as typed and links nowhere; our o
 
 Three views of one pending card: everyone sees its status (the message as posted); a person it
 is issued to sees Approve, Edit (when it has values a person may change) and Reject; its asker,
-when someone else decides it, sees Withdraw.
+when someone else decides it, sees Withdraw. A card of several writes shows a line per write
+(a ``TextRun``) under its heading, its outcome under it once decided, and "Approve all N".
 Teams asks for the view of the ids in ``refresh.userIds`` (``29:`` ids) through an
 ``Action.Execute`` "refresh"; a private copy in a 1:1 chat has one reader and is sent in their
 view. A card stays under ``MAX_CARD_BYTES`` of JSON (Teams refuses messages near 28 KB once
@@ -109,19 +110,23 @@ def _detail(label: str, value: str) -> list[Json]:
     return [data_line((f"{label}:", True)), _words(_when(at), spacing="None")]
 
 
-def _body(spec: CardSpec) -> list[Json]:
+def _heading(spec: CardSpec) -> Json:
     # The heading names people ("Approval needed from …"): data, so a TextRun, never markdown.
     run = {"type": "TextRun", "text": safe(spec.title), "weight": "Bolder", "size": "Medium"}
-    heading = {"type": "RichTextBlock", "inlines": [run]}
-    body: list[Json] = [
-        heading,
-        data_line((spec.summary, True)),
-    ]
+    return {"type": "RichTextBlock", "inlines": [run]}
+
+
+def _warning(text: str) -> Json:
+    warn = data_line(("⚠ ", False), (text, False))
+    return {"type": "Container", "style": "warning", "items": [warn]}
+
+
+def _body(spec: CardSpec) -> list[Json]:
+    body: list[Json] = [_heading(spec), data_line((spec.summary, True))]
     for label, value in spec.details:
         body += _detail(label, value)
     if spec.warning:
-        warn = data_line(("⚠ ", False), (spec.warning, False))
-        body.append({"type": "Container", "style": "warning", "items": [warn]})
+        body.append(_warning(spec.warning))
     return body
 
 
@@ -208,12 +213,12 @@ def reason_input() -> Json:
 
 def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
     """The inputs and buttons of ``view``: Approve, Edit (when offered) and Reject (with a
-    reason), or Withdraw."""
-    offered = {action.verb for action in spec.actions}
+    reason), or Withdraw; each labelled as the card words it ("Approve all 3")."""
+    offered = {action.verb: action.label for action in spec.actions}
     if view == "asker":
         withdraw = _execute(spec, VERB_WITHDRAW, words.WITHDRAW, "default", "none")
         return [], [withdraw] if VERB_WITHDRAW in offered else []
-    if view == "everyone" or not {VERB_APPROVE, VERB_REJECT} <= offered:
+    if view == "everyone" or not {VERB_APPROVE, VERB_REJECT} <= offered.keys():
         return [], []
     reason = reason_input()
     # Edit turns the card into a form for its values (``bot.teams.editing``).
@@ -221,31 +226,66 @@ def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
         [_execute(spec, VERB_EDIT, words.EDIT, "default", "none")] if VERB_EDIT in offered else []
     )
     actions = [
-        _execute(spec, VERB_APPROVE, words.APPROVE, "positive", "none"),
+        _execute(spec, VERB_APPROVE, offered[VERB_APPROVE], "positive", "none"),
         *edit,
-        _execute(spec, VERB_REJECT, words.REJECT, "destructive", "auto"),
+        _execute(spec, VERB_REJECT, offered[VERB_REJECT], "destructive", "auto"),
     ]
     return [reason], actions
 
 
 def _card(spec: CardSpec, view: View, issuee: str | None, notice: str | None) -> Json:
-    body = _body(spec)
+    several = bool(spec.lines)
+    body = _several_body(spec) if several else _body(spec)
     card: Json = {"type": "AdaptiveCard", "$schema": _SCHEMA, "version": "1.5"}
     if notice:
         alert = data_line((notice, False))
         body.insert(0, {"type": "Container", "style": "attention", "items": [alert]})
-    if not spec.is_pending:
+    if several:
+        body += _several_tail(spec)
+    elif not spec.is_pending:
         card["body"] = body + _decided_lines(spec)
         return card
-    body += _pending_lines(spec)
-    inputs, actions = _controls(spec, view)
-    body += inputs
-    if actions:
-        card["actions"] = actions
+    else:
+        body += _pending_lines(spec)
+    if spec.is_pending:
+        inputs, actions = _controls(spec, view)
+        body += inputs
+        if actions:
+            card["actions"] = actions
+        if spec.token and issuee:
+            card["refresh"] = _refresh(spec, issuee)
     card["body"] = body
-    if spec.token and issuee:
-        card["refresh"] = _refresh(spec, issuee)
     return card
+
+
+_MARKS: Final = {"done": "✅ ", "failed": "❌ ", "executing": "⏳ "}
+
+
+def _several_body(spec: CardSpec) -> list[Json]:
+    """A card of several writes: its heading, what one press does, then a line per write
+    (a ``TextRun``), its warning, and its outcome under it once decided."""
+    body: list[Json] = [_heading(spec), data_line((spec.intro or "", False), subtle=True)]
+    for number, line in enumerate(spec.lines, start=1):
+        body.append(data_line((f"{number}. ", True), (line.summary, False)))
+        if line.warning:
+            body.append(_warning(line.warning))
+        if line.result:
+            mark = _MARKS.get(line.status, "⛔ ")
+            body.append(data_line((mark, False), (line.result, False), subtle=True))
+    return body
+
+
+def _several_tail(spec: CardSpec) -> list[Json]:
+    lines: list[Json] = []
+    if spec.progress:
+        lines.append(data_line((spec.progress, False)))
+    if spec.decided is not None:
+        lines.append(
+            data_line((f"{spec.decided.verb} by ", False), (spec.decided.by or "someone", True))
+        )
+    if spec.reason:
+        lines.append(data_line(("Reason: ", True), (spec.reason, False)))
+    return lines
 
 
 def card_bytes(card: Json) -> int:

@@ -41,7 +41,8 @@ from microsoft_agents.hosting.core.authorization.jwt import _authorize_request
 from microsoft_agents.hosting.core.http import HttpResponse
 
 from bot.adapter import Adapter
-from bot.decisions import show_decision
+from bot.card import Card
+from bot.decisions import show
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.settings import Settings
 from bot.surface import Surface
@@ -195,12 +196,10 @@ class TeamsRoutes:
     async def stop(self) -> None:
         return None
 
-    async def show_settled(self, record: CardRecord, placement: Placement) -> None:
+    async def show_settled(self, card: Card, placement: Placement) -> None:
         """Updates the card in its conversation proactively (no request to answer through)."""
-        if await self.with_adapter(
-            placement, lambda adapter: show_decision(self.surface, adapter, record)
-        ):
-            log.info("teams_card_settled", card_id=record.card_id, tenant=record.tenantid)
+        if await self.with_adapter(placement, lambda adapter: show(self.surface, adapter, card)):
+            log.info("teams_card_settled", card_id=card.card_id, tenant=card.tenantid)
 
     async def cards_changed(self, record: CardRecord) -> None:
         """Nothing per person to refresh yet."""

@@ -13,10 +13,11 @@ from typing import Any
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment, TextFormatTypes
 
 from bot import wording
-from bot.cardspec import clip, of_record
+from bot.card import Card
+from bot.cardspec import clip
 from bot.placement import TeamsPlacement
 from bot.teams.adaptive import CARD_TYPE, View, render
-from tools import Caller, CardRecord, CardStatus
+from tools import Caller, CardStatus
 
 __all__ = ["card_activity", "decided_card", "is_private", "notification", "plain", "view_of"]
 
@@ -38,8 +39,11 @@ def plain(text: str) -> Activity:
     return Activity(type=ActivityTypes.message, text=text, text_format=TextFormatTypes.plain)
 
 
-def notification(record: CardRecord) -> str:
+def notification(card: Card) -> str:
     """What a changed card says in a notification: still waiting (and for whom), or decided."""
+    record = card.single
+    if record is None:
+        return card.spec().notification
     if record.status is CardStatus.PENDING:
         waiting = wording.who(tuple(i.name for i in record.waiting_for))
         return wording.card_text(record.summary, waiting or "You")
@@ -52,21 +56,22 @@ def is_private(placement: TeamsPlacement) -> bool:
     return placement.conversation is None and placement.aad is not None
 
 
-def view_of(record: CardRecord, caller: Caller | None) -> View:
+def view_of(card: Card, caller: Caller | None) -> View:
     """What ``caller`` may still do with the card: decide it, withdraw it (its asker), or watch."""
-    if caller is None or record.status is not CardStatus.PENDING:
+    lead = card.lead  # a card of several: its first waiting write's people decide them all
+    if caller is None or lead.status is not CardStatus.PENDING:
         return "everyone"
-    if record.issued_to_person(caller.userid, caller.tenantid) and not record.approved_by(
+    if lead.issued_to_person(caller.userid, caller.tenantid) and not lead.approved_by(
         caller.userid
     ):
         return "issuee"
-    if (record.userid, record.tenantid) == (caller.userid, caller.tenantid):
+    if (card.userid, card.tenantid) == (caller.userid, caller.tenantid):
         return "asker"
     return "everyone"
 
 
 def decided_card(
-    record: CardRecord,
+    card: Card,
     placement: TeamsPlacement | None,
     *,
     notice: str | None = None,
@@ -79,10 +84,10 @@ def decided_card(
     """
     token = placement.token if placement else ""
     issued_to = placement.issued_to if placement else None
-    spec = of_record(record, token=token, issued_to=issued_to)
+    spec = card.spec(token=token, issued_to=issued_to)
     if view is None:
         # A private copy's one reader decides it, unless they gave its first of two approvals.
         mine = placement is not None and is_private(placement)
-        done = placement is not None and placement.approved_by_reader(record)
+        done = placement is not None and placement.approved_by_reader(*card.live)
         view = "issuee" if mine and not done else "everyone"
     return render(spec, view=view, issuee=placement.user if placement else None, notice=notice)

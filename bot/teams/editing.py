@@ -25,7 +25,8 @@ from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot import identity, turns
-from bot.decisions import show_decision
+from bot.card import one
+from bot.decisions import show
 from bot.placement import TeamsPlacement, first
 from bot.surface import Surface
 from bot.teams.actions import refresh, visible
@@ -114,16 +115,18 @@ async def _card_and_caller(
     tool = surface.registry.lookup_or_none(record.tool)
     sender = adapter.sender
     if tool is None or not tool.editable or sender is None:
-        return decided_card(record, placement)
+        return decided_card(one(record), placement)
     caller = await identity.resolve(surface.directory, adapter, sender.tenant, sender.aad)
     if isinstance(caller, str):
-        return decided_card(record, placement, notice=identity.tell_unresolved(adapter, caller))
+        return decided_card(
+            one(record), placement, notice=identity.tell_unresolved(adapter, caller)
+        )
     return record, placement, tool, caller
 
 
 def _not_yours(record: CardRecord, placement: TeamsPlacement, adapter: TeamsAdapter) -> Json:
     log.info("edit_refused", card_id=record.card_id, why="not_your_card")
-    return decided_card(record, placement, notice=adapter.words.not_your_card(placement.owner))
+    return decided_card(one(record), placement, notice=adapter.words.not_your_card(placement.owner))
 
 
 async def open_form(surface: Surface, context: TurnContext, data: object) -> Json:
@@ -187,8 +190,8 @@ async def _ended(
     press on it would: a form asking for values nobody can use any more helps no one.
     """
     if isinstance(refused, CardExpiredError):
-        await show_decision(surface, adapter, record)
-    return decided_card(record, placement, notice=adapter.words.refused(str(refused)))
+        await show(surface, adapter, one(record))
+    return decided_card(one(record), placement, notice=adapter.words.refused(str(refused)))
 
 
 async def _posted(
@@ -216,7 +219,7 @@ async def _posted(
     shown = poster.answer_card(viewer=caller)
     if shown is None:
         fresh = await surface.registry.card(record.card_id)
-        shown = decided_card(fresh or record, placement)
+        shown = decided_card(one(fresh or record), placement)
     return shown
 
 

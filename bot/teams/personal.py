@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import structlog
 
+from bot.card import Card
 from bot.placement import Placement, TeamsPlacement
 from bot.teams import texts
-from bot.teams.batch import batch_card
 from bot.teams.copy_view import card_activity, decided_card, plain
 from bot.teams.outbound import FAILURES, Outbound
-from tools import BatchRecord, CardRecord
 
-__all__ = ["notify", "send_batch_copy", "send_copy"]
+__all__ = ["notify", "send_copy"]
 
 log = structlog.get_logger("bot.teams.personal")
 
@@ -34,7 +33,7 @@ async def notify(out: Outbound, user: str, text: str, *, tenant: str) -> None:
 
 
 async def send_copy(
-    out: Outbound, record: CardRecord, user: str, *, tenant: str, token: str, push: str
+    out: Outbound, card: Card, user: str, *, tenant: str, token: str, push: str
 ) -> Placement | None:
     """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id).
 
@@ -44,25 +43,11 @@ async def send_copy(
     """
     try:
         chat, placement = await _personal_copy(out, user, tenant=tenant, token=token)
-        sent = await out.send(chat, card_activity(decided_card(record, placement), push))
+        sent = await out.send(chat, card_activity(decided_card(card, placement), push))
     except FAILURES as failed:
-        log.error("copy_failed", card_id=record.card_id, person=user, error=type(failed).__name__)
+        log.error("copy_failed", card_id=card.card_id, person=user, error=type(failed).__name__)
         return None
-    log.info("copy_sent", card_id=record.card_id, tenant=record.tenantid, person=user)
-    return placement.model_copy(update={"activity_id": sent})
-
-
-async def send_batch_copy(
-    out: Outbound, batch: BatchRecord, user: str, *, tenant: str, token: str, push: str
-) -> Placement | None:
-    """The batch card, with its buttons, in a 1:1 chat with the person (as ``send_copy``)."""
-    try:
-        chat, placement = await _personal_copy(out, user, tenant=tenant, token=token)
-        card, _ = batch_card(batch, token=token, view="issuee")
-        sent = await out.send(chat, card_activity(card, push))
-    except FAILURES as failed:
-        log.error("copy_failed", batch_id=batch.batch_id, error=type(failed).__name__)
-        return None
+    log.info("copy_sent", card_id=card.card_id, tenant=card.tenantid, person=user)
     return placement.model_copy(update={"activity_id": sent})
 
 

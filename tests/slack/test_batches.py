@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import select, update
 
 from bot import sweeps
-from bot.batches import post_turn_cards
+from bot.posting import post_turn_cards
 from bot.sandbox import BOT_TOKEN, Message
 from bot.sandbox.payloads import TEAM
 from bot.slack.adapter import SlackAdapter, Where

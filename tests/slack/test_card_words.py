@@ -11,6 +11,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from bot.card import one
 from bot.cardspec import CardSpec, Decided, pending
 from bot.placement import SlackPlacement
 from bot.slack.adapter import SlackAdapter, Where
@@ -208,7 +209,7 @@ async def test_a_card_whose_channel_is_gone_goes_to_its_issuee() -> None:
         outcome="Request 1 was approved by Arjun Mehta.",
     )
     gone = SlackPlacement(team="T1", channel="C0GONE", ts="1.0", thread_ts="0.9", user="UARJUN")
-    anew = await adapter.update(record, gone)
+    anew = await adapter.update(one(record), gone)
     assert [p["channel"] for p in client.posted] == ["UARJUN"]
     assert "Approved and done" in str(client.posted[0]["blocks"])
     assert anew == gone.model_copy(

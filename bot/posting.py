@@ -1,0 +1,108 @@
+"""Posts the cards a turn proposed, several writes as one card, and records where; never decides one.
+
+A turn whose model proposed two or more writes (offline: "approve requests 1, 2 and 3") gets
+one card listing them all, with one Approve, instead of a card per write. The cards themselves
+are made exactly as alone (``tools.proposing``); ``tools.batching`` groups them and mints the
+one token the buttons carry. Every card, of one write or several, is then posted the same way:
+where the request came from, its placement recorded, the cards it replaced shown replaced, and
+a private copy sent to each person it is issued to besides the asker.
+
+More than ``MAX_ITEMS`` writes in one turn: the first twenty are one card and each further
+write keeps a card of its own. Refusing them instead would throw away proposals the model has
+already been told are waiting (and that are audited as proposed); a card of their own keeps
+every one of them decidable, and the model's words stay true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+
+from bot import card as cards
+from bot.adapter import Adapter
+from bot.card import Fresh
+from bot.copies import send_copies
+from bot.decisions import show
+from bot.surface import Surface
+from tools import MAX_ITEMS, Caller, Proposal
+from tools.errors import ConflictError
+
+__all__ = ["post", "post_card", "post_turn_cards"]
+
+log = structlog.get_logger("bot.posting")
+
+
+async def post_turn_cards(
+    surface: Surface,
+    adapter: Adapter,
+    proposals: Sequence[Proposal],
+    *,
+    caller: Caller,
+    conversation: str,
+    installation: str,
+) -> list[Proposal]:
+    """Posts two or more proposals of one turn as one card; returns those left to post one by
+    one (all of them when they could not be grouped)."""
+    if len(proposals) < 2:
+        return list(proposals)
+    grouped, rest = list(proposals[:MAX_ITEMS]), list(proposals[MAX_ITEMS:])
+    try:
+        batch = await surface.registry.bundle(caller, [p.card_id for p in grouped])
+    except ConflictError as refused:
+        # A card decided or replaced within the same moment: each keeps its own card.
+        log.info("batch_not_made", why=str(refused))
+        return list(proposals)
+    fresh = cards.fresh_several(batch, grouped)
+    await post(
+        surface, adapter, fresh, caller=caller, conversation=conversation, installation=installation
+    )
+    return rest
+
+
+async def post_card(
+    surface: Surface,
+    adapter: Adapter,
+    proposal: Proposal,
+    *,
+    caller: Caller,
+    conversation: str,
+    installation: str,
+) -> None:
+    """Posts a fresh card of one write (see ``post``)."""
+    fresh = cards.fresh_one(proposal)
+    await post(
+        surface, adapter, fresh, caller=caller, conversation=conversation, installation=installation
+    )
+
+
+async def post(
+    surface: Surface,
+    adapter: Adapter,
+    fresh: Fresh,
+    *,
+    caller: Caller,
+    conversation: str,
+    installation: str,
+) -> None:
+    """Posts a fresh card and records where, so whichever process decides it can update it.
+
+    The cards it replaced (the same target, another write) are shown replaced; the people it
+    is issued to besides the asker get a private copy of it.
+    """
+    registry = surface.registry
+    placement = await adapter.post_card(fresh, caller=caller, conversation=conversation)
+    placement = placement.model_copy(update={"editable": fresh.editable})
+    await cards.attach(registry, fresh, placement)
+    log.info("card_posted", card_id=fresh.card_id, tenant=caller.tenantid, user=caller.userid)
+    for replaced in fresh.replaced:
+        old = await cards.load(registry, replaced)
+        if old is not None:
+            await show(surface, adapter, old)
+    routing = fresh.routing
+    others = [i for i in routing.issued_to if i.userid != caller.userid] if routing else []
+    card = await cards.load(registry, fresh.card_id) if others else None
+    if card is not None:
+        await send_copies(
+            surface, adapter, card, others, installation=installation, token=fresh.token
+        )

@@ -1,0 +1,109 @@
+"""Draws a card, of one write or several, as the Slack message a copy shows; never calls Slack.
+
+The one renderer of a card's message: ``render`` draws any ``CardSpec`` (a card waiting, a
+decided one, or one of several writes: a header, the line saying what one press does, one
+section per write with its outcome once decided, the lines under them and one actions block),
+and ``card_message`` draws a ``Card`` as one of its copies shows it now. Twenty writes make at
+most 26 blocks, well inside Slack's 50; every section stays short enough to read on a phone.
+The parts (sections, fields, buttons) are ``bot.slack.blocks``'.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from bot.card import Card
+from bot.cardspec import CardSpec, Verb
+from bot.slack import texts
+from bot.slack.blocks import (
+    DECIDING,
+    EVERY,
+    Block,
+    buttons,
+    context,
+    head,
+    render_decided,
+    render_pending,
+    section,
+)
+from bot.slack.mrkdwn import esc, esc_data
+
+__all__ = ["card_message", "copy_verbs", "render"]
+
+_MARKS: Final = {
+    "done": ":white_check_mark:",
+    "failed": ":x:",
+    "executing": ":hourglass_flowing_sand:",
+}
+
+
+def copy_verbs(*, private: bool, approved: bool) -> frozenset[Verb]:
+    """The buttons of a copy: every one on a thread's card; on a private copy, Approve, Edit and
+    Reject for its one reader, and none once that reader gave the first of two approvals."""
+    if not private:
+        return EVERY
+    return frozenset() if approved else DECIDING
+
+
+def render(spec: CardSpec, *, for_user: str | None, verbs: frozenset[Verb] = EVERY) -> list[Block]:
+    """Any card as Block Kit: one of several writes, one waiting, or one decided."""
+    if spec.lines:
+        return _several(spec, verbs)
+    if spec.is_pending:
+        return render_pending(spec, for_user=for_user, verbs=verbs)
+    return render_decided(spec, decided_by_slack=None)
+
+
+def card_message(
+    card: Card, *, token: str, for_user: str | None, private: bool, approved: bool = False
+) -> tuple[str, list[Block]]:
+    """The notification text and blocks of a card's copy as the card stands now.
+
+    A card still pending after a first of two approvals, or after an escalation widened whom
+    it waits for, keeps its buttons (``token``, the copy's own signed card); it used to be drawn
+    as decided. A ``private`` copy is only ever seen by someone the card is issued to, so it
+    shows Approve and Reject alone, and none once its reader ``approved`` (the first of two).
+    A settled card names who decided by name: the Slack user a copy was posted for is not
+    necessarily who decided it.
+    """
+    record = card.single
+    if record is not None and not card.live:
+        text = texts.decided_text(
+            str(record.status), record.summary, record.decided_by_name or "", record.standing
+        )
+        return text, render(card.spec(), for_user=None)
+    spec = card.spec(token=token)
+    verbs = copy_verbs(private=private, approved=approved)
+    return texts.notification(spec.notification), render(spec, for_user=for_user, verbs=verbs)
+
+
+def _line(number: int, spec: CardSpec, index: int) -> Block:
+    line = spec.lines[index]
+    said = f"*{number}.* {esc_data(line.summary)}"
+    if line.warning:
+        said += f"\n:warning: {esc_data(line.warning)}"
+    if line.result:
+        mark = _MARKS.get(line.status, ":no_entry_sign:")
+        said += f"\n{mark} {esc_data(line.result)}"
+    return section(said)
+
+
+def _several(spec: CardSpec, verbs: frozenset[Verb]) -> list[Block]:
+    """A card of several writes: heading, what one press does, a section per write, then the
+    lines under it and the buttons among ``verbs`` (none once settled)."""
+    blocks: list[Block] = [head(spec), context(esc(spec.intro or ""))]
+    blocks += [_line(n, spec, n - 1) for n in range(1, len(spec.lines) + 1)]
+    tail = []
+    if spec.progress:
+        tail.append(texts.progress(spec.progress))
+    if spec.is_pending:
+        tail.append(texts.card_for(None, spec.expires_at))
+    elif spec.decided is not None:
+        tail.append(
+            texts.decided_line(spec.decided.by, None, spec.decided.at, verb=spec.decided.verb)
+        )
+    if spec.reason:
+        tail.append(texts.outcome_line("Reason", spec.reason))
+    if [t for t in tail if t]:
+        blocks.append(context("\n".join(t for t in tail if t)))
+    return [*blocks, *buttons(spec, verbs)]

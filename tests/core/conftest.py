@@ -1,0 +1,130 @@
+"""The core on a real database, with the recording fake of the surface protocol and no platform."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import pytest
+
+from bot import posting, presses
+from bot.card import Verb
+from bot.placement import Placement, SlackPlacement
+from bot.surface import ModelReply, Surface
+from tests.support.clock import SteppedClock
+from tests.support.fake_surface import FakePlatform, Member
+from tools import Caller, CardSigner, Proposal, Registry
+from tools.db import Database
+from tools.directory import Directory
+from tools.merchant import DEFAULT_AGENT, build_registry
+
+TEAM = "T0FIESTA"  # connected to Fiesta Foods by the demo data
+MEMBERS = {
+    "UPRIYA": Member("priya@fiesta.example"),
+    "UARJUN": Member("arjun@fiesta.example"),
+    "UMEERA": Member("meera@fiesta.example"),
+    "URAVI": Member("ravi@fiesta.example"),
+}
+LINKED = ("UARJUN", "URAVI")
+
+
+@dataclass
+class Notes:
+    """A model that is only told things: what each conversation heard about its cards."""
+
+    heard: list[tuple[str, str]] = field(default_factory=list)
+
+    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply:
+        raise AssertionError("the core tests never ask the model")
+
+    async def record(self, *, conversation: str, text: str) -> None:
+        self.heard.append((conversation, text))
+
+    async def aclose(self) -> None:
+        return None
+
+
+@dataclass
+class Core:
+    """The core's dependencies and the fake platform it speaks to."""
+
+    surface: Surface
+    registry: Registry
+    fake: FakePlatform
+    notes: Notes
+    clock: SteppedClock
+
+    async def caller(self, user: str) -> Caller:
+        found = await self.surface.directory.resolve("slack", TEAM, user)
+        assert found is not None, user
+        return found
+
+    async def propose(self, user: str, *requests: int) -> list[Proposal]:
+        """``user`` asks for each request to be approved: the cards the model would propose."""
+        caller = await self.caller(user)
+        proposals = []
+        for request in requests:
+            result = await self.registry.call(
+                DEFAULT_AGENT, "approve_request", {"request_id": request}, caller
+            )
+            assert result.proposal is not None
+            proposals.append(result.proposal)
+        return proposals
+
+    async def ask(self, user: str, *requests: int) -> SlackPlacement:
+        """``user`` asks in the channel; the turn's cards are posted (several as one card).
+        Returns where the last card went."""
+        proposals = await self.propose(user, *requests)
+        adapter, caller = self.fake.adapter(user), await self.caller(user)
+        conversation = f"thread-{user}"
+        left = await posting.post_turn_cards(
+            self.surface,
+            adapter,
+            proposals,
+            caller=caller,
+            conversation=conversation,
+            installation=TEAM,
+        )
+        for proposal in left:
+            await posting.post_card(
+                self.surface,
+                adapter,
+                proposal,
+                caller=caller,
+                conversation=conversation,
+                installation=TEAM,
+            )
+        posted = self.fake.called("post_card")[-1].args["copy"]
+        assert isinstance(posted, SlackPlacement)
+        return posted
+
+    async def press(
+        self, user: str, copy: Placement, verb: Verb = "approve", reason: str = ""
+    ) -> presses.Ended:
+        """``user`` presses a button on ``copy`` (its token, and the card it was drawn for)."""
+        card_id = next(c.args["card"] for c in self.fake.calls if c.args.get("copy") == copy)
+        press = presses.Press(
+            installation=TEAM,
+            user=user,
+            token=copy.token,
+            verb=verb,
+            card_id=card_id,
+            reason=reason,
+        )
+        return await presses.decide(self.surface, self.fake.adapter(user), press)
+
+
+@pytest.fixture
+async def core(db: Database) -> Core:
+    clock = SteppedClock()
+    secret = "card-secret-for-core-tests-0123456789"
+    signer = CardSigner([secret], ttl=timedelta(minutes=30), clock=clock)
+    registry = build_registry(db, signer, clock=clock)
+    directory = Directory(db)
+    for user in LINKED:
+        email = MEMBERS[user].email
+        assert email is not None
+        await directory.link("slack", TEAM, user, email)
+    notes = Notes()
+    surface = Surface(registry, notes, directory)
+    return Core(surface, registry, FakePlatform(TEAM, dict(MEMBERS)), notes, clock)
