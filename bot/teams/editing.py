@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from http import HTTPStatus
 from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import structlog
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
@@ -58,7 +58,10 @@ def _numeric(tool: Tool, name: str) -> bool:
         kinds = tuple(k for k in get_args(annotation) if k is not NoneType)
     else:
         kinds = (annotation,)
-    return bool(kinds) and all(k in (int, float, Decimal) for k in kinds)
+    # A bounded number (``tools.schema.Amount``) arrives as ``Annotated[Decimal, ...]`` inside
+    # an optional: its base type is what the form shows.
+    bases = tuple(get_args(k)[0] if get_origin(k) is Annotated else k for k in kinds)
+    return bool(bases) and all(k in (int, float, Decimal) for k in bases)
 
 
 def _shown(value: object) -> str:
