@@ -19,7 +19,7 @@ from bench.stage import bare_bolt, own_target, serve, sqlite_database
 from bench.stats import Figure, percentile
 from bot.slack import SlackAdapter, Where
 from bot.slack.blocks import APPROVE_ACTION
-from bot.turns import post_card
+from bot.turns.answer import post_card
 from tests.support.slack_requests import block_action
 from tools import Caller, CardStatus, Role
 from tools.merchant import DEFAULT_AGENT

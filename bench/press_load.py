@@ -36,7 +36,7 @@ from bench.stage import SIGNING_SECRET, own_target, sqlite_database
 from bench.stats import Figure, percentile
 from bot.slack import SlackAdapter, Where
 from bot.slack.blocks import APPROVE_ACTION
-from bot.turns import post_card
+from bot.turns.answer import post_card
 from tests.support.slack_requests import block_action, event, message, signed
 from tools import Caller, CardStatus, Role
 from tools.merchant import DEFAULT_AGENT

@@ -43,7 +43,9 @@ __all__ = ["Served", "serving", "tree_cpu_seconds"]
 
 _START_LIMIT_S = 120.0  # imports, migrations checked, N workers started on a shared machine
 _DRAIN_LIMIT_S = 300.0
-_STOP_LIMIT_S = 150.0  # the workers drain their work first (``bot.workers`` allows each 120 s)
+_STOP_LIMIT_S = (
+    150.0  # the workers drain their work first (``bot.runtime.workers`` allows each 120 s)
+)
 _POLL_S = 0.05
 _REPLY, _ON, _OFF = "chat.postMessage", "reactions.add", "reactions.remove"
 # The server reads every setting from its environment. Ours is passed on without them, then the

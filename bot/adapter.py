@@ -6,7 +6,7 @@ who sent it) or per card copy (to show a card settled without a request). It tur
 plain calls into the platform's wire format. ``Words`` is the surface's module of texts, so the
 core chooses *which* sentence a person reads and the surface chooses its wording and escaping.
 
-A card is a ``bot.card.Card``, of one write or several: every method that shows one takes it
+A card is a ``bot.cards.card.Card``, of one write or several: every method that shows one takes it
 whole, and the surface's one renderer draws it. Every method may be called for any copy of a
 card: ``update`` and ``post_audit`` take the placement they act on, so a card with several
 copies (a thread, a DM to each approver) is shown by calling them once per copy.
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from bot.card import Card, Fresh
+from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform
 from tools import Caller
 

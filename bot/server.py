@@ -3,7 +3,7 @@
 The one composition root. It mounts only what is configured — Slack (HTTP, Socket Mode or
 OAuth; the sandbox's Slack is plain HTTP), Teams, or both — on one aiohttp app beside
 ``GET /healthz``, which answers 200 only when the database does, and ``GET /metrics`` for
-operators (``bot.metrics``). At start-up it settles cards a
+operators (``bot.runtime.metrics``). At start-up it settles cards a
 stopped process left half-way, and while running it settles those stuck mid-write past a grace
 period; each settled card is shown by the surface that posted it, as is every decision a
 stopped process never showed. On shutdown the work in flight
@@ -29,12 +29,13 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot import card as cards
-from bot import sweeps
 from bot.adapter import Adapter
-from bot.card import Card
-from bot.lanes import Lane
-from bot.metrics import (
+from bot.cards import card as cards
+from bot.cards.card import Card
+from bot.placement import Placement, Platform
+from bot.presses import sweeps
+from bot.runtime.lanes import Lane
+from bot.runtime.metrics import (
     METRICS,
     METRICS_DB,
     METRICS_TOKEN,
@@ -42,13 +43,12 @@ from bot.metrics import (
     metrics_handler,
     publishing_lanes,
 )
-from bot.placement import Placement, Platform
+from bot.runtime.workers import LISTEN_BACKLOG, watch_parent
 from bot.settings import Settings, SettingsError
 from bot.slack.routes import SlackRoutes
 from bot.surface import Background, Surface
 from bot.teams.app import TeamsRoutes
 from bot.teams.auth import TokenChecker
-from bot.workers import LISTEN_BACKLOG, watch_parent
 from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
 from tools.merchant import build_registry
@@ -127,14 +127,14 @@ def application(
 
 
 def _mount_metrics(web_app: web.Application, settings: Settings, surface: Surface) -> None:
-    """``GET /metrics`` (``bot.metrics``): this machine only, or anyone with the metrics token."""
+    """``GET /metrics`` (``bot.runtime.metrics``): this machine only, or anyone with the metrics token."""
     token = settings.countersign_metrics_token
     web_app[METRICS] = surface.metrics
     web_app[METRICS_DB] = surface.registry.db
     web_app[METRICS_TOKEN] = token.get_secret_value() if token is not None else ""
     for lane in surface.tasks.lanes.values():
         _watch(surface.metrics, lane)
-    # With several workers each writes its lanes for the others' scrapes (bot.metrics).
+    # With several workers each writes its lanes for the others' scrapes (bot.runtime.metrics).
     web_app.cleanup_ctx.append(publishing_lanes)
     web_app.router.add_get("/metrics", metrics_handler)
 
@@ -256,7 +256,7 @@ def build_surface(settings: Settings, db: Database) -> Surface:
 async def serve(settings: Settings, *, sock: socket.socket | None = None) -> None:
     """Serves on ``settings.countersign_host``:``settings.port`` until SIGTERM/SIGINT.
 
-    ``sock``: a listening socket to accept on instead (a worker's, from ``bot.workers``). Every
+    ``sock``: a listening socket to accept on instead (a worker's, from ``bot.runtime.workers``). Every
     line a worker logs then names it (``worker``: its process id), as the tasks it starts
     inherit the context bound here.
     """

@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     countersign_typing_after: float = Field(default=1.0, ge=0, le=60)
     # Who may read GET /metrics besides this machine: anyone sending "Bearer <token>".
     countersign_metrics_token: SecretStr | None = None
-    # Worker processes serving the port (``bot.workers``); one per core uses the machine.
+    # Worker processes serving the port (``bot.runtime.workers``); one per core uses the machine.
     countersign_workers: int = Field(default=1, ge=1, le=64)
     countersign_host: str = "127.0.0.1"
     port: int = Field(default=3000, ge=1, le=65535)

@@ -3,7 +3,7 @@
 Holds references only; never talks to a chat platform or the database itself. ``Conversing`` is
 what the core needs of a model (``bot.agent.Assistant`` is one), so a turn can be driven by the
 real agent, the offline model or a scripted one in tests; ``ModelReply`` is one of its answers.
-``Background`` is the task set the lanes (``bot.lanes``) run in after a request is answered;
+``Background`` is the task set the lanes (``bot.runtime.lanes``) run in after a request is answered;
 ``Metrics`` is what operators watch of it.
 """
 
@@ -16,9 +16,9 @@ from typing import Any, Literal, Protocol
 
 import structlog
 
-from bot.lanes import Conversations, Lane, LaneName
-from bot.metrics import Metrics
-from bot.turn_order import TurnOrder
+from bot.runtime.lanes import Conversations, Lane, LaneName
+from bot.runtime.metrics import Metrics
+from bot.runtime.turn_order import TurnOrder
 from tools import Agent, Caller, Directory, Proposal, Registry
 from tools.merchant import DEFAULT_AGENT
 
@@ -66,7 +66,7 @@ class Background:
         # those still waiting after its 30 s timeout were never answered (their delivery
         # already acknowledged, Slack would not resend it). With one shared bound, presses
         # queued behind model turns: with 30 turns waiting on a 25 s model an Approve was
-        # still not shown after 40 s. Each kind of work now has its own lane (``bot.lanes``).
+        # still not shown after 40 s. Each kind of work now has its own lane (``bot.runtime.lanes``).
         self.lanes: dict[LaneName, Lane] = {
             "press": Lane("press", presses),
             "turn": Lane("turn", turns),
@@ -171,7 +171,7 @@ class Surface:
     agent: Agent = DEFAULT_AGENT
     tasks: Background = field(default_factory=Background)
     metrics: Metrics = field(default_factory=Metrics)
-    # Seconds a message waits for its answer before it is shown typing (``bot.turns.Typing``).
+    # Seconds a message waits for its answer before it is shown typing (``bot.turns.answer.Typing``).
     typing_after: float = TYPING_AFTER
     # One turn at a time per conversation across processes (``tasks`` orders them within one).
     turn_order: TurnOrder = field(init=False)

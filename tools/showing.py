@@ -1,7 +1,7 @@
 """Which decided cards are still to be shown, and which process shows each; never shows one itself.
 
 A decision is shown when every copy of its card was updated and the channel's audit line posted
-(``bot.decisions``). A process that died after a write committed and before Slack was told left
+(``bot.presses.decisions``). A process that died after a write committed and before Slack was told left
 the card with live buttons for good and posted no audit line; a second press only said
 "already approved", privately. So a card records when its decision was shown, and only after it
 went out: a crash in between leaves it unshown, and it is redrawn.
@@ -46,7 +46,7 @@ _UNSHOWN = (
         _CARDS.c.shown_at.is_(None),
         _CARDS.c.status.in_(sorted(s.value for s in DECIDED)),
         # The items of a card of several are shown with it, whose audit line is claimed once
-        # when it has settled (``bot.decisions``); a press on it redraws it.
+        # when it has settled (``bot.presses.decisions``); a press on it redraws it.
         _CARDS.c.batch_id.is_(None),
     )
     .order_by(_CARDS.c.decided_at)

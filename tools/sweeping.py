@@ -1,6 +1,6 @@
 """Moves cards on without a press: expiry and escalation, each with its audit line; never shows one.
 
-The sweeps (``bot.sweeps``) run these in every process. Each card moves by one conditional
+The sweeps (``bot.presses.sweeps``) run these in every process. Each card moves by one conditional
 UPDATE, so whichever process matched it is the one that shows it; its audit line is written in
 the transaction of the move, so no expiry or escalation goes unrecorded.
 """

@@ -1,7 +1,7 @@
 """Keeps each conversation's model history in the database, bounded; never loses a racing turn.
 
 A turn reads the history, runs the model (seconds), then appends what it added. A thread's
-turns take turns (``bot.turn_order``), but one that waited too long runs alongside another;
+turns take turns (``bot.runtime.turn_order``), but one that waited too long runs alongside another;
 the second to finish finds the version moved on, re-reads, and appends its own messages after
 the first one's. It never re-runs the model to "retry": that would
 propose the same change twice. Each turn's messages are complete (every tool call answered), so

@@ -100,7 +100,7 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
     workers = getattr(args, "workers", None) or settings.countersign_workers
     listen_fd: int | None = getattr(args, "listen_fd", None)
     try:
-        if listen_fd is not None:  # a worker of ``bot.workers``: the socket is its parent's
+        if listen_fd is not None:  # a worker of ``bot.runtime.workers``: the socket is its parent's
             await run(settings, sock=socket.socket(fileno=listen_fd))
         elif workers > 1:
             await _serve_workers(settings, workers)
@@ -117,7 +117,7 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
 
 
 async def _serve_workers(settings: Settings, workers: int) -> None:
-    from bot.workers import WorkerEndedError, listening, serve_workers
+    from bot.runtime.workers import WorkerEndedError, listening, serve_workers
 
     sock = listening(settings.countersign_host, settings.port)
     try:

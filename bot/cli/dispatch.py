@@ -19,7 +19,7 @@ from bot.cli.connections import connect, disconnect, invite, list_connections
 from bot.cli.failures import CliError
 from bot.cli.policy import set_policy, show_policy
 from bot.cli.sandbox import run, sandbox
-from bot.logging import LogLevelError, configure_logging
+from bot.runtime.logging import LogLevelError, configure_logging
 from bot.settings import Settings, SettingsError, load_settings
 from tools.errors import CountersignError
 

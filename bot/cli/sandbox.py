@@ -13,7 +13,7 @@ import errno
 
 from bot.cli.commands import demo, serve
 from bot.cli.failures import CliError
-from bot.logging import configure_logging
+from bot.runtime.logging import configure_logging
 from bot.settings import Settings
 
 __all__ = ["run", "sandbox"]

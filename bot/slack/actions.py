@@ -1,8 +1,8 @@
-"""Takes Approve, Reject and Withdraw presses from Slack; never runs a write except through the core's ``bot.presses``.
+"""Takes Approve, Reject and Withdraw presses from Slack; never runs a write except through the core's ``bot.presses.ladder``.
 
 Every press is acked at once and decided after the ack, in the task set. Nothing here reads the
 card token: the engine verifies it (Withdraw by anyone but the card's asker is refused there),
-and ``bot.presses`` shows every outcome the same way on every surface. Reject first opens a
+and ``bot.presses.ladder`` shows every outcome the same way on every surface. Reject first opens a
 modal asking why; its submission is the press. A press that moved a card refreshes the App
 Home of everyone the card concerns.
 """
@@ -18,10 +18,10 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import card as cards
 from bot import identity, presses
 from bot.adapter import Form
-from bot.card import Card
+from bot.cards import card as cards
+from bot.cards.card import Card
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import (
     APPROVE_ACTION,

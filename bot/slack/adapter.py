@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapter import Form, Home, Words
-from bot.card import Card, Fresh
+from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import outbound, texts
 from bot.slack.blocks import reject_modal

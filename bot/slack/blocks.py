@@ -1,6 +1,6 @@
 """Renders a card and the reject modal as Block Kit; never calls Slack.
 
-A card is rendered from its neutral description (``bot.cardspec.CardSpec``), so its words, values
+A card is rendered from its neutral description (``bot.cards.cardspec.CardSpec``), so its words, values
 and cuts are the ones every surface shows; Slack's mrkdwn escaping and markup are added here.
 Everything here is a pure function from a card to a payload within Slack's limits (header 150,
 section 3,000, field 2,000, ten fields a section, 50 blocks, button value 2,000). Every block
@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
-from bot.cardspec import CardAction, CardSpec, Verb
+from bot.cards.cardspec import CardAction, CardSpec, Verb
 from bot.slack import texts
 from bot.slack.texts import clip, esc, esc_data
 

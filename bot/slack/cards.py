@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from bot.card import Card
-from bot.cardspec import CardSpec, Verb
+from bot.cards.card import Card
+from bot.cards.cardspec import CardSpec, Verb
 from bot.slack import texts
 from bot.slack.blocks import (
     DECIDING,

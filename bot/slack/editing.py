@@ -19,7 +19,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import identity, turns
-from bot.cardspec import clip
+from bot.cards.cardspec import clip
 from bot.placement import Placement, SlackPlacement, first
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, section

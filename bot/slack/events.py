@@ -1,7 +1,7 @@
 """Takes Slack's message events: @mentions in channels, DMs, and follow-ups in threads it is part of; never approves.
 
 Each message becomes a core ``Turn`` run after the ack, in the task set's turn lane
-(``bot.turns`` answers it; ``bot.lanes`` orders it). Its dedupe keys are the event id (Slack retries) and channel+ts (a mention arrives as both
+(``bot.turns.answer`` answers it; ``bot.runtime.lanes`` orders it). Its dedupe keys are the event id (Slack retries) and channel+ts (a mention arrives as both
 ``app_mention`` and ``message.channels``). Messages from bots are ignored: two bots answering
 each other never stop.
 """
@@ -17,7 +17,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import receipts, turns
+from bot import turns
+from bot.runtime import receipts
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
 from bot.surface import Surface

@@ -20,10 +20,10 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import card as cards
 from bot import identity
-from bot.card import Card
-from bot.cardspec import CardSpec
+from bot.cards import card as cards
+from bot.cards.card import Card
+from bot.cards.cardspec import CardSpec
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
 from bot.slack.lists import home_view

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from bot.cardspec import CardSpec
+from bot.cards.cardspec import CardSpec
 from bot.slack import texts
 from bot.slack.blocks import DECIDING, WITHDRAWING, Block, body, buttons, context, divider, section
 

@@ -17,8 +17,8 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import several
-from bot.card import Card
+from bot.cards import several
+from bot.cards.card import Card
 from bot.placement import Placement, SlackPlacement
 from bot.slack import texts
 from bot.slack.blocks import Block

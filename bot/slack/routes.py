@@ -17,11 +17,11 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import card as cards
 from bot.adapter import Adapter
-from bot.card import Card
-from bot.decisions import show
+from bot.cards import card as cards
+from bot.cards.card import Card
 from bot.placement import Placement, Platform, SlackPlacement
+from bot.presses.decisions import show
 from bot.settings import Settings, SlackMode
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.app import Bolt, build_bolt

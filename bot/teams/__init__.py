@@ -2,8 +2,8 @@
 
 ``TeamsRoutes.mount`` adds ``POST /api/messages`` to the app the composition root
 (``bot.server``) builds, when MICROSOFT_APP_ID is set. The handlers turn activities into core
-calls (``bot.turns``, ``bot.presses``) through a ``TeamsAdapter``; cards are rendered by
-``bot.teams.adaptive`` from the neutral ``bot.cardspec.CardSpec``.
+calls (``bot.turns.answer``, ``bot.presses.ladder``) through a ``TeamsAdapter``; cards are rendered by
+``bot.teams.adaptive`` from the neutral ``bot.cards.cardspec.CardSpec``.
 """
 
 from bot.teams.adapter import TeamsAdapter

@@ -1,4 +1,4 @@
-"""Takes card presses in Teams: Approve, Reject, Withdraw and refresh; never runs a write except through the core's ``bot.presses``.
+"""Takes card presses in Teams: Approve, Reject, Withdraw and refresh; never runs a write except through the core's ``bot.presses.ladder``.
 
 Approve, Reject and Withdraw arrive as ``Action.Execute`` invokes (``adaptiveCard/action``) and
 are answered with the card the presser should now see; every copy of the card is updated for
@@ -20,9 +20,9 @@ import structlog
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
-from bot import card as cards
 from bot import identity, presses
-from bot.card import Card
+from bot.cards import card as cards
+from bot.cards.card import Card
 from bot.placement import TeamsPlacement, placements_of
 from bot.surface import Surface
 from bot.teams.adapter import TeamsAdapter

@@ -18,9 +18,9 @@ import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot import several, wording
 from bot.adapter import Form, Home, Words
-from bot.card import Card, Fresh
+from bot.cards import several, wording
+from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.teams import personal, texts
 from bot.teams.adaptive import render

@@ -23,8 +23,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from bot import wording as words
-from bot.cardspec import CardSpec
+from bot.cards import wording as words
+from bot.cards.cardspec import CardSpec
 
 __all__ = [
     "CARD_TYPE",

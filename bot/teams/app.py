@@ -41,9 +41,9 @@ from microsoft_agents.hosting.core.authorization.jwt import _authorize_request
 from microsoft_agents.hosting.core.http import HttpResponse
 
 from bot.adapter import Adapter
-from bot.card import Card
-from bot.decisions import show
+from bot.cards.card import Card
 from bot.placement import Placement, Platform, TeamsPlacement
+from bot.presses.decisions import show
 from bot.settings import Settings
 from bot.surface import Surface
 from bot.teams import actions, editing, texts, turns

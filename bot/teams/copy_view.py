@@ -12,9 +12,9 @@ from typing import Any
 
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment, TextFormatTypes
 
-from bot import wording
-from bot.card import Card
-from bot.cardspec import clip
+from bot.cards import wording
+from bot.cards.card import Card
+from bot.cards.cardspec import clip
 from bot.placement import TeamsPlacement
 from bot.teams.adaptive import CARD_TYPE, View, render
 from tools import Caller, CardStatus

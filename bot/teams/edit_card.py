@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from bot.cardspec import LIMITS, clip
+from bot.cards.cardspec import LIMITS, clip
 from bot.teams import texts
 from bot.teams.adaptive import execute, safe
 

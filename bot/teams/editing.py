@@ -6,7 +6,7 @@ the card's signed token to the engine (``Registry.edit``), which checks the card
 presser like a decision and proposes again, as the presser, through the same ``propose`` as
 the model's call. A value it refuses ("only ₹450.00 is left to refund") is answered with the
 form again, the error under the field and nothing changed. An accepted edit posts the new card
-where the old one was asked (``bot.turns.post_edited``, as Slack does), shows every copy of the
+where the old one was asked (``bot.turns.answer.post_edited``, as Slack does), shows every copy of the
 old one replaced, and answers the presser with their copy as it now stands. Someone the card
 is not issued to gets the private refusal a press gets. Older clients send the same as an
 ``Action.Submit`` message: the form is then sent in the conversation, and a refusal said there.
@@ -25,9 +25,9 @@ from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot import identity, turns
-from bot.card import one
-from bot.decisions import show
+from bot.cards.card import one
 from bot.placement import TeamsPlacement, first
+from bot.presses.decisions import show
 from bot.surface import Surface
 from bot.teams.actions import refresh, visible
 from bot.teams.adapter import TeamsAdapter

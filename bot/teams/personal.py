@@ -1,6 +1,6 @@
 """Reaches one person in their 1:1 chat with the bot: a card's private copy, a notice; never decides who.
 
-The core chooses who gets a copy (``bot.copies``); this opens the chat (``Outbound``), sends it
+The core chooses who gets a copy (``bot.presses.copies``); this opens the chat (``Outbound``), sends it
 and returns the copy's placement, so every copy is updated when the card changes. A copy Teams
 refuses (the app not installed for the person, a connector error) is logged and returns None:
 the card stays live where it was posted.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import structlog
 
-from bot.card import Card
+from bot.cards.card import Card
 from bot.placement import Placement, TeamsPlacement
 from bot.teams import texts
 from bot.teams.copy_view import card_activity, decided_card, plain

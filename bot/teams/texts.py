@@ -1,16 +1,16 @@
 """Every word a Teams user reads outside the card itself; never sends anything.
 
 Messages go out as plain text (``textFormat: plain``), so data and model text in them is shown
-as typed; the card's own words come from ``bot.wording`` like Slack's.
+as typed; the card's own words come from ``bot.cards.wording`` like Slack's.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from bot import wording
-from bot.cardspec import clip
-from bot.wording import field_label
+from bot.cards import wording
+from bot.cards.cardspec import clip
+from bot.cards.wording import field_label
 
 __all__ = [
     "EDIT_CANCEL",

@@ -1,6 +1,6 @@
 """Takes what people write in Teams (personal chats, @mentions in channels and group chats); never approves.
 
-Each message becomes a core ``Turn`` (``bot.turns`` answers it). It runs after the HTTP response
+Each message becomes a core ``Turn`` (``bot.turns.answer`` answers it). It runs after the HTTP response
 (the Bot Framework gives up on a request after about 15 s, and a real model often takes longer),
 in the task set, answering through the conversation reference as a proactive message. Its dedupe
 key is the activity id: Teams redelivers a message the bot was slow to acknowledge.

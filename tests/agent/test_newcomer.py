@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bot import wording
 from bot.agent import Assistant
 from bot.agent.offline import understand
+from bot.cards import wording
 from tests.agent.conftest import ARJUN, RAVI, tool_calls
 from tools.errors import NotFoundError
 

@@ -11,7 +11,7 @@ import pytest
 import structlog
 from structlog.contextvars import bound_contextvars
 
-from bot.logging import configure_logging
+from bot.runtime.logging import configure_logging
 
 
 class Terminal(io.StringIO):

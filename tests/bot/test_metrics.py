@@ -9,7 +9,7 @@ import pytest
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.metrics import METRICS, METRICS_DB, METRICS_TOKEN, Metrics, metrics_handler
+from bot.runtime.metrics import METRICS, METRICS_DB, METRICS_TOKEN, Metrics, metrics_handler
 from tests.support.cards import store_cards
 from tools.db import Database
 

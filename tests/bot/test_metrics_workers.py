@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.metrics import METRICS, Metrics, publishing_lanes, worker_exited
+from bot.runtime.metrics import METRICS, Metrics, publishing_lanes, worker_exited
 from tests.support.cards import store_cards
 from tools.db import Database
 

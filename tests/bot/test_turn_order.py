@@ -7,7 +7,7 @@ import asyncio
 from sqlalchemy import func, insert, select, text
 from structlog.testing import capture_logs
 
-from bot.turn_order import HOLD_LIMIT, TurnOrder
+from bot.runtime.turn_order import HOLD_LIMIT, TurnOrder
 from tests.reliability.harness import wait_until
 from tests.support.clock import SteppedClock
 from tools.db import Database, TurnHoldRow

@@ -7,10 +7,11 @@ from datetime import timedelta
 
 import pytest
 
-from bot import posting, presses
-from bot.card import Verb
+from bot import presses
+from bot.cards.card import Verb
 from bot.placement import Placement, SlackPlacement
 from bot.surface import ModelReply, Surface
+from bot.turns import posting
 from tests.support.clock import SteppedClock
 from tests.support.fake_surface import FakePlatform, Member
 from tools import Caller, CardSigner, Proposal, Registry

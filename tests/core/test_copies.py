@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot import card as cards
+from bot.cards import card as cards
 from tests.core.conftest import TEAM, Core
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot import card as cards
-from bot.decisions import show
+from bot.cards import card as cards
+from bot.presses.decisions import show
 from tests.core.conftest import Core
 
 

@@ -16,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.sandbox import BOT_TOKEN
 from bot.sandbox import WebApi as FakeSlack
 from bot.slack import SlackAdapter, Where
-from bot.turns import post_card
+from bot.turns.answer import post_card
 from tests.engine.toy import TOY_TOOLS
 from tests.reliability.harness import CHANNEL, InProcessBot, in_process_bot
 from tests.support.slack_requests import TEAM

@@ -10,11 +10,11 @@ from datetime import timedelta
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import select, update
 
-from bot import sweeps
-from bot.posting import post_turn_cards
+from bot.presses import sweeps
 from bot.sandbox import BOT_TOKEN, Message
 from bot.sandbox.payloads import TEAM
 from bot.slack.adapter import SlackAdapter, Where
+from bot.turns.posting import post_turn_cards
 from tests.slack.conftest import CHANNEL, Bot, buttons, request_status, said, validate
 from tests.support.slack_requests import view_submission
 from tools import CardStatus

@@ -246,7 +246,7 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the
 
     from bot.sandbox import BOT_TOKEN
     from bot.slack import SlackAdapter, Where
-    from bot.turns import post_card
+    from bot.turns.answer import post_card
     from tests.engine.toy import TOY_TOOLS
     from tools.merchant import DEFAULT_AGENT
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from bot.cardspec import Decided, pending
+from bot.cards.cardspec import Decided, pending
 from bot.slack.blocks import reject_modal, render_decided, render_pending
 from bot.slack.lists import pending_list
 from bot.slack.texts import audit_text, card_text, decided_text, notification

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from bot import sweeps
+from bot.presses import sweeps
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status, said, validate
 from tests.support.slack_requests import view_submission
 from tools import CardStatus

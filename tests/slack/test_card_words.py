@@ -11,8 +11,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot.card import one
-from bot.cardspec import CardSpec, Decided, pending
+from bot.cards.card import one
+from bot.cards.cardspec import CardSpec, Decided, pending
 from bot.placement import SlackPlacement
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import reject_modal, render_decided, render_pending

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import update as sa_update
 
-from bot import sweeps
+from bot.presses import sweeps
 from bot.sandbox import Message
 from tests.slack.conftest import (
     CHANNEL,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot import sweeps
+from bot.presses import sweeps
 from bot.sandbox.payloads import TEAM
 from bot.sandbox.webapi import Message
 from bot.server import application

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.adapter import Form, Home, Words
-from bot.card import Card, Fresh
+from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform, SlackPlacement
 from tools import Caller
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot import sweeps
+from bot.presses import sweeps
 from bot.server import RUNTIME
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, RAVI, TeamsBot, card_data

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from bot.cardspec import CardSpec, pending
+from bot.cards.cardspec import CardSpec, pending
 from bot.slack.blocks import render_pending
 from bot.teams.adaptive import MAX_CARD_BYTES, card_bytes, render
 from tests.support.cards import card_record
@@ -96,7 +96,7 @@ def test_the_approvals_line_is_shown_as_data() -> None:
 def test_a_card_not_approved_says_by_whom_when_what_stands_and_why() -> None:
     """A rejected card shows the who line, the time, the note on what still stands and the
     reason; it used to drop the who and the when whenever it had a note."""
-    from bot.cardspec import of_record
+    from bot.cards.cardspec import of_record
 
     at = datetime(2026, 3, 1, 10, 5, tzinfo=UTC)
     record = card_record(
@@ -147,7 +147,7 @@ def test_slack_and_teams_show_the_same_words_and_values() -> None:
 
 def test_expired_pending_card_renders_as_expired_without_buttons() -> None:
     """A pending card shown after its time has the expired wording and nothing to press."""
-    from bot.cardspec import of_record
+    from bot.cards.cardspec import of_record
 
     at = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
     record = card_record(
@@ -176,7 +176,7 @@ def _text_blocks(element: object) -> list[str]:
 def test_a_persons_name_never_reaches_a_markdown_text_block() -> None:
     """A name like [Approve here](https://evil.example) shows as typed, in a TextRun, in every
     view of a pending card, a decided card and a notice; it never becomes a live link."""
-    from bot.cardspec import Decided
+    from bot.cards.cardspec import Decided
     from bot.teams.adaptive import notice_card
 
     cards = [

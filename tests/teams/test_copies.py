@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from structlog.testing import capture_logs
 
-from bot import sweeps
 from bot.adapter import Adapter
 from bot.placement import TeamsPlacement, placements_of, stored
+from bot.presses import sweeps
 from bot.server import RUNTIME
 from bot.teams import TeamsRoutes
 from tests.support.fake_connector import FakeConnector

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.wording import who
+from bot.cards.wording import who
 from tests.support.fake_connector import Call, Member
 from tests.support.teams_activities import BOT, CHANNEL, TENANT, submit
 from tests.teams.adaptive import actions, texts, validate

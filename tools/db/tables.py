@@ -178,7 +178,7 @@ class TurnHoldRow(Base):
     """A conversation whose turn is running now, and which process runs it.
 
     Inserting the row takes the conversation's turn and deleting it hands it on, so across
-    processes one thread's turns run one at a time (``bot.turn_order``). ``turn`` names the
+    processes one thread's turns run one at a time (``bot.runtime.turn_order``). ``turn`` names the
     turn, ``holder`` its process's lease (``process_leases``), which tells whether it still runs.
     """
 

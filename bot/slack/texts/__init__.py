@@ -6,7 +6,7 @@ from the merchant's data, a person or the model goes through ``bot.slack.mrkdwn`
 placed in mrkdwn. This package is the surface's ``Words`` (``bot.adapter``).
 """
 
-from bot.cardspec import clip
+from bot.cards.cardspec import clip
 from bot.slack.mrkdwn import esc, esc_data, when
 from bot.slack.texts.cards import (
     APPROVE,

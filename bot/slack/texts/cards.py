@@ -1,7 +1,7 @@
 """The words of a Slack card and of what became of it, escaped for mrkdwn; never posts anything.
 
 Its heading, buttons and dialogs, the lines under it, the notification and the channel's
-audit line. The sentences are ``bot.wording``'s, shared with Teams; the escaping is
+audit line. The sentences are ``bot.cards.wording``'s, shared with Teams; the escaping is
 ``bot.slack.mrkdwn``'s.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot import wording
-from bot.cardspec import clip
+from bot.cards import wording
+from bot.cards.cardspec import clip
 from bot.slack.mrkdwn import esc, esc_data, mention, when
 
 __all__ = [

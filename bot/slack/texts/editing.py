@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from bot.cards.wording import field_label
 from bot.slack.mrkdwn import esc_data
-from bot.wording import field_label
 
 __all__ = [
     "EDIT_MODAL_TITLE",

@@ -5,7 +5,7 @@ Escaped for mrkdwn like everything a person reads (``bot.slack.mrkdwn``); never 
 
 from __future__ import annotations
 
-from bot import wording
+from bot.cards import wording
 from bot.slack.mrkdwn import esc, esc_data, mention
 
 __all__ = [

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
 
-from bot import wording
+from bot.cards import wording
 from bot.placement import editable_of
 from tools import CardRecord, CardStatus, Proposal
 
@@ -105,7 +105,7 @@ class CardSpec:
     ``actions``: Approve and Reject for those it is issued to, Withdraw for its asker (the
     engine refuses anyone else who presses one).
 
-    A card of several writes (``bot.several``) also has ``lines``, one per write, the
+    A card of several writes (``bot.cards.several``) also has ``lines``, one per write, the
     ``intro`` above them, the Approve dialog's words (``confirm``) and the reason it was
     rejected; its ``summary``, ``details`` and ``warning`` are what a list of cards shows.
     """

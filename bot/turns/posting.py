@@ -19,18 +19,18 @@ from collections.abc import Sequence
 
 import structlog
 
-from bot import card as cards
 from bot.adapter import Adapter
-from bot.card import Fresh
-from bot.copies import send_copies
-from bot.decisions import show
+from bot.cards import card as cards
+from bot.cards.card import Fresh
+from bot.presses.copies import send_copies
+from bot.presses.decisions import show
 from bot.surface import Surface
 from tools import MAX_ITEMS, Caller, Proposal
 from tools.errors import ConflictError
 
 __all__ = ["post", "post_card", "post_turn_cards"]
 
-log = structlog.get_logger("bot.posting")
+log = structlog.get_logger("bot.turns.posting")
 
 
 async def post_turn_cards(

@@ -25,17 +25,18 @@ from typing import Any
 
 import structlog
 
-from bot import card as cards
-from bot import receipts, wording
 from bot.adapter import Adapter
-from bot.card import Card
+from bot.cards import card as cards
+from bot.cards import wording
+from bot.cards.card import Card
 from bot.placement import Placement, SlackPlacement, placements_of_stored, stored
+from bot.runtime import receipts
 from bot.surface import Surface
 from tools import CardStatus, Connections
 
 __all__ = ["audit_channel", "redraw", "show", "update_copies"]
 
-log = structlog.get_logger("bot.decisions")
+log = structlog.get_logger("bot.presses.decisions")
 
 # Nobody decided these: no line for the channel. A card still pending took an approval and
 # waits for a second one; its copies show it, and the channel hears when it is decided.

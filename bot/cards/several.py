@@ -2,10 +2,10 @@
 
 A card of several is one heading, one line per write (its own sentence, with ids and names, its
 warning, and once decided its outcome), and one set of buttons for all of them: "Approve all
-N" (with a confirm), Reject, Withdraw. It is a ``bot.cardspec.CardSpec`` like any card, with
+N" (with a confirm), Reject, Withdraw. It is a ``bot.cards.cardspec.CardSpec`` like any card, with
 ``lines``; its summary and details are what a list of cards (the App Home, ``/countersign
 pending``) shows of it. The words here are plain text, shared by Slack and Teams like
-``bot.wording``: each renderer adds its own markup and escaping.
+``bot.cards.wording``: each renderer adds its own markup and escaping.
 """
 
 from __future__ import annotations
@@ -16,8 +16,17 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Final, NamedTuple
 
-from bot import wording
-from bot.cardspec import LIMITS, CardAction, CardSpec, Decided, Line, clip, pending, role_phrase
+from bot.cards import wording
+from bot.cards.cardspec import (
+    LIMITS,
+    CardAction,
+    CardSpec,
+    Decided,
+    Line,
+    clip,
+    pending,
+    role_phrase,
+)
 from tools import CardRecord, CardStatus
 
 __all__ = [

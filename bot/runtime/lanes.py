@@ -9,7 +9,7 @@ of work has its own lane, so one kind filling its slots holds up only itself:
   overall, and the turns of one conversation run one at a time, in the order they arrived (two
   answers to one thread must not race over its history or arrive out of order).
 - ``typing``: the typing indicator, shown at once on a message that has to wait for a turn slot,
-  and on any other message still unanswered after a second (``bot.turns.Typing``).
+  and on any other message still unanswered after a second (``bot.turns.answer.Typing``).
 - ``chores``: everything else short: ``/countersign``, the App Home, settling cards.
 
 Lanes never decide anything and never look inside the work they run.

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from bot import cardspec, several
-from bot.cardspec import CardSpec
+from bot.cards import cardspec, several
+from bot.cards.cardspec import CardSpec
 from bot.placement import Placement, placements_of_stored, stored
 from tools import (
     Agent,

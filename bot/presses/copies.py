@@ -16,17 +16,18 @@ from typing import Any
 
 import structlog
 
-from bot import card as cards
-from bot import identity, several, wording
+from bot import identity
 from bot.adapter import Adapter
-from bot.card import Card
+from bot.cards import card as cards
+from bot.cards import several, wording
+from bot.cards.card import Card
 from bot.placement import Placement, editable_of, placements_of_stored, stored
 from bot.surface import Surface
 from tools import Issuee
 
 __all__ = ["address", "send_copies"]
 
-log = structlog.get_logger("bot.copies")
+log = structlog.get_logger("bot.presses.copies")
 
 
 async def send_copies(

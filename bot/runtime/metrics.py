@@ -224,7 +224,7 @@ async def publishing_lanes(app: web.Application) -> AsyncIterator[None]:
     if os.environ.get(_SHARED_DIR) and not metrics.multiprocess:
         raise RuntimeError(
             f"{_SHARED_DIR} was set after prometheus_client was imported: set it before the "
-            "worker imports bot.metrics, or start each worker as a fresh interpreter"
+            "worker imports bot.runtime.metrics, or start each worker as a fresh interpreter"
         )
     if not metrics.multiprocess:
         yield

@@ -12,11 +12,11 @@ behind a load balancer:
 - a card is claimed once;
 - the sweeps decide each card by a conditional UPDATE;
 - a turn's history is appended after whatever another turn saved;
-- one thread's turns run one at a time (``bot.turn_order``).
+- one thread's turns run one at a time (``bot.runtime.turn_order``).
 
 What stays per worker: the lanes, so the turn and press limits apply to each worker.
 
-``/metrics`` sums every worker (``bot.metrics``), through a fresh directory of metric files this
+``/metrics`` sums every worker (``bot.runtime.metrics``), through a fresh directory of metric files this
 process creates, hands over in ``PROMETHEUS_MULTIPROC_DIR`` and removes at the end (a directory
 left from an earlier run would add its counts to this one's).
 
@@ -41,11 +41,11 @@ from collections.abc import Iterator
 
 import structlog
 
-from bot.metrics import worker_exited
+from bot.runtime.metrics import worker_exited
 
 __all__ = ["LISTEN_BACKLOG", "WorkerEndedError", "listening", "serve_workers", "watch_parent"]
 
-log = structlog.get_logger("bot.workers")
+log = structlog.get_logger("bot.runtime.workers")
 
 # Connections the kernel holds until a worker accepts them. A burst of Slack deliveries arrives
 # at once; with the usual 128, the rest were dropped and retried by the sender a second later,

@@ -16,20 +16,20 @@ from typing import Protocol
 
 import structlog
 
-from bot import card as cards
-from bot import receipts
 from bot.adapter import Adapter
-from bot.card import Card
-from bot.copies import send_copies
-from bot.decisions import redraw as redraw_decision
-from bot.decisions import show, update_copies
+from bot.cards import card as cards
+from bot.cards.card import Card
 from bot.placement import Placement, SlackPlacement
+from bot.presses.copies import send_copies
+from bot.presses.decisions import redraw as redraw_decision
+from bot.presses.decisions import show, update_copies
+from bot.runtime import receipts
 from bot.surface import Surface
 from tools import CardRecord, Issuee
 
 __all__ = ["Shows", "escalate", "expire", "redraw"]
 
-log = structlog.get_logger("bot.sweeps")
+log = structlog.get_logger("bot.presses.sweeps")
 
 # The least a merchant's policy may set: no card is escalated sooner.
 _SOONEST = timedelta(seconds=60)

@@ -6,7 +6,7 @@ state. This module reads nothing of the token. It turns every way a press can en
 thing on every surface:
 
 - decided (done, failed, rejected): every copy of the card updated, the audit line, the model
-  told (``bot.decisions``);
+  told (``bot.presses.decisions``);
 - refused by the engine (not yours, expired, already decided, tampered): the presser is told
   privately; an expired card also says so on the card, for everyone, and so does a decided
   card whose decision was never shown;
@@ -26,11 +26,11 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from structlog.contextvars import bound_contextvars
 
-from bot import card as cards
 from bot import identity
 from bot.adapter import Adapter
-from bot.card import Verb
-from bot.decisions import show
+from bot.cards import card as cards
+from bot.cards.card import Verb
+from bot.presses.decisions import show
 from bot.surface import Surface
 from tools import Caller
 from tools.errors import (
@@ -42,7 +42,7 @@ from tools.errors import (
 
 __all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
 
-log = structlog.get_logger("bot.presses")
+log = structlog.get_logger("bot.presses.ladder")
 
 Outcome = Literal["decided", "refused", "unlinked", "database_down", "failed"]
 # What a press meets when the database is unreachable: SQLAlchemy's errors once connected, the

@@ -20,15 +20,17 @@ import structlog
 from sqlalchemy.exc import IntegrityError
 from structlog.contextvars import bound_contextvars
 
-from bot import identity, receipts, wording
+from bot import identity
 from bot.adapter import Adapter
-from bot.posting import post_card, post_turn_cards
+from bot.cards import wording
+from bot.runtime import receipts
 from bot.surface import Background, Surface
+from bot.turns.posting import post_card, post_turn_cards
 from tools import Caller, Proposal, identify_on
 
 __all__ = ["Turn", "Typing", "answer", "post_card", "post_edited"]
 
-log = structlog.get_logger("bot.turns")
+log = structlog.get_logger("bot.turns.answer")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Runs one turn at a time per conversation across processes; never decides what a turn answers.
 
-Within a process, ``bot.lanes.Conversations`` runs a thread's turns in the order they came.
+Within a process, ``bot.runtime.lanes.Conversations`` runs a thread's turns in the order they came.
 Several workers or hosts each keep their own, so a follow-up that reached another process ran
 at once, and its model never saw the question before it ("and the closed ones?" answered as if
 asked alone). A turn therefore also holds its conversation in ``turn_holds`` while it runs:
@@ -36,7 +36,7 @@ from tools.db import LEASES, Database, TurnHoldRow
 
 __all__ = ["HOLD_LIMIT", "WAIT_LIMIT_S", "TurnOrder"]
 
-log = structlog.get_logger("bot.turn_order")
+log = structlog.get_logger("bot.runtime.turn_order")
 
 # A model run is cut off after 60 s (``bot.agent.assistant``); posting the answer and its cards
 # takes seconds more. A hold older than this outlived its turn, whatever its process says.
