@@ -13,11 +13,15 @@ RUN := $(UV) run --frozen
 uv:
 	@command -v "$(UV)" >/dev/null 2>&1 || bash .ci/install-uv "$(UV_HOME)"
 
+# Bytecode is compiled here, once: with PYTHONDONTWRITEBYTECODE set (as on some machines) every
+# Python process otherwise compiled SQLAlchemy, pydantic and the bot from source again, which
+# doubled each `countersign` start-up and so every test that runs one.
 sync: uv
 	@if [ ! -d .venv ]; then echo "Creating the environment from uv.lock (a minute the first time)…"; \
 	elif [ uv.lock -nt .venv/.synced ] || [ pyproject.toml -nt .venv/.synced ]; then \
 	  echo "Updating the environment from uv.lock…"; fi
-	@$(UV) sync --frozen --quiet && touch .venv/.synced
+	@$(UV) sync --frozen --quiet --compile-bytecode && touch .venv/.synced
+	@$(RUN) python -m compileall -q bot tools tests bench >/dev/null
 
 # System packages the tests need: PostgreSQL (and, for the browser tests, Chromium and fonts).
 deps:

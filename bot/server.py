@@ -19,12 +19,11 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import aiohttp
 import structlog
 from aiohttp import web
-from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -45,13 +44,15 @@ from bot.runtime.metrics import (
 )
 from bot.runtime.workers import LISTEN_BACKLOG, watch_parent
 from bot.settings import Settings, SettingsError
-from bot.slack.routes import SlackRoutes
 from bot.surface import Background, Surface
-from bot.teams.app import TeamsRoutes
-from bot.teams.auth import TokenChecker
 from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
 from tools.merchant import build_registry
+
+if TYPE_CHECKING:
+    from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
+
+    from bot.teams.auth import TokenChecker
 
 __all__ = ["RUNTIME", "Mounted", "Runtime", "application", "build_surface", "serve", "settle"]
 
@@ -113,9 +114,15 @@ def application(
     runtime = web_app[RUNTIME] = Runtime(settings, surface)
     web_app.router.add_get("/healthz", _healthz)
     _mount_metrics(web_app, settings, surface)
+    # Each surface is imported only when it is mounted: the Teams SDK alone took a quarter of
+    # a Slack-only process's start-up (and every worker's, and the sandbox's) before this.
     if settings.slack_enabled:
+        from bot.slack.routes import SlackRoutes
+
         runtime.mounted["slack"] = SlackRoutes.mount(web_app, settings, surface)
     if settings.teams_enabled or teams_auth is not None:
+        from bot.teams.app import TeamsRoutes
+
         runtime.mounted["teams"] = TeamsRoutes.mount(
             web_app, settings, surface, auth=teams_auth, tokens=teams_tokens
         )
