@@ -19,8 +19,10 @@ from tools.batching import Batch, BatchRecord
 from tools.caller import Caller
 from tools.card_record import CardRecord, Issuee
 from tools.deps import EngineDeps
+from tools.errors import CardExpiredError, InvalidCardError
 from tools.policy import Policies, Policy
 from tools.reconcile import reconcile
+from tools.tokens import is_batch_token
 
 __all__ = ["CardDoor", "SurfaceChange"]
 
@@ -68,6 +70,23 @@ class CardDoor:
     async def mark_shown(self, card_id: str) -> None:
         """Records that a card's decision went out: every copy updated, the audit line posted."""
         await self._deps.cards.mark_shown(card_id, self.now())
+
+    def card_id_of(self, token: str) -> str | None:
+        """The card (or card of several) a token's signature vouches for, its time run out or
+        not; None when the signature does not hold.
+
+        A press names its card by this, never by what a surface drew beside the button: a block
+        id or a modal's metadata only helps find where a message is.
+        """
+        signer = self._deps.signer
+        try:
+            if is_batch_token(token):
+                return signer.parse_batch(token)[0].batch_id
+            return signer.parse(token).card_id
+        except CardExpiredError as expired:
+            return expired.card_id
+        except InvalidCardError:
+            return None
 
     def working_on(self, card_id: str) -> AbstractContextManager[None]:
         """While inside, this process answers for the card: no sweep elsewhere takes it over."""

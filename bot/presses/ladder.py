@@ -19,7 +19,7 @@ thing on every surface:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import structlog
@@ -78,7 +78,12 @@ class Ended:
 
 
 async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
-    """Decides the press as the presser and shows the result; the same ladder on every surface."""
+    """Decides the press as the presser and shows the result; the same ladder on every surface.
+
+    The card shown afterwards is the one the signed token names; what the surface read beside
+    the button stands in only for a token that does not hold (to show that card as it is).
+    """
+    press = replace(press, card_id=surface.registry.card_id_of(press.token) or press.card_id)
     with bound_contextvars(
         platform=adapter.platform, platform_user=press.user, card_id=press.card_id
     ):

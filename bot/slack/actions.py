@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -154,6 +155,7 @@ async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) 
     the asker's "Waiting for others" and the other approvers' "Waiting for you" kept a card
     somebody had already decided, with live buttons.
     """
+    press = replace(press, card_id=surface.registry.card_id_of(press.token) or press.card_id)
     ended = await presses.decide(surface, adapter, press)
     if ended.outcome not in ("decided", "failed", "refused") or press.card_id is None:
         return
@@ -174,6 +176,7 @@ async def open_reject(
     The owner check here is a courtesy (no modal for a card that is not yours); the engine
     checks again, and authoritatively, when the rejection is submitted.
     """
+    card_id = surface.registry.card_id_of(token) or card_id
     card = await cards.load(surface.registry, card_id)
     placement = next((p for p in card.placements if p.platform == "slack"), None) if card else None
     owner = placement.owner if placement is not None else None

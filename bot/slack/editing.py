@@ -27,7 +27,7 @@ from bot.slack.inbound import installation_of, pressed_card, pressed_where, user
 from bot.slack.texts import editing as texts
 from bot.surface import Surface
 from tools import Caller, CardRecord, Proposal, Tool
-from tools.errors import CountersignError
+from tools.errors import CountersignError, InvalidCardError, UnknownToolError
 
 __all__ = ["edit_modal", "register"]
 
@@ -102,7 +102,8 @@ def register(app: AsyncApp, surface: Surface) -> None:
         adapter = SlackAdapter(
             client, pressed_where(body, context), audit_channel=surface.audit_channel
         )
-        await _open(surface, adapter, *pressed_card(action))
+        token, _ = pressed_card(action)
+        await _open(surface, adapter, token)
 
     async def on_edit_submit(
         ack: AsyncAck,
@@ -117,15 +118,24 @@ def register(app: AsyncApp, surface: Surface) -> None:
     app.view(EDIT_VIEW)(on_edit_submit)
 
 
-async def _open(surface: Surface, adapter: SlackAdapter, token: str, card_id: str | None) -> None:
+async def _open(surface: Surface, adapter: SlackAdapter, token: str) -> None:
     """The modal, or at once a private word to someone the card is not issued to.
 
     A courtesy only: the engine checks the card and the presser again on submission.
     """
+    # The token names the card: a block id without one (a client that rewrote it) used to make
+    # this press do nothing at all, and a press nobody answers looks like a broken button.
+    card_id = surface.registry.card_id_of(token)
     record = await surface.registry.card(card_id) if card_id else None
-    tool = surface.registry.lookup_or_none(record.tool) if record else None
-    if record is None or tool is None or not tool.editable:
+    if record is None:
+        await adapter.post_privately(adapter.words.refused(str(InvalidCardError())))
         return
+    tool = surface.registry.lookup_or_none(record.tool)
+    if tool is None:
+        await adapter.post_privately(adapter.words.refused(str(UnknownToolError(record.tool))))
+        return
+    if not tool.editable:
+        return  # no Edit button is drawn on such a card
     where = adapter.where
     caller = await identity.resolve(
         surface.directory, adapter, where.installation, where.user, user_team=where.user_team

@@ -163,3 +163,46 @@ async def test_an_edit_is_placed_by_its_signed_card_not_the_modals_metadata(bot:
     assert stored is not None and stored.status is CardStatus.PENDING
     [new] = bot.cards(HARBOR_CHANNEL)
     assert new.thread_ts == sams_thread and "$4.00" in said(new.blocks)
+
+
+async def test_an_edit_press_without_a_card_in_its_block_opens_the_tokens_card(bot: Bot) -> None:
+    """The Edit button's block id once carried the only card id the press read: a block id
+    without one (a client that rewrote it) did nothing, silently. The signed token names the
+    card, so the modal opens for it."""
+    order = await _order(bot)
+    await bot.mention("UARJUN", f"refund order {order.id} 300")
+    card = bot.cards()[0]
+    block = next(b for b in card.blocks if b["type"] == "actions")
+    button = next(e for e in block["elements"] if e["action_id"] == "card_edit")
+    payload = block_action(
+        "UARJUN",
+        action_id="card_edit",
+        value=button["value"],
+        block_id="rewritten",
+        channel=card.channel,
+        message_ts=card.ts,
+        thread_ts=card.thread_ts,
+    )
+    await bot.interact(payload)
+    opened = bot.slack.called("views.open")
+    assert len(opened) == 1
+    assert json.loads(opened[0]["view"]["private_metadata"])["card_id"] == card_id(card)
+
+
+async def test_an_edit_press_with_a_token_that_does_not_hold_is_answered(bot: Bot) -> None:
+    """A press whose token is not ours opens nothing and says why, privately."""
+    order = await _order(bot)
+    await bot.mention("UARJUN", f"refund order {order.id} 300")
+    card = bot.cards()[0]
+    payload = block_action(
+        "UARJUN",
+        action_id="card_edit",
+        value="not-a-token",
+        block_id="rewritten",
+        channel=card.channel,
+        message_ts=card.ts,
+        thread_ts=card.thread_ts,
+    )
+    await bot.interact(payload)
+    assert bot.slack.called("views.open") == []
+    assert any("not valid" in text for text in bot.ephemerals("UARJUN"))
