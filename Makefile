@@ -42,8 +42,10 @@ lint: sync
 typecheck: sync
 	@$(RUN) mypy
 
+# --dist loadgroup: each browser file runs whole on one worker, so its sandbox starts once;
+# every other test is handed out on its own, the files with slow ones first (tests/conftest.py).
 test: sync deps lint typecheck
-	@$(RUN) pytest -n 2 --cov --cov-report=term:skip-covered
+	@$(RUN) pytest -n 2 --dist loadgroup --cov --cov-report=term:skip-covered
 
 bench: sync deps
 	@$(RUN) python -m bench

@@ -18,6 +18,21 @@ models.ALLOW_MODEL_REQUESTS = False
 BACKENDS = ["sqlite", "postgresql"]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Runs the files holding slow tests (real processes, a browser) first, each file whole.
+
+    With two xdist workers the run lasts as long as the busier one: a minute-long test that
+    came up last kept one worker going while the other had nothing left. A file is kept in
+    one piece so its module-scoped fixtures are set up once.
+    """
+    slow_files = {item.path for item in items if _slow(item)}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
+def _slow(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) is not None for name in ("slow", "browser"))
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresCluster]:
     cluster = PostgresCluster.start()
