@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -27,6 +28,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """
     slow_files = {item.path for item in items if _slow(item)}
     items.sort(key=lambda item: item.path not in slow_files)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # As `countersign` does at exit (bot.cli.run): Python's last collection over everything a
+    # worker imported and kept took seconds per process, after the last test had passed.
+    gc.freeze()
 
 
 def _slow(item: pytest.Item) -> bool:
