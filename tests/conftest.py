@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -16,6 +17,27 @@ from tools.db import Database
 models.ALLOW_MODEL_REQUESTS = False
 
 BACKENDS = ["sqlite", "postgresql"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Runs the files holding slow tests (real processes, a browser) first, each file whole.
+
+    With two xdist workers the run lasts as long as the busier one: a minute-long test that
+    came up last kept one worker going while the other had nothing left. A file is kept in
+    one piece so its module-scoped fixtures are set up once.
+    """
+    slow_files = {item.path for item in items if _slow(item)}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # As `countersign` does at exit (bot.cli.run): Python's last collection over everything a
+    # worker imported and kept took seconds per process, after the last test had passed.
+    gc.freeze()
+
+
+def _slow(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) is not None for name in ("slow", "browser"))
 
 
 @pytest.fixture(scope="session")

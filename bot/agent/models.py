@@ -8,11 +8,6 @@ COUNTERSIGN_MODEL_BASE_URL is set. ``anthropic:<name>`` talks to Anthropic.
 from __future__ import annotations
 
 from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
 
 from bot.agent.offline import offline_model
 from bot.settings import Settings, SettingsError
@@ -41,7 +36,16 @@ def build_model(settings: Settings) -> Model:
     )
 
 
+# Each provider's SDK is imported only when it is the one configured: the OpenAI and Anthropic
+# SDKs together are some 3,700 modules, which every server and worker loaded at start-up, most
+# of them running the offline model and needing neither.
+
+
 def _openai_chat(settings: Settings, name: str) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
+
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     base_url = settings.countersign_model_base_url
     if base_url:
@@ -56,6 +60,9 @@ def _openai_chat(settings: Settings, name: str) -> Model:
 
 
 def _anthropic(settings: Settings, name: str) -> Model:
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
     if settings.anthropic_api_key is None:
         raise SettingsError("COUNTERSIGN_MODEL=anthropic:… needs ANTHROPIC_API_KEY.")
     provider = AnthropicProvider(

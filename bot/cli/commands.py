@@ -91,8 +91,6 @@ def _settled_line(card: CardRecord, people: dict[int, str], merchants: dict[int,
 
 async def serve(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign serve``: checks the database, then serves every configured surface until stopped."""
-    from bot.server import serve as run  # aiohttp, bolt and the Teams SDK: only serving needs them
-
     if not (settings.slack_enabled or settings.teams_enabled):
         raise SettingsError(settings.nothing_to_serve())
     await probe_database(checked_url(settings.database_url))
@@ -100,12 +98,10 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
     workers = getattr(args, "workers", None) or settings.countersign_workers
     listen_fd: int | None = getattr(args, "listen_fd", None)
     try:
-        if listen_fd is not None:  # a worker of ``bot.runtime.workers``: the socket is its parent's
-            await run(settings, sock=socket.socket(fileno=listen_fd))
-        elif workers > 1:
+        if workers > 1 and listen_fd is None:
             await _serve_workers(settings, workers)
         else:
-            await run(settings)
+            await _serve_here(settings, listen_fd)
     except OSError as failed:
         if failed.errno != errno.EADDRINUSE:
             raise
@@ -114,6 +110,17 @@ async def serve(settings: Settings, args: argparse.Namespace) -> str:
             "Please stop the other process or set PORT to a free port."
         ) from None
     return ""
+
+
+async def _serve_here(settings: Settings, listen_fd: int | None) -> None:
+    # aiohttp, bolt and the model loop: only a process that serves imports them. A supervisor
+    # of workers never does; each worker pays for them once, alongside the others.
+    from bot.server import serve as run
+
+    if listen_fd is not None:  # a worker of ``bot.runtime.workers``: the socket is its parent's
+        await run(settings, sock=socket.socket(fileno=listen_fd))
+    else:
+        await run(settings)
 
 
 async def _serve_workers(settings: Settings, workers: int) -> None:

@@ -28,6 +28,9 @@ from tools.merchant.models import Branch, Identity, Order, Person, Tenant
 from tools.tokens import CardSigner
 from tools.tool import Result, Tool, ToolContext
 
+# Each test starts `countersign` in a process of its own, at least once.
+pytestmark = pytest.mark.slow
+
 # Variables Settings reads; cleared so the developer's own environment cannot steer a test.
 _SETTINGS_PREFIXES = ("SLACK_", "MICROSOFT_", "COUNTERSIGN_", "OPENAI_", "ANTHROPIC_")
 _SETTINGS_NAMES = {"DATABASE_URL", "PORT", "LOG_LEVEL"}

@@ -13,6 +13,9 @@ from tests.support.databases import Templates
 from tools.connections import Connections, Platform
 from tools.db import Database
 
+# Each test starts `countersign` in a process of its own, at least once.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def demo_url(templates: Templates, tmp_path: Path) -> str:

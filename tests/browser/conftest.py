@@ -3,6 +3,10 @@
 ``alone`` is the sandbox by itself in the test's process instead, for pinning the page's own
 behaviour: the test posts as the app through its Web API, and a stand-in for the bot keeps the
 presses it is sent.
+
+One Chromium serves the whole run, and each test gets a fresh context of its own in it (no
+cookies, storage or cache of another test). Playwright's objects belong to the event loop that
+made them, so every test here, and the async fixtures it uses, run in the session's loop.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from urllib.parse import parse_qs
 
 import aiohttp
 import pytest
+import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -47,6 +52,19 @@ ARGS = [
 SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 _SETTINGS_PREFIXES = ("SLACK_", "COUNTERSIGN_", "OPENAI_", "ANTHROPIC_")
 _START_WAIT = 120.0
+_HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Runs this folder's tests in the session's event loop, where the one browser lives; and
+    each file on one xdist worker, so its sandbox (module-scoped) starts once."""
+    in_session_loop = pytest.mark.asyncio(loop_scope="session")
+    for item in items:
+        if item.path.parent != _HERE:
+            continue
+        item.add_marker(pytest.mark.xdist_group(f"browser-{item.path.stem}"))
+        if pytest_asyncio.is_async_test(item):
+            item.add_marker(in_session_loop, append=False)
 
 
 @dataclass
@@ -139,7 +157,7 @@ class Alone:
         return self.sandbox.url
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def alone() -> AsyncIterator[Alone]:
     """The sandbox in this process with a stand-in for the bot that checks each press's signature."""
     verifier = SignatureVerifier(_ALONE_SECRET)
@@ -177,24 +195,33 @@ async def alone() -> AsyncIterator[Alone]:
         await bot.close()
 
 
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
-    """A fresh headless Chromium profile (never a downloaded browser)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def chromium() -> AsyncIterator[Browser]:
+    """One headless Chromium for the run (never a downloaded browser), on a fresh profile."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make deps` (apt-get install chromium)")
     async with async_playwright() as playwright:
-        context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            args=ARGS,
-            headless=True,
-            viewport={"width": 1280, "height": 800},
-            device_scale_factor=1,
+        launched = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=ARGS, headless=True
         )
-        context.set_default_timeout(20_000)
         try:
-            yield context
+            yield launched
         finally:
-            await context.close()
+            await launched.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def browser(chromium: Browser) -> AsyncIterator[BrowserContext]:
+    """A fresh context in the shared Chromium: nothing of another test's pages, storage or cache."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    context = await chromium.new_context(
+        viewport={"width": 1280, "height": 800}, device_scale_factor=1
+    )
+    context.set_default_timeout(20_000)
+    try:
+        yield context
+    finally:
+        await context.close()
 
 
 async def settled(page: Page) -> None:
