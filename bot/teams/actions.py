@@ -89,7 +89,11 @@ async def decide(
         reason=_text(data, REASON_INPUT),
     )
     ended = await presses.decide(surface, adapter, press)
-    shown = adapter.answer_card(with_notice=ended.outcome == "failed", viewer=ended.caller)
+    # A refused press may redraw the card too (a decision never shown): its answer still says
+    # why it was refused, or the presser reads a done card with no word that theirs lost.
+    shown = adapter.answer_card(
+        with_notice=ended.outcome in ("failed", "refused"), viewer=ended.caller
+    )
     if shown is not None:
         return PressAnswer(shown, adapter.notice)
     notice = adapter.notice or ""
