@@ -71,10 +71,12 @@ class Press:
 
 @dataclass(frozen=True, slots=True)
 class Ended:
-    """How a press ended, and who pressed (None when nobody could be resolved)."""
+    """How a press ended, who pressed (None when nobody could be resolved), and the card it
+    was about as its token names it (what a surface refreshes afterwards)."""
 
     outcome: Outcome
     caller: Caller | None = None
+    card_id: str | None = None
 
 
 async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
@@ -97,6 +99,7 @@ async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
             log.warning("press_failed_database", error=type(unreachable).__name__)
             await adapter.post_privately(adapter.words.database_unreachable())
             ended = Ended("database_down")
+    ended = replace(ended, card_id=press.card_id)
     surface.metrics.press_seconds.labels(press.verb, ended.outcome).observe(
         time.monotonic() - press.arrived
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -155,11 +154,10 @@ async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) 
     the asker's "Waiting for others" and the other approvers' "Waiting for you" kept a card
     somebody had already decided, with live buttons.
     """
-    press = replace(press, card_id=surface.registry.card_id_of(press.token) or press.card_id)
     ended = await presses.decide(surface, adapter, press)
-    if ended.outcome not in ("decided", "failed", "refused") or press.card_id is None:
+    if ended.outcome not in ("decided", "failed", "refused") or ended.card_id is None:
         return
-    card = await cards.load(surface.registry, press.card_id)
+    card = await cards.load(surface.registry, ended.card_id)
     if card is None:
         return
     record = card.items[0]  # whom a card of several concerns: its first item's people

@@ -97,7 +97,7 @@ async def decide(
     if shown is not None:
         return PressAnswer(shown, adapter.notice)
     notice = adapter.notice or ""
-    return PressAnswer(await _refusal_card(surface, adapter, press.card_id or "", notice), notice)
+    return PressAnswer(await _refusal_card(surface, adapter, ended.card_id or "", notice), notice)
 
 
 async def _here(
