@@ -47,6 +47,7 @@ from bot.settings import Settings, SettingsError
 from bot.surface import Background, Surface
 from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
+from tools.mcp import Connections, McpTools
 from tools.merchant import build_registry
 
 if TYPE_CHECKING:
@@ -177,6 +178,8 @@ async def _stop(web_app: web.Application) -> None:
     # A real model provider keeps HTTP connections open until told; without this a stopped
     # server leaks them (and warns about unclosed sockets on its way out).
     await runtime.surface.assistant.aclose()
+    # The merchants' MCP servers: stdio ones are child processes, stopped with us.
+    await runtime.surface.registry.aclose()
     if runtime.session is not None:
         await runtime.session.close()
     log.info("stopped")
@@ -248,6 +251,7 @@ def build_surface(settings: Settings, db: Database) -> Surface:
 
     ttl = timedelta(seconds=settings.countersign_card_ttl)
     registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
+    registry.add_source(McpTools(db, Connections(list_ttl=settings.countersign_mcp_list_ttl)))
     return Surface(
         registry,
         Assistant(registry, settings),

@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     # Comma-separated: the first signs new cards, the rest are still accepted (key rotation).
     countersign_secret: SecretStr | None = None
     countersign_card_ttl: int = Field(default=1800, ge=60, le=7 * 24 * 3600)
+    # Seconds a merchant's MCP server's tool list is used before it is listed again (a server
+    # that sends notifications/tools/list_changed is listed again at once).
+    countersign_mcp_list_ttl: float = Field(default=60.0, ge=0, le=3600)
     # Seconds a card may stay mid-write before a running process settles it as interrupted.
     countersign_reconcile_after: int = Field(default=60, ge=5, le=3600)
     # Seconds a card routed to managers may wait before the owners are told as well; a

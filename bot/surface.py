@@ -19,8 +19,7 @@ import structlog
 from bot.runtime.lanes import Conversations, Lane, LaneName
 from bot.runtime.metrics import Metrics
 from bot.runtime.turn_order import TurnOrder
-from tools import Agent, Caller, Directory, Proposal, Registry
-from tools.merchant import DEFAULT_AGENT
+from tools import ALL_TOOLS, Agent, Caller, Directory, Proposal, Registry
 
 __all__ = ["TYPING_AFTER", "Background", "Conversing", "ModelReply", "Surface"]
 
@@ -168,7 +167,7 @@ class Surface:
     assistant: Conversing
     directory: Directory
     audit_channel: str | None = None
-    agent: Agent = DEFAULT_AGENT
+    agent: Agent = ALL_TOOLS
     tasks: Background = field(default_factory=Background)
     metrics: Metrics = field(default_factory=Metrics)
     # Seconds a message waits for its answer before it is shown typing (``bot.turns.answer.Typing``).

@@ -21,12 +21,13 @@ from tools.directory import Directory, identify_on
 from tools.lease import LeaseState, ProcessLease
 from tools.policy import Policies, Policy, SelfApproval
 from tools.proposing import NOT_DONE_NOTE, write_tool
-from tools.registry import Registry
+from tools.registry import ALL_TOOLS, Registry
 from tools.schema import Args, json_schema
 from tools.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
 from tools.tool import Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
 
 __all__ = [
+    "ALL_TOOLS",
     "CARD_TTL",
     "DECIDED",
     "MAX_ITEMS",

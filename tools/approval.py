@@ -34,6 +34,7 @@ from tools.deps import Deps
 from tools.errors import (
     CardBusyError,
     CountersignError,
+    OutcomeUnknownError,
 )
 from tools.tokens import CardClaims
 from tools.tool import ExecuteFn, Result, Tool
@@ -254,6 +255,11 @@ async def _execute(
         return await _write(
             deps, trail, tool, execute, record=record, clean=clean, caller=caller, at=decided_at
         )
+    except OutcomeUnknownError as lost:
+        # Sent, and no answer came: neither done nor failed, and never sent again on its own.
+        return await _failed(
+            deps, trail, record, note=str(lost), detail=str(lost), error=lost, unknown=True
+        )
     except CountersignError as failed:
         return await _failed(
             deps, trail, record, note=str(failed), detail=str(failed), error=failed
@@ -313,15 +319,18 @@ async def _failed(
     note: str,
     detail: str,
     error: CountersignError | None = None,
+    unknown: bool = False,
 ) -> Decision:
-    """``executing → failed`` with what the person reads, and its audit line, in one transaction."""
+    """``executing → failed`` (or, ``unknown``, ``outcome_unknown``) with what the person reads,
+    and its audit line, in one transaction."""
+    status = CardStatus.UNKNOWN if unknown else CardStatus.FAILED
     async with deps.db.begin() as conn:
         moved = await deps.cards.move(
-            record.card_id, frm=CardStatus.EXECUTING, to=CardStatus.FAILED, conn=conn, outcome=note
+            record.card_id, frm=CardStatus.EXECUTING, to=status, conn=conn, outcome=note
         )
-        await trail.add(conn, Outcome.FAILED, detail)
+        await trail.add(conn, Outcome.UNKNOWN if unknown else Outcome.FAILED, detail)
         if moved:
-            return Decision(replace(record, status=CardStatus.FAILED, outcome=note), None, error)
+            return Decision(replace(record, status=status, outcome=note), None, error)
         stored = await deps.cards.get(record.card_id, conn=conn)
     assert stored is not None
     return Decision(stored, None, error)

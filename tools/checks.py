@@ -72,7 +72,7 @@ async def verify(deps: Deps, trail: Trail, token: str, caller: Caller) -> tuple[
 async def tool_of(deps: Deps, trail: Trail, claims: CardClaims) -> Tool:
     """The write tool a card names, or an audited refusal: it must still exist and still write."""
     trail.entry.tool, trail.entry.card_id = claims.tool, claims.card_id
-    tool = deps.lookup_or_none(claims.tool)
+    tool = await deps.card_tool(claims.tenantid, claims.tool)
     if tool is None:
         raise await trail.refuse(UnknownToolError(claims.tool))
     if tool.scope is not Scope.WRITE or tool.execute is None:

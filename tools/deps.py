@@ -19,6 +19,7 @@ from tools.agent import Agent
 from tools.audit import AuditLog
 from tools.caller import Caller
 from tools.card_store import CardStore
+from tools.catalogue import Catalogue
 from tools.db import Database
 from tools.lease import ProcessLease
 from tools.tokens import CardSigner, Clock
@@ -55,8 +56,11 @@ class Deps(Protocol):
     @property
     def card_ttl(self) -> timedelta: ...
 
-    def lookup_or_none(self, name: str) -> Tool | None:
-        """The registered tool of that name, or None."""
+    async def card_tool(self, tenantid: int, name: str) -> Tool | None:
+        """The write a card of ``name`` runs with in that merchant's catalogue, or None."""
+
+    def external(self, tenantid: int, name: str) -> bool:
+        """Whether a card of ``name`` writes outside the database (``Tool.external``)."""
 
     def proposer(self, name: str, presented: Agent) -> Agent | None:
         """The agent that proposed a card, by the name stored with it; None when unknown."""
@@ -98,7 +102,7 @@ class TenantNames:
 
 
 class EngineDeps:
-    """The one ``Deps`` a registry builds: its tools and agents are the registry's own, live."""
+    """The one ``Deps`` a registry builds: its catalogue and agents are the registry's own, live."""
 
     def __init__(
         self,
@@ -107,13 +111,13 @@ class EngineDeps:
         *,
         clock: Clock,
         lease: ProcessLease,
-        tools: Mapping[str, Tool],
+        catalogue: Catalogue,
         agents: Mapping[str, Agent],
         names: TenantNames,
     ) -> None:
         self._db, self._signer, self._clock, self._lease = db, signer, clock, lease
         self._audit, self._cards = AuditLog(db), CardStore(db)
-        self._tools, self._agents, self._names = tools, agents, names
+        self._catalogue, self._agents, self._names = catalogue, agents, names
 
     @property
     def db(self) -> Database:
@@ -143,8 +147,11 @@ class EngineDeps:
     def card_ttl(self) -> timedelta:
         return self._signer.ttl
 
-    def lookup_or_none(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+    async def card_tool(self, tenantid: int, name: str) -> Tool | None:
+        return await self._catalogue.card_tool(tenantid, name)
+
+    def external(self, tenantid: int, name: str) -> bool:
+        return self._catalogue.external(tenantid, name)
 
     def proposer(self, name: str, presented: Agent) -> Agent | None:
         """A registered agent of that name, else the presenting surface's agent if it bears

@@ -60,6 +60,7 @@ __all__ = [
     "NotFoundError",
     "NotTheAskerError",
     "NotYourCardError",
+    "OutcomeUnknownError",
     "RoleRequiredError",
     "UnknownToolError",
 ]
@@ -360,3 +361,11 @@ class ChangedSinceShownError(ConflictError):
 
     def __init__(self, changed: str) -> None:
         super().__init__(f"{changed}; nothing was changed. Ask again for a new card.")
+
+
+class OutcomeUnknownError(DomainError):
+    """An external write left and no answer came back: it may or may not have happened.
+
+    Never "done", never "nothing was changed", and never sent again on its own: the card says
+    so, and a person checks the system it went to before asking again.
+    """

@@ -101,8 +101,7 @@ def abandoned(
 
 async def _settle(deps: Deps, card: CardRecord) -> CardRecord | None:
     """``executing → interrupted | outcome_unknown`` and its audit line, in one transaction."""
-    tool = deps.lookup_or_none(card.tool)
-    external = tool is not None and tool.external
+    external = deps.external(card.tenantid, card.tool)
     status, note = (
         (CardStatus.UNKNOWN, UNKNOWN_NOTE)
         if external

@@ -22,6 +22,7 @@ from tools.caller import Caller
 from tools.card_door import CardDoor
 from tools.card_record import CardRecord
 from tools.card_store import CardStore
+from tools.catalogue import Catalogue, ToolSource
 from tools.db import Database
 from tools.deps import EngineDeps, TenantNames
 from tools.errors import (
@@ -36,7 +37,10 @@ from tools.lease import ProcessLease
 from tools.tokens import CardSigner, Clock, utcnow
 from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
-__all__ = ["Registry"]
+__all__ = ["ALL_TOOLS", "Registry"]
+
+# The agent that may use every tool of a merchant's catalogue: the chat's own.
+ALL_TOOLS = Agent("countersign")
 
 
 class Registry(CardDoor):
@@ -60,15 +64,18 @@ class Registry(CardDoor):
         tenant_names: Callable[[AsyncSession, int], Awaitable[str]] | None = None,
         agents: Iterable[Agent] = (),
         lease: ProcessLease | None = None,
+        sources: Iterable[ToolSource] = (),
+        default_agent: Agent = ALL_TOOLS,
     ) -> None:
-        self._tools: dict[str, Tool] = {}
+        self._catalogue = Catalogue(sources=list(sources))
         self._agents: dict[str, Agent] = {}
+        self.default_agent = default_agent
         self._deps = EngineDeps(
             db,
             signer,
             clock=clock,
             lease=lease or ProcessLease(db, clock=clock),
-            tools=self._tools,
+            catalogue=self._catalogue,
             agents=self._agents,
             names=TenantNames(tenant_names),
         )
@@ -105,11 +112,18 @@ class Registry(CardDoor):
         return self._deps.lease
 
     def register(self, tool: Tool) -> None:
+        """Adds a reference tool: one every merchant has."""
         if tool.scope is Scope.READ and tool.handler is refuse_plain_call:
             raise TypeError(f"read tool {tool.name} has no handler")
-        if tool.name in self._tools:
-            raise ValueError(f"tool {tool.name} is registered twice")
-        self._tools[tool.name] = tool
+        self._catalogue.add(tool)
+
+    def add_source(self, source: ToolSource) -> None:
+        """Adds tools that differ by merchant (its MCP servers)."""
+        self._catalogue.add_source(source)
+
+    async def aclose(self) -> None:
+        """Closes what the merchants' sources hold open (stdio servers, HTTP connections)."""
+        await self._catalogue.aclose()
 
     def register_agent(self, agent: Agent) -> None:
         if agent.name in self._agents:
@@ -123,19 +137,27 @@ class Registry(CardDoor):
 
     @property
     def tools(self) -> Mapping[str, Tool]:
-        return self._tools
+        """The reference tools, which every merchant has."""
+        return self._catalogue.reference
 
     def tools_for(self, agent: Agent) -> list[Tool]:
-        return [tool for name, tool in self._tools.items() if agent.allows(name)]
+        """The reference tools ``agent`` may use."""
+        return [tool for name, tool in self.tools.items() if agent.allows(name)]
+
+    async def offered(self, agent: Agent, tenantid: int) -> list[Tool]:
+        """Every tool of one merchant that ``agent`` may use: the reference ones and its own."""
+        tools = await self._catalogue.of(tenantid)
+        return [tool for name, tool in tools.items() if agent.allows(name)]
 
     def lookup(self, name: str) -> Tool:
         try:
-            return self._tools[name]
+            return self.tools[name]
         except KeyError:
             raise UnknownToolError(name) from None
 
-    def lookup_or_none(self, name: str) -> Tool | None:
-        return self._deps.lookup_or_none(name)
+    async def card_tool(self, tenantid: int, name: str) -> Tool | None:
+        """The write a card of ``name`` runs with in that merchant's catalogue, or None."""
+        return await self._deps.card_tool(tenantid, name)
 
     async def call(
         self,
@@ -191,7 +213,7 @@ class Registry(CardDoor):
         timer: float,
         edited: CardRecord | None = None,
     ) -> Result:
-        tool = self.lookup(name)
+        tool = await self._find(caller.tenantid, name, edited=edited)
         entry.scope = str(tool.scope)
         # A registered agent's allow-list is the one that counts, here as at approval.
         self.check_access(self._agents.get(agent.name, agent), tool, caller)
@@ -212,6 +234,19 @@ class Registry(CardDoor):
                 timer=timer,
                 edited=edited,
             )
+
+    async def _find(self, tenantid: int, name: str, *, edited: CardRecord | None) -> Tool:
+        """The merchant's tool of that name. An edit proposes the card's own write again, even
+        if the tool is classified a read now: a card agreed to as a write never runs as a read.
+        """
+        tool = (
+            await self._catalogue.card_tool(tenantid, name)
+            if edited is not None
+            else self.tools.get(name) or (await self._catalogue.of(tenantid)).get(name)
+        )
+        if tool is None:
+            raise UnknownToolError(name)
+        return tool
 
     def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
         """The allow-list, then the role of a read: asked at every call.

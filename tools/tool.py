@@ -203,6 +203,9 @@ class Tool:
     # The arguments a person the card is issued to may change before approving (Edit on the
     # card): each one proposes again, re-resolved and re-checked (``tools.editing``).
     editable: tuple[str, ...] = ()
+    # The JSON schema the model reads, when the tool brings its own (an MCP server's input
+    # schema says more than the arguments model built from it); None: the model's own schema.
+    schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.editable) - set(self.args.model_fields)

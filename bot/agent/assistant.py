@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Self
@@ -29,14 +30,14 @@ from bot.agent.models import build_model
 from bot.agent.prompts import INSTRUCTIONS, note, spoken
 from bot.agent.toolset import TurnDeps, build_toolset
 from bot.settings import Settings
-from tools import Agent, Caller, Proposal, Registry
-from tools.merchant import DEFAULT_AGENT
+from tools import ALL_TOOLS, Agent, Caller, Proposal, Registry
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "Assistant", "Reply"]
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_TIMEOUT = 60.0
+_TOOLSETS = 64  # toolsets kept: one per distinct set of tools (merchants with MCP sources)
 # Enough for "look it up, then propose" with a retry or two; a model looping on tools stops here.
 DEFAULT_LIMITS = UsageLimits(request_limit=8, tool_calls_limit=12)
 
@@ -65,7 +66,7 @@ class Assistant:
         registry: Registry,
         settings: Settings,
         *,
-        agent: Agent = DEFAULT_AGENT,
+        agent: Agent = ALL_TOOLS,
         model: Model | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         limits: UsageLimits = DEFAULT_LIMITS,
@@ -80,7 +81,8 @@ class Assistant:
         self._loop = ModelLoop(
             self.model, deps_type=TurnDeps, output_type=str, instructions=INSTRUCTIONS
         )
-        self._toolset: tuple[tuple[object, ...], FunctionToolset[TurnDeps]] | None = None
+        # Toolsets by the tools they offer: merchants with the same tools share one.
+        self._toolsets: OrderedDict[tuple[int, ...], FunctionToolset[TurnDeps]] = OrderedDict()
 
     async def __aenter__(self) -> Self:
         """Holds the model's HTTP connections open until ``__aexit__`` (a provider's pool)."""
@@ -149,7 +151,7 @@ class Assistant:
                     message_history=stored.messages,
                     deps=deps,
                     usage_limits=self.limits,
-                    toolsets=[self._tools()],
+                    toolsets=[await self._tools(deps.caller.tenantid)],
                 )
         except TimeoutError:
             bound.warning("agent.timeout", after_s=self.timeout)
@@ -166,16 +168,24 @@ class Assistant:
         text = result.output.strip() or replies.empty(deps.proposals)
         return _Turn("answered", text, result.new_messages(), result.usage.requests)
 
-    def _tools(self) -> FunctionToolset[TurnDeps]:
-        """The agent's toolset, built once and rebuilt only when the registry's tools change.
+    async def _tools(self, tenantid: int) -> FunctionToolset[TurnDeps]:
+        """The merchant's toolset, built once per set of tools and then reused.
 
-        The toolset holds no caller (each call reads it from the run's deps), so every turn can
-        share it. Building it per turn was a tenth of a turn's CPU with the offline model.
+        The toolset holds no caller (each call reads it from the run's deps), so turns share
+        it. Building it per turn was a tenth of a turn's CPU with the offline model. A merchant
+        with its own MCP sources gets a toolset of its own, rebuilt when its servers' tool
+        lists change; every other merchant shares the reference one.
         """
-        key = tuple(map(id, self.registry.tools_for(self.agent)))
-        if self._toolset is None or self._toolset[0] != key:
-            self._toolset = (key, build_toolset(self.registry, self.agent))
-        return self._toolset[1]
+        tools = await self.registry.offered(self.agent, tenantid)
+        key = tuple(map(id, tools))
+        toolset = self._toolsets.get(key)
+        if toolset is None:
+            toolset = self._toolsets[key] = build_toolset(tools)
+            while len(self._toolsets) > _TOOLSETS:
+                self._toolsets.popitem(last=False)
+        else:
+            self._toolsets.move_to_end(key)
+        return toolset
 
     async def _keep(
         self,

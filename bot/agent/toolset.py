@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import Tool as ModelTool
 from pydantic_ai.toolsets import FunctionToolset
 
-from tools import Agent, Caller, Proposal, Registry, Scope, json_schema
+from tools import Agent, Caller, Proposal, Registry, Scope, Tool, json_schema
 from tools.errors import CountersignError, InvalidArgumentsError
 
 __all__ = ["TurnDeps", "build_toolset", "compact_schema"]
@@ -40,23 +40,30 @@ class TurnDeps:
 ToolFn = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
 
 
-def build_toolset(registry: Registry, agent: Agent) -> FunctionToolset[TurnDeps]:
-    """The agent's tools, each described by its own schema and docstring."""
+def build_toolset(tools: Sequence[Tool]) -> FunctionToolset[TurnDeps]:
+    """One merchant's tools as the model is offered them, each with its own schema and words."""
     return FunctionToolset(
         [
             ModelTool.from_schema(
                 _caller_of(tool.name),
                 name=tool.name,
                 description=tool.description,
-                json_schema=copy.deepcopy(_model_schema(tool.args)),
+                json_schema=copy.deepcopy(_schema_of(tool)),
                 takes_ctx=True,
                 # Writes run one at a time in the order the model asked for them, so the cards
                 # of one turn (shown together as one batch card) are listed in that order.
                 sequential=tool.scope is Scope.WRITE,
             )
-            for tool in registry.tools_for(agent)
+            for tool in tools
         ]
     )
+
+
+def _schema_of(tool: Tool) -> dict[str, Any]:
+    """A tool's own schema (an MCP server's, compacted like ours), else its arguments model's."""
+    if tool.schema is not None:
+        return _without_docstring(compact_schema(tool.schema))
+    return _model_schema(tool.args)
 
 
 @functools.cache

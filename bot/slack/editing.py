@@ -130,7 +130,7 @@ async def _open(surface: Surface, adapter: SlackAdapter, token: str) -> None:
     if record is None:
         await adapter.post_privately(adapter.words.refused(str(InvalidCardError())))
         return
-    tool = surface.registry.lookup_or_none(record.tool)
+    tool = await surface.registry.card_tool(record.tenantid, record.tool)
     if tool is None:
         await adapter.post_privately(adapter.words.refused(str(UnknownToolError(record.tool))))
         return
@@ -194,7 +194,7 @@ async def _editable(surface: Surface, token: str) -> tuple[CardRecord, Tool] | N
     into Fiesta's thread, where Fiesta's people saw it.
     """
     record = await surface.registry.card_of_token(token)
-    tool = surface.registry.lookup_or_none(record.tool) if record else None
+    tool = await surface.registry.card_tool(record.tenantid, record.tool) if record else None
     if record is None or tool is None or not tool.editable:
         return None
     return record, tool

@@ -115,7 +115,7 @@ async def _card_and_caller(
     if found is None:
         return notice_card(GONE_HERE)
     record, placement = found
-    tool = surface.registry.lookup_or_none(record.tool)
+    tool = await surface.registry.card_tool(record.tenantid, record.tool)
     sender = adapter.sender
     if tool is None or not tool.editable or sender is None:
         return decided_card(one(record), placement)

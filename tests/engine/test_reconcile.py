@@ -72,7 +72,7 @@ async def test_external_side_effects_are_reported_as_unknown(
     from dataclasses import replace
 
     tool = registry.lookup("rename_branch")
-    registry._tools["rename_branch"] = replace(tool, external=True)
+    registry._catalogue._reference["rename_branch"] = replace(tool, external=True)
     proposal = (
         await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)
     ).proposal

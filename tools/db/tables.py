@@ -22,6 +22,7 @@ __all__ = [
     "ConversationRow",
     "InviteRow",
     "LeaseRow",
+    "McpSourceRow",
     "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
@@ -253,6 +254,21 @@ class PolicyRow(Base):
     self_approval: Mapped[str | None] = mapped_column(String(20))
     # Seconds back that what the same thing moved counts toward the amount; NULL: a day.
     two_approvers_window: Mapped[int | None] = mapped_column(Integer)
+
+
+class McpSourceRow(Base):
+    """One MCP server a merchant connected: its ``tools.mcp.config.SourceConfig`` as JSON.
+
+    Header values written ``$VAR`` are stored as written; the secret itself never is.
+    """
+
+    __tablename__ = "mcp_sources"
+
+    tenant_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(20), primary_key=True)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class LeaseRow(Base):

@@ -12,12 +12,12 @@ from tools.db import Database
 from tools.merchant.reads import READ_TOOLS
 from tools.merchant.scope import tenant_name
 from tools.merchant.writes import WRITE_TOOLS
-from tools.registry import Registry
+from tools.registry import ALL_TOOLS, Registry
 from tools.tokens import CardSigner, Clock, utcnow
 
 __all__ = ["DEFAULT_AGENT", "READ_ONLY_AGENT", "READ_TOOLS", "WRITE_TOOLS", "build_registry"]
 
-DEFAULT_AGENT = Agent("countersign")
+DEFAULT_AGENT = ALL_TOOLS
 READ_ONLY_AGENT = Agent.only(
     "countersign-readonly", (tool.name for tool in [*READ_TOOLS, *CARD_TOOLS])
 )

@@ -1,0 +1,25 @@
+"""The merchants' own systems behind the card: MCP servers as a source of tools.
+
+A merchant connects its servers (``countersign mcp add``); their tools join that merchant's
+catalogue and no other's. Reads call the server; writes are Countersign write tools whose
+``execute`` alone sends ``tools/call``, once, with the card id as the idempotency key
+(``IDEMPOTENCY_KEY``). Nothing here knows Slack, Teams or a model.
+"""
+
+from __future__ import annotations
+
+from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
+from tools.mcp.connection import Connections
+from tools.mcp.provider import Listed, McpTools
+from tools.mcp.store import Sources
+
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "Connections",
+    "Listed",
+    "McpTools",
+    "Preview",
+    "SourceConfig",
+    "Sources",
+    "ToolRule",
+]

@@ -1,0 +1,328 @@
+"""Makes Countersign tools of an MCP server's tools: reads that call it, writes that propose.
+
+Read or write is the owner's decision (``classify``): a tool is a read only when the owner said
+so (``--read``) or trusted the server's annotations and the server says ``readOnlyHint``.
+Everything else is a write, built with ``write_tool``: its ``propose`` resolves a card and sends
+nothing (a preview, where the server offers one, is a read), and its ``execute`` alone sends the
+``tools/call``, with the card id as the idempotency key. The card's sentence is written here from
+the tool's title and the server's name; the model's words never reach it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as McpTool
+from pydantic import BaseModel
+
+from tools.caller import Role
+from tools.errors import ConflictError, NotFoundError, OutcomeUnknownError
+from tools.mcp.arguments import arguments_model, sent
+from tools.mcp.config import IDEMPOTENCY_KEY, SourceConfig, ToolRule, model_name
+from tools.mcp.connection import Connection, NoAnswerError, NotSentError, ServerError
+from tools.proposing import write_tool
+from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
+
+__all__ = ["Classified", "Connect", "classify", "read_or_write", "write_form"]
+
+Connect = Callable[[], Awaitable[Connection]]
+
+# What of a result reaches the model and the card: past these it is cut, and says so.
+RESULT_CHARS = 16_000
+RESULT_ROWS = 200
+PREVIEW_CHARS = 1_500
+_VALUE_CHARS = 1_900  # a detail's value, inside Slack's 2,000 for a field
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """What the owner's rules and the server's annotations make of one tool, and why."""
+
+    scope: Scope
+    why: str
+
+
+def classify(config: SourceConfig, tool: McpTool) -> Classified:
+    """Read or write, with the reason ``countersign mcp tools`` prints."""
+    said = config.rule(tool.name).scope
+    if said is not None:
+        return Classified(said, f"{said}: --{said}")
+    hint = tool.annotations.read_only_hint if tool.annotations is not None else None
+    if hint is None:
+        return Classified(Scope.WRITE, "write: not annotated")
+    if not hint:
+        return Classified(Scope.WRITE, "write: readOnlyHint false")
+    if not config.trust_annotations:
+        return Classified(Scope.WRITE, "write: readOnlyHint not trusted (no --trust-annotations)")
+    return Classified(Scope.READ, "read: readOnlyHint, annotations trusted")
+
+
+def read_or_write(config: SourceConfig, tool: McpTool, connect: Connect) -> Tool | None:
+    """The tool as the owner's rules classify it now; None when no model could call it."""
+    if classify(config, tool).scope is Scope.READ:
+        return _read(config, tool, connect)
+    return write_form(config, tool.name, tool, connect)
+
+
+def write_form(
+    config: SourceConfig,
+    name: str,
+    tool: McpTool | None,
+    connect: Connect,
+    *,
+    unreachable: str | None = None,
+) -> Tool | None:
+    """The tool as a write, whatever it is classified as now: how an approved card runs.
+
+    ``tool`` is None when the server no longer lists ``name`` (or, with ``unreachable``, could
+    not be listed): the card then fails at approval saying why, with nothing sent.
+    """
+    shown = model_name(config.name, name)
+    if shown is None:
+        return None
+    rule = config.rule(name)
+    base = _base(config, name, tool, rule, scope_name=shown)
+    write = _Write(config, name, tool, rule, connect, unreachable=unreachable)
+    return write_tool(base, write.propose, write.execute)
+
+
+def _base(
+    config: SourceConfig, name: str, tool: McpTool | None, rule: ToolRule, *, scope_name: str
+) -> Tool:
+    args = arguments_model(scope_name, tool.input_schema if tool is not None else None)
+    editable = tuple(field for field in rule.editable if field in args.model_fields)
+    return Tool(
+        name=scope_name,
+        description=_description(config, tool),
+        args=args,
+        title=f"{_title(name, tool).lower()} on the {config.name} server",
+        role=rule.role or Role.STAFF,
+        external=True,
+        editable=editable,
+        schema=dict(tool.input_schema) if tool is not None else None,
+    )
+
+
+def _read(config: SourceConfig, tool: McpTool, connect: Connect) -> Tool | None:
+    shown = model_name(config.name, tool.name)
+    if shown is None:
+        return None
+    rule = config.rule(tool.name)
+    base = _base(config, tool.name, tool, rule, scope_name=shown)
+    server, name = config.name, tool.name
+
+    async def handler(ctx: ToolContext, args: BaseModel) -> Result:
+        connection = await connect()
+        try:
+            answer = await connection.read(name, sent(args))
+        except ServerError as failed:
+            raise NotFoundError(f"{_upper(str(failed))}; nothing was read.") from failed
+        if answer.is_error:
+            raise ConflictError(f"The {server} server answered: {_text(answer, 500)}")
+        return _rows(answer, scope=f"{server} server, {name}")
+
+    return Tool(
+        name=base.name,
+        description=base.description,
+        args=base.args,
+        title=base.title,
+        handler=handler,
+        role=base.role,
+        schema=base.schema,
+    )
+
+
+class _Write:
+    """The two halves of one MCP write; only ``execute`` sends the call."""
+
+    def __init__(
+        self,
+        config: SourceConfig,
+        name: str,
+        tool: McpTool | None,
+        rule: ToolRule,
+        connect: Connect,
+        *,
+        unreachable: str | None = None,
+    ) -> None:
+        self.config, self.name, self.tool, self.rule = config, name, tool, rule
+        self.connect, self.unreachable = connect, unreachable
+
+    @property
+    def server(self) -> str:
+        return self.config.name
+
+    async def propose(self, ctx: ToolContext, args: BaseModel) -> Proposal:
+        if self.unreachable is not None:
+            raise NotFoundError(f"{_upper(self.unreachable)}; nothing was sent.")
+        if self.tool is None:
+            raise NotFoundError(
+                f"The {self.server} server no longer offers {self.name}; nothing was sent."
+            )
+        values = sent(args)
+        details = [
+            ProposalDetail("Server", f"{self.server} ({self.config.where})"[:_VALUE_CHARS]),
+            ProposalDetail("Tool", self.name),
+            *(ProposalDetail(key, _shown(value)) for key, value in values.items()),
+        ]
+        preview = await self._preview(values)
+        if preview is not None:
+            details.append(ProposalDetail("Preview", preview))
+        return Proposal(
+            summary=f"{_title(self.name, self.tool)} on the {self.server} server.",
+            details=tuple(details),
+            warning=self._warning(),
+            args=args,
+            target=self._target(values),
+            amount=self._amount(values),
+            standing=f"nothing was sent to the {self.server} server",
+            subject=f"The {self.server} server's {self.name}",
+        )
+
+    async def execute(self, ctx: ToolContext, args: BaseModel) -> Result:
+        connection = await self.connect()
+        meta = {IDEMPOTENCY_KEY: ctx.card_id}
+        try:
+            answer = await connection.write(self.name, sent(args), meta=meta)
+        except NotSentError as failed:
+            raise NotFoundError(f"{_upper(str(failed))}; nothing was sent.") from failed
+        except NoAnswerError as lost:
+            raise OutcomeUnknownError(
+                f"outcome unknown: {lost} after the call was sent; check the {self.server} "
+                "system before asking again"
+            ) from lost
+        if answer.is_error:
+            raise ConflictError(f"the {self.server} server refused it: {_text(answer, 500)}")
+        result = _rows(answer, scope=f"{self.server} server, {self.name}")
+        said = _text(answer, 300)
+        note = f"done on the {self.server} server" + (f": {said}" if said else "")
+        return Result(result.rows, max(result.count, 1), result.scope, note=note)
+
+    async def _preview(self, values: Mapping[str, Any]) -> str | None:
+        """What the server says the call would do, without doing it; None: it cannot say."""
+        preview = self.rule.preview
+        if preview is None:
+            return None
+        if preview.kind == "dry_run":
+            tool, arguments = self.name, {**values, preview.name: True}
+        else:
+            tool, arguments = preview.name, dict(values)
+        connection = await self.connect()
+        try:
+            answer = await connection.read(tool, arguments)
+        except ServerError as failed:
+            raise NotFoundError(
+                f"{_upper(str(failed))} while preparing the card; nothing was sent."
+            ) from failed
+        if answer.is_error:
+            raise ConflictError(
+                f"The {self.server} server says this would fail: {_text(answer, 500)}; "
+                "nothing was sent."
+            )
+        return _text(answer, PREVIEW_CHARS) or "(the server's preview was empty)"
+
+    def _warning(self) -> str | None:
+        notes = self.tool.annotations if self.tool is not None else None
+        destructive = notes is None or notes.destructive_hint is not False
+        if not destructive and self.config.trust_annotations:
+            return None
+        if notes is None or notes.destructive_hint is None:
+            return (
+                f"⚠ The {self.server} server does not say this leaves existing data alone: "
+                "treat it as able to change or delete it."
+            )
+        if notes.destructive_hint:
+            return f"⚠ The {self.server} server marks this as destructive."
+        return (
+            f"⚠ The {self.server} server says this is not destructive, but its annotations "
+            "are not trusted."
+        )
+
+    def _target(self, values: Mapping[str, Any]) -> str | None:
+        if not self.rule.targets:
+            return None
+        named = ",".join(_shown(values.get(key)) for key in self.rule.targets)
+        return f"mcp:{self.server}:{self.name}:{named}"[:200]
+
+    def _amount(self, values: Mapping[str, Any]) -> int | None:
+        if self.rule.amount is None or values.get(self.rule.amount) is None:
+            return None
+        try:
+            amount = Decimal(str(values[self.rule.amount]))
+        except InvalidOperation:
+            return None
+        minor = amount * 100 if self.rule.unit == "major" else amount
+        return int(abs(minor).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _title(name: str, tool: McpTool | None) -> str:
+    """The tool's own title, else its annotations' title, else its name in words."""
+    title = tool.title if tool is not None else None
+    if not title and tool is not None and tool.annotations is not None:
+        title = tool.annotations.title
+    text = " ".join((title or name.replace("_", " ").replace("-", " ")).split())[:120]
+    return _upper(text)
+
+
+def _description(config: SourceConfig, tool: McpTool | None) -> str:
+    """What the model reads about the tool: whose it is, then the server's own words, marked as
+    the server's (a hostile server's description is text to read, never an instruction)."""
+    own = " ".join((tool.description or "").split())[:1_000] if tool is not None else ""
+    head = f"A tool of the merchant's {config.name} server (MCP)."
+    return f"{head} The server describes it as: {own}" if own else head
+
+
+def _upper(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _shown(value: Any) -> str:
+    """An argument as it is sent: text as it is, anything else as its JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+
+
+def _text(answer: CallToolResult, limit: int) -> str:
+    parts = [part.text for part in answer.content if isinstance(part, TextContent)]
+    text = "\n".join(parts).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _rows(answer: CallToolResult, *, scope: str) -> Result:
+    """A result as rows for the model: its structured content, else its text; cut past a size."""
+    rows = _structured_rows(answer.structured_content)
+    if rows is None:
+        rows = [{"text": part.text} for part in answer.content if isinstance(part, TextContent)]
+        others = len(answer.content) - len(rows)
+        if others:
+            rows.append({"note": f"{others} non-text part(s) left out"})
+    total, size = len(rows), 0
+    kept: list[dict[str, Any]] = []
+    for row in rows[:RESULT_ROWS]:
+        encoded = json.dumps(row, ensure_ascii=False, default=str)
+        if size + len(encoded) > RESULT_CHARS:
+            if not kept and "text" in row:
+                kept.append({"text": str(row["text"])[:RESULT_CHARS] + "…"})
+            break
+        kept.append(row)
+        size += len(encoded)
+    line = scope if len(kept) == total else f"{scope}: the first {len(kept)} of {total} (cut)"
+    if len(kept) == total and rows and len(json.dumps(kept, default=str)) > RESULT_CHARS:
+        line = f"{scope}: cut at {RESULT_CHARS:,} characters"
+    return Result(kept, total, line)
+
+
+def _structured_rows(content: Any) -> list[dict[str, Any]] | None:
+    if isinstance(content, dict):
+        inner = content.get("result") if len(content) == 1 else None
+        if isinstance(inner, list) and all(isinstance(row, dict) for row in inner):
+            return list(inner)
+        if isinstance(inner, list):
+            return [{"value": item} for item in inner]
+        return [content]
+    return None

@@ -1,0 +1,277 @@
+"""The MCP servers this process talks to: one connection per merchant's source, kept and reused.
+
+A stdio server is started once and started again when it has died; an HTTP one keeps its
+connection pool. Each connection lives in a task of its own (the SDK's client is a context that
+must be entered and left in one task) and is used from any other.
+
+What a caller needs from a failure is whether anything reached the server:
+
+- ``NotSentError``: it could not be reached (not started, refused, not answering a ping), so
+  nothing was sent. A write that gets this failed and changed nothing.
+- ``NoAnswerError``: the request left and no answer came (timeout, lost connection, the server
+  died mid-call). A write that gets this has an unknown outcome and is never sent again blindly.
+
+A write is preceded by a ping, so that the first is known for certain; the cost is one round
+trip on a path a person just waited for anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from typing import Any, TypeVar, cast
+
+import httpx2
+import structlog
+from mcp import Client, StdioServerParameters
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import (
+    CallToolResult,
+    Implementation,
+    RequestParamsMeta,
+    Tool,
+    ToolListChangedNotification,
+)
+
+from tools.mcp.config import MissingSecretError, SourceConfig
+
+__all__ = ["Connection", "Connections", "NoAnswerError", "NotSentError", "ServerError"]
+
+log = structlog.get_logger("countersign.mcp")
+
+_T = TypeVar("_T")
+_CLIENT = Implementation(name="countersign", version="1")
+# How long a server's tool list is used before it is listed again (a server that can tell us
+# sooner does, with ``notifications/tools/list_changed``).
+LIST_TTL = 60.0
+_STOP_WAIT = 5.0
+
+
+class ServerError(Exception):
+    """A source could not do what was asked; the message names it and says what happened."""
+
+
+class NotSentError(ServerError):
+    """Nothing reached the server."""
+
+
+class NoAnswerError(ServerError):
+    """The request was sent and no answer came back."""
+
+
+class Connection:
+    """One source of one merchant, connected on first use and again after it dropped."""
+
+    def __init__(self, config: SourceConfig, *, list_ttl: float = LIST_TTL) -> None:
+        self.config = config
+        self._list_ttl = list_ttl
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._listing: tuple[list[Tool], float] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    async def tools(self, *, fresh: bool = False) -> list[Tool]:
+        """The server's tools, listed again after ``list_ttl`` or when it said they changed."""
+        listing = self._listing
+        if not fresh and listing is not None and time.monotonic() - listing[1] < self._list_ttl:
+            return listing[0]
+        client = await self._connected()
+        found = await self._ask(client, self._list_all(client), sent=False)
+        self._listing = (found, time.monotonic())
+        return found
+
+    async def read(self, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        """Calls a tool whose outcome does not matter if lost (a read, a preview)."""
+        client = await self._connected()
+        return await self._ask(client, client.call_tool(tool, dict(arguments)), sent=True)
+
+    async def write(
+        self, tool: str, arguments: Mapping[str, Any], *, meta: Mapping[str, Any]
+    ) -> CallToolResult:
+        """Sends the one ``tools/call`` of an approved write, after a ping says it is there."""
+        client = await self._connected()
+        try:
+            await self._ask(client, client.send_ping(), sent=False)
+        except NotSentError:
+            # A server that died since its last call is started again once before giving up.
+            await self._drop()
+            client = await self._connected()
+            await self._ask(client, client.send_ping(), sent=False)
+        call = client.call_tool(tool, dict(arguments), meta=cast("RequestParamsMeta", dict(meta)))
+        return await self._ask(client, call, sent=True)
+
+    async def aclose(self) -> None:
+        await self._drop()
+
+    async def _list_all(self, client: Client) -> list[Tool]:
+        found: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(100):  # a server that pages forever is cut off at 100 pages
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            found.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return found
+
+    async def _ask(self, client: Client, pending: Awaitable[_T], *, sent: bool) -> _T:
+        """Awaits one request within the source's timeout, telling sent from not sent."""
+        try:
+            async with asyncio.timeout(self.config.timeout):
+                return await pending
+        except TimeoutError:
+            await self._drop()
+            raise self._lost(sent, f"did not answer within {self.config.timeout:g} s") from None
+        except ServerError:
+            raise
+        except Exception as broken:
+            if self._client is not client or self._task is None or self._task.done():
+                await self._drop()
+            reason = str(broken) or type(broken).__name__
+            raise self._lost(sent and not _refused(broken), reason) from broken
+
+    def _lost(self, sent: bool, reason: str) -> ServerError:
+        if sent:
+            return NoAnswerError(f"the {self.name} server {reason}")
+        return NotSentError(f"the {self.name} server could not be reached ({reason})")
+
+    async def _connected(self) -> Client:
+        async with self._lock:
+            if self._client is not None and self._task is not None and not self._task.done():
+                return self._client
+            await self._drop_locked()
+            ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+            self._stop = asyncio.Event()
+            self._task = asyncio.create_task(self._hold(ready), name=f"mcp:{self.name}")
+            try:
+                async with asyncio.timeout(self.config.timeout):
+                    self._client = await asyncio.shield(ready)
+            except TimeoutError:
+                await self._drop_locked()
+                raise NotSentError(
+                    f"the {self.name} server did not start within {self.config.timeout:g} s"
+                ) from None
+            except ServerError:
+                await self._drop_locked()
+                raise
+            return self._client
+
+    async def _hold(self, ready: asyncio.Future[Client]) -> None:
+        """Holds the connection open until asked to stop or the server goes away."""
+        try:
+            async with _client(self.config, self._on_message) as client:
+                ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as broken:
+            if not ready.done():
+                if isinstance(broken, MissingSecretError):
+                    ready.set_exception(NotSentError(f"the {self.name} server: {broken}"))
+                else:
+                    reason = str(broken) or type(broken).__name__
+                    ready.set_exception(
+                        NotSentError(f"the {self.name} server could not be reached ({reason})")
+                    )
+            elif not isinstance(broken, asyncio.CancelledError):
+                log.warning("mcp.connection_lost", source=self.name, error=repr(broken))
+            if isinstance(broken, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
+                raise
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            self._listing = None
+
+    async def _drop(self) -> None:
+        async with self._lock:
+            await self._drop_locked()
+
+    async def _drop_locked(self) -> None:
+        task, self._task, self._client = self._task, None, None
+        if task is None:
+            return
+        self._stop.set()
+        with contextlib.suppress(BaseException):
+            async with asyncio.timeout(_STOP_WAIT):
+                await asyncio.shield(task)
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _refused(broken: BaseException) -> bool:
+    """Whether a transport failure proves the request never left (the connection was refused)."""
+    seen: BaseException | None = broken
+    while seen is not None:
+        if isinstance(seen, httpx2.ConnectError | ConnectionRefusedError):
+            return True
+        if isinstance(seen, BaseExceptionGroup):
+            return all(_refused(inner) for inner in seen.exceptions)
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+@contextlib.asynccontextmanager
+async def _client(config: SourceConfig, on_message: MessageHandlerFnT) -> AsyncIterator[Client]:
+    if config.url is not None:
+        timeout = httpx2.Timeout(config.timeout, connect=min(config.timeout, 10.0))
+        async with httpx2.AsyncClient(headers=config.headers_now(), timeout=timeout) as http:
+            server: Any = streamable_http_client(config.url, http_client=http)
+            async with Client(
+                server, client_info=_CLIENT, message_handler=on_message, cache=None
+            ) as client:
+                yield client
+        return
+    assert config.command is not None
+    params = StdioServerParameters(
+        command=config.command, args=list(config.args), env=config.env_now() or None
+    )
+    async with Client(params, client_info=_CLIENT, message_handler=on_message, cache=None) as c:
+        yield c
+
+
+class Connections:
+    """Every source this process has talked to, one ``Connection`` each, kept until closed.
+
+    A source whose stored config changed (a new URL, a new header) gets a new connection; the
+    old one is closed.
+    """
+
+    def __init__(self, *, list_ttl: float = LIST_TTL) -> None:
+        self._list_ttl = list_ttl
+        self._held: dict[tuple[int, str], tuple[str, Connection]] = {}
+
+    async def of(self, tenantid: int, config: SourceConfig) -> Connection:
+        key, version = (tenantid, config.name), _version(config)
+        held = self._held.get(key)
+        if held is not None and held[0] == version:
+            held[1].config = config  # the rules may have changed; the connection has not
+            return held[1]
+        if held is not None:
+            await held[1].aclose()
+        connection = Connection(config, list_ttl=self._list_ttl)
+        self._held[key] = (version, connection)
+        return connection
+
+    async def forget(self, tenantid: int, name: str) -> None:
+        held = self._held.pop((tenantid, name), None)
+        if held is not None:
+            await held[1].aclose()
+
+    async def aclose(self) -> None:
+        held, self._held = list(self._held.values()), {}
+        await asyncio.gather(*(connection.aclose() for _, connection in held))
+
+
+def _version(config: SourceConfig) -> str:
+    """What makes a connection the same one: where it goes and what it sends, not the rules."""
+    where = config.model_dump_json(include={"url", "headers", "command", "args", "env", "timeout"})
+    return hashlib.sha256(where.encode()).hexdigest()
