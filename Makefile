@@ -53,4 +53,4 @@ bench: sync deps
 	@$(RUN) python -m bench
 
 clean:
-	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage countersign.db* .countersign-sandbox*.json artifacts
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage countersign.db* countersign-ledger.db* .countersign-sandbox*.json artifacts

@@ -9,7 +9,9 @@ back as a proposal like any other.
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -105,8 +107,70 @@ def _reject_many(m: re.Match[str]) -> list[Call] | str:
 # "requests 1, 2 and 3", "reqs #4 & #6": several requests, one write each in one turn (one card).
 _MANY = r"(?:requests?|reqs?\.?) (?P<ids>#?\d+(?:(?:\s*,\s*|\s*,?\s+(?:and|&)\s+)#?\d+)+)"
 
+
+def _any_tool(m: re.Match[str]) -> Call | str:
+    """ "use ledger__record_payment with supplier_id=SUP-001 amount=7800.50 reference=INV-9":
+    any tool the merchant has (its own MCP servers' included), with the arguments as typed."""
+    given = (m["args"] or "").strip()
+    args = _json_arguments(given) if given.startswith("{") else _word_arguments(given)
+    return (m["tool"], args) if isinstance(args, dict) else phrasing.arguments_unreadable(args)
+
+
+_ONE_TOOL = re.compile(r"(?:use|call) (?P<tool>[A-Za-z0-9_-]+)(?: with (?P<args>.+))?", re.I)
+
+
+def _any_tools(m: re.Match[str]) -> list[Call] | str:
+    """ "use A with …; use B with …": several writes in one turn (one card of several)."""
+    calls: list[Call] = []
+    for part in m.group(0).split(";"):
+        one = _ONE_TOOL.fullmatch(part.strip())
+        if one is None:
+            return phrasing.arguments_unreadable(f"“{part.strip()}” is not “use <tool> with …”")
+        call = _any_tool(one)
+        if isinstance(call, str):
+            return call
+        calls.append(call)
+    return calls
+
+
+def _json_arguments(given: str) -> dict[str, Any] | str:
+    try:
+        parsed = json.loads(given)
+    except json.JSONDecodeError as bad:
+        return f"that JSON does not parse ({bad.msg})"
+    return parsed if isinstance(parsed, dict) else "the JSON must be an object"
+
+
+def _word_arguments(given: str) -> dict[str, Any] | str:
+    lexer = shlex.shlex(given, posix=True)
+    lexer.whitespace += ","  # "a=1, b=2" as well as "a=1 b=2"; a quoted comma stays
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError as bad:
+        return str(bad)
+    args: dict[str, Any] = {}
+    for word in words:
+        key, equals, value = word.partition("=")
+        if not equals or not key:
+            return f"“{word}” is not name=value"
+        args[key] = _typed(value)
+    return args
+
+
+def _typed(value: str) -> Any:
+    """A typed value as JSON reads it (7800.50, true, 3), else the text itself."""
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return value
+    return parsed if isinstance(parsed, int | float | bool) else value
+
+
 _INTENTS = (
     _intent(r"help|\?|what can you do|commands", lambda m: phrasing.HELP),
+    _intent(r"(?:use|call) [^;]+(?:;\s*(?:use|call) [^;]+)+", _any_tools),
+    _intent(r"(?:use|call) (?P<tool>[A-Za-z0-9_-]+)(?: with (?P<args>.+))?", _any_tool),
     _intent(
         rf"approve {_MANY}(?:[,:]? (?:with note|note|saying):? (?P<note>.+))?",
         lambda m: [
@@ -200,6 +264,13 @@ _INTENTS = (
 )
 
 
+# "tools", "what tools do you have": the answer depends on the merchant, so it is the loop's.
+_TOOLS = re.compile(
+    r"(?:(?:list|show)(?: me)? |what )?(?:the |your |all |my )?tools(?: do you have| are there)?",
+    re.IGNORECASE,
+)
+
+
 def normalise(text: str) -> str:
     """The message without its speaker tag, @mentions, politeness, edge punctuation and doubled
     spaces: "<@U1> Can you approve request 6 please?" is "approve request 6"."""
@@ -230,11 +301,14 @@ async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
     if results:
         # Several writes of one turn read alike ("Not done yet: …"): each thing is said once.
         return _text("\n\n".join(dict.fromkeys(_phrase(part) for part in results)))
-    decision = understand(_latest_prompt(last))
+    said = _latest_prompt(last)
+    known = {definition.name for definition in info.function_tools}
+    if _TOOLS.fullmatch(normalise(said)):
+        return _text(phrasing.list_tools(sorted(known)))
+    decision = understand(said)
     if isinstance(decision, str):
         return _text(decision)
     calls = decision if isinstance(decision, list) else [decision]
-    known = {definition.name for definition in info.function_tools}
     missing = next((tool for tool, _ in calls if tool not in known), None)
     if missing is not None:
         return _text(phrasing.phrase_missing_tool(missing))

@@ -24,6 +24,8 @@ __all__ = [
     "ROUTED",
     "TWO_NEEDED",
     "WITHDRAW",
+    "arguments_unreadable",
+    "list_tools",
     "phrase_failure",
     "phrase_missing_tool",
     "phrase_result",
@@ -48,6 +50,8 @@ PHRASINGS = (
     "set price of <sku> to <amount>",
     "sales this week (or today, this month)",
     "my cards / what is waiting for me",
+    "tools (every tool I have here, your own MCP servers' too)",
+    "use <tool> with name=value … (any of them, e.g. use ledger__list_suppliers)",
 )
 
 HELP = (
@@ -113,6 +117,27 @@ _FIRST = (
 # How a bare number reads in a one-line summary.
 _UNITS = {"quantity": "{} in stock", "orders": "{} orders", "net": "net {}"}
 _ONE = {"orders": "1 order"}
+
+
+def arguments_unreadable(why: str) -> str:
+    return (
+        f"I couldn't read those arguments: {why}. Write them as name=value, with quotes around "
+        "a value that has spaces: use ledger__record_payment with supplier_id=SUP-001 "
+        'amount=7800.50 reference="INV 9"'
+    )
+
+
+def list_tools(names: list[str]) -> str:
+    """The tools this person's merchant has, its own servers' ones by server."""
+    own = sorted(name for name in names if "__" in name)
+    reference = sorted(name for name in names if "__" not in name)
+    lines = [f"I have {len(names)} tools here."]
+    if own:
+        lines.append("From your own systems (MCP):")
+        lines.extend(f"• {name}" for name in own)
+    lines.append("Built in: " + ", ".join(reference))
+    lines.append('Call any of them with "use <tool> with name=value …".')
+    return "\n".join(lines)
 
 
 def phrase_failure(message: str) -> str:

@@ -11,14 +11,17 @@ import argparse
 import errno
 import socket
 from datetime import timedelta
+from pathlib import Path
 
 from bot.cli.failures import CliError, checked_url, database_errors, shown_url
 from bot.cli.lookup import person_names, tenant_names
 from bot.cli.session import open_database, probe_database
 from bot.settings import Settings, SettingsError
 from tools import CardRecord, CardSigner, Directory
+from tools.mcp import McpTools
+from tools.mcp.demo import connect_demo_ledger
 from tools.merchant import build_registry
-from tools.merchant.demo import load_demo
+from tools.merchant.demo import FIESTA, load_demo
 
 __all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "serve"]
 
@@ -43,15 +46,31 @@ async def db_upgrade(settings: Settings, args: argparse.Namespace) -> str:
 async def demo(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign demo``: migrates, then loads the demo merchants unless they are there."""
     migrated = await db_upgrade(settings, args)
-    async with open_database(checked_url(settings.database_url)) as db:
+    url = checked_url(settings.database_url)
+    async with open_database(url) as db:
         summary = await load_demo(db)
+        ledger = _ledger_path(url.database if url.get_backend_name() == "sqlite" else None)
+        connected = await connect_demo_ledger(db, FIESTA, ledger)
+    said = (
+        f"\nConnected the demo supplier ledger (an MCP server, {ledger.name}) to Fiesta Foods."
+        if connected
+        else ""
+    )
     if not summary.loaded:
-        return f"{migrated}\nDemo data already present; nothing was changed."
+        return f"{migrated}\nDemo data already present; nothing was changed.{said}"
     return (
-        f"{migrated}\nLoaded Fiesta Foods and Harbor Books ({summary.orders} orders).\n"
+        f"{migrated}\nLoaded Fiesta Foods and Harbor Books ({summary.orders} orders).{said}\n"
         "Next, connect your Slack workspace (or Teams tenant) to a merchant, for example: "
         'countersign connect slack T0123ABCD "Fiesta Foods"'
     )
+
+
+def _ledger_path(database: str | None) -> Path:
+    """Where the demo ledger keeps its books: beside a SQLite database, else here."""
+    if database and database != ":memory:":
+        path = Path(database).resolve()
+        return path.with_name(f"{path.stem}-ledger.db")
+    return Path("countersign-ledger.db").resolve()
 
 
 async def link(settings: Settings, args: argparse.Namespace) -> str:
@@ -72,6 +91,9 @@ async def reconcile_cards(settings: Settings, args: argparse.Namespace) -> str:
     )
     async with open_database(checked_url(settings.database_url)) as db:
         registry = build_registry(db, signer)
+        # Names a card's MCP tool as such (an external write: "outcome unknown", never
+        # "nothing was changed"), without connecting to any server.
+        registry.add_source(McpTools(db))
         registry.lease.expiry = timedelta(seconds=settings.countersign_reconcile_after)
         settled = await registry.reconcile()
         people = await person_names(db, (card.userid for card in settled))

@@ -26,6 +26,7 @@ from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
+from tools.mcp import Connections, McpTools
 from tools.merchant import build_registry
 from tools.merchant.models import BranchRequest
 
@@ -282,6 +283,9 @@ async def bot(
     registry = build_registry(
         db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock), clock=clock
     )
+    # The merchants' own MCP servers, as the server adds them; none is connected unless a test
+    # connects one (its tool lists are never reused, so a test's switches show at once).
+    registry.add_source(McpTools(db, Connections(list_ttl=0)))
     directory = Directory(db)
     for user in LINKED:
         await directory.link("slack", TEAM, user, PEOPLE[user][1])
@@ -296,3 +300,4 @@ async def bot(
             yield Bot(slack, server, http, surface, registry, assistant, clock)
         finally:
             await server.close()
+            await registry.aclose()

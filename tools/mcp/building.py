@@ -124,7 +124,7 @@ def _read(config: SourceConfig, tool: McpTool, connect: Connect) -> Tool | None:
             raise NotFoundError(f"{_upper(str(failed))}; nothing was read.") from failed
         if answer.is_error:
             raise ConflictError(f"The {server} server answered: {_text(answer, 500)}")
-        return _rows(answer, scope=f"{server} server, {name}")
+        return _rows(answer, scope=_scope(ctx, server, name))
 
     return Tool(
         name=base.name,
@@ -198,7 +198,7 @@ class _Write:
             ) from lost
         if answer.is_error:
             raise ConflictError(f"the {self.server} server refused it: {_text(answer, 500)}")
-        result = _rows(answer, scope=f"{self.server} server, {self.name}")
+        result = _rows(answer, scope=_scope(ctx, self.server, self.name))
         said = _text(answer, 300)
         note = f"done on the {self.server} server" + (f": {said}" if said else "")
         return Result(result.rows, max(result.count, 1), result.scope, note=note)
@@ -208,11 +208,14 @@ class _Write:
         preview = self.rule.preview
         if preview is None:
             return None
+        connection = await self.connect()
         if preview.kind == "dry_run":
+            # The write itself, called to say what it would do: only on the word of a schema
+            # that has the argument, since a server that ignored it would write without a card.
+            self._check_dry_run(preview.name)
             tool, arguments = self.name, {**values, preview.name: True}
         else:
-            tool, arguments = preview.name, dict(values)
-        connection = await self.connect()
+            tool, arguments = preview.name, await _accepted(connection, preview.name, values)
         try:
             answer = await connection.read(tool, arguments)
         except ServerError as failed:
@@ -226,6 +229,16 @@ class _Write:
             )
         return _text(answer, PREVIEW_CHARS) or "(the server's preview was empty)"
 
+    def _check_dry_run(self, argument: str) -> None:
+        schema = self.tool.input_schema if self.tool is not None else {}
+        spec = (schema.get("properties") or {}).get(argument)
+        if not isinstance(spec, dict) or spec.get("type") != "boolean":
+            raise ConflictError(
+                f"The {self.server} server's {self.name} takes no true/false {argument} "
+                "argument, so it cannot preview this; nothing was sent. The owner can change "
+                f"the preview with: countersign mcp add … --preview {self.name}=tool:<read tool>"
+            )
+
     def _warning(self) -> str | None:
         notes = self.tool.annotations if self.tool is not None else None
         destructive = notes is None or notes.destructive_hint is not False
@@ -233,13 +246,13 @@ class _Write:
             return None
         if notes is None or notes.destructive_hint is None:
             return (
-                f"⚠ The {self.server} server does not say this leaves existing data alone: "
+                f"The {self.server} server does not say this leaves existing data alone: "
                 "treat it as able to change or delete it."
             )
         if notes.destructive_hint:
-            return f"⚠ The {self.server} server marks this as destructive."
+            return f"The {self.server} server marks this as destructive."
         return (
-            f"⚠ The {self.server} server says this is not destructive, but its annotations "
+            f"The {self.server} server says this is not destructive, but its annotations "
             "are not trusted."
         )
 
@@ -258,6 +271,23 @@ class _Write:
             return None
         minor = amount * 100 if self.rule.unit == "major" else amount
         return int(abs(minor).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+async def _accepted(connection: Connection, tool: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments a companion read tool takes, of those the write was given."""
+    try:
+        listed = next((t for t in await connection.tools() if t.name == tool), None)
+    except ServerError:
+        listed = None  # the preview call itself then says why
+    properties = (listed.input_schema or {}).get("properties") if listed is not None else None
+    if not isinstance(properties, dict):
+        return dict(values)
+    return {key: value for key, value in values.items() if key in properties}
+
+
+def _scope(ctx: ToolContext, server: str, tool: str) -> str:
+    whose = f"{ctx.tenant_name}'s" if ctx.tenant_name else "the merchant's"
+    return f"{whose} {server} server, {tool}"
 
 
 def _title(name: str, tool: McpTool | None) -> str:

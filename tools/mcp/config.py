@@ -2,7 +2,8 @@
 
 Stored as JSON beside the merchant (``tools.mcp.store``). Nothing here connects: a header
 written ``$VAR`` stays ``$VAR`` in the store and is read from the environment only when a
-connection is opened (``headers_now``), so a secret never lands in the database.
+connection is opened (``headers_now``), so a secret never lands in the database
+(``Bearer ${TOKEN}`` works too).
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ IDEMPOTENCY_KEY = "dev.countersign/idempotency-key"
 # way only and can never equal a reference tool's name (none has a double underscore).
 SOURCE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
-_ENV_NAME = re.compile(r"^\$[A-Za-z_][A-Za-z0-9_]*$")
+# "$TOKEN" or "Bearer ${TOKEN}": read from the environment when connecting.
+_ENV_REF = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
 _SEPARATOR = "__"
 # A model's tool name: OpenAI and Anthropic both take ^[a-zA-Z0-9_-]{1,64}$.
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -117,8 +121,8 @@ class SourceConfig(BaseModel):
         for key, value in headers.items():
             if not _HEADER_NAME.match(key):
                 raise ValueError(f"{key!r} is not a header or variable name")
-            if value.startswith("$") and not _ENV_NAME.match(value):
-                raise ValueError(f"{value!r}: write an environment variable as $NAME")
+            if "$" in _ENV_REF.sub("", value):
+                raise ValueError(f"{value!r}: write an environment variable as $NAME or ${{NAME}}")
         return headers
 
     @model_validator(mode="after")
@@ -142,7 +146,7 @@ class SourceConfig(BaseModel):
         """Where it is, as a person reads it (never a header's value)."""
         if self.url is not None:
             return self.url
-        return " ".join([self.command or "", *self.args])
+        return " ".join([os.path.basename(self.command or ""), *self.args])
 
     def rule(self, tool: str) -> ToolRule:
         return self.rules.get(tool, ToolRule())
@@ -164,11 +168,13 @@ class SourceConfig(BaseModel):
 
 
 def _resolved(value: str) -> str:
-    if not _ENV_NAME.match(value):
-        return value
-    found = os.environ.get(value[1:])
-    if found is None:
-        raise MissingSecretError(
-            f"the environment variable {value[1:]} is not set; set it where Countersign runs"
-        )
-    return found
+    def read(ref: re.Match[str]) -> str:
+        name = ref["braced"] or ref["bare"]
+        found = os.environ.get(name)
+        if found is None:
+            raise MissingSecretError(
+                f"the environment variable {name} is not set; set it where Countersign runs"
+            )
+        return found
+
+    return _ENV_REF.sub(read, value)

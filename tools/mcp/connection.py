@@ -11,7 +11,7 @@ What a caller needs from a failure is whether anything reached the server:
 - ``NoAnswerError``: the request left and no answer came (timeout, lost connection, the server
   died mid-call). A write that gets this has an unknown outcome and is never sent again blindly.
 
-A write is preceded by a ping, so that the first is known for certain; the cost is one round
+A write is preceded by a request the server must answer (a tool listing), so that the first is known for certain; the cost is one round
 trip on a path a person just waited for anyway.
 """
 
@@ -97,20 +97,24 @@ class Connection:
     async def write(
         self, tool: str, arguments: Mapping[str, Any], *, meta: Mapping[str, Any]
     ) -> CallToolResult:
-        """Sends the one ``tools/call`` of an approved write, after a ping says it is there."""
+        """Sends the one ``tools/call`` of an approved write, once a request it answers (a tool
+        listing: the 2026-07-28 protocol has no ping) says it is there."""
         client = await self._connected()
         try:
-            await self._ask(client, client.send_ping(), sent=False)
+            await self._ask(client, self._probe(client), sent=False)
         except NotSentError:
             # A server that died since its last call is started again once before giving up.
             await self._drop()
             client = await self._connected()
-            await self._ask(client, client.send_ping(), sent=False)
+            await self._ask(client, self._probe(client), sent=False)
         call = client.call_tool(tool, dict(arguments), meta=cast("RequestParamsMeta", dict(meta)))
         return await self._ask(client, call, sent=True)
 
     async def aclose(self) -> None:
         await self._drop()
+
+    async def _probe(self, client: Client) -> None:
+        await client.list_tools(cache_mode="refresh")
 
     async def _list_all(self, client: Client) -> list[Tool]:
         found: list[Tool] = []

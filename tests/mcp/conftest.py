@@ -1,0 +1,59 @@
+"""A registry with the merchants' MCP sources, over real servers (tests/support/mcp_servers.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+
+from tests.engine.conftest import SECRET
+from tests.support.clock import SteppedClock
+from tools import Registry
+from tools.db import Database
+from tools.mcp import Connections, McpTools, SourceConfig, Sources
+from tools.merchant import build_registry
+from tools.tokens import CardSigner
+
+
+@pytest.fixture(params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """SQLite only, as a rule, here: what these tests pin is the talk with the servers; the
+    cards' database side runs on both engines in ``test_on_both`` and in tests/engine."""
+    return str(request.param)
+
+
+@pytest.fixture
+def clock() -> SteppedClock:
+    return SteppedClock()
+
+
+@pytest.fixture
+async def registry(db: Database, clock: SteppedClock) -> AsyncIterator[Registry]:
+    """Every merchant tool plus the merchants' MCP sources, tool lists never reused."""
+    signer = CardSigner([SECRET], ttl=timedelta(minutes=30), clock=clock)
+    registry = build_registry(db, signer, clock=clock)
+    registry.add_source(McpTools(db, Connections(list_ttl=0), sources_ttl=0))
+    try:
+        yield registry
+    finally:
+        await registry.aclose()
+
+
+async def connect(
+    db: Database, tenantid: int, name: str, command: list[str], **rules: object
+) -> SourceConfig:
+    """Stores a stdio source ``name`` for ``tenantid`` running ``command``."""
+    config = SourceConfig.model_validate(
+        {"name": name, "command": command[0], "args": command[1:], **rules}
+    )
+    await Sources(db).put(tenantid, config)
+    return config
+
+
+async def connect_url(
+    db: Database, tenantid: int, name: str, url: str, **rules: object
+) -> SourceConfig:
+    config = SourceConfig.model_validate({"name": name, "url": url, **rules})
+    await Sources(db).put(tenantid, config)
+    return config
