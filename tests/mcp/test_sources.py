@@ -6,6 +6,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from tests.engine.conftest import ARJUN, MEERA, PRIYA, RAVI, SAM
 from tests.mcp.conftest import connect, connect_url
@@ -36,7 +37,7 @@ async def test_a_trusted_read_runs_and_is_audited(
     assert result.proposal is None
     assert "SUP-001" in str(result.for_model()["rows"])
     async with db.session() as session:
-        rows = (await session.scalars(AuditRow.__table__.select())).all()
+        rows = (await session.scalars(select(AuditRow))).all()
     assert any(row.tool == "ledger__list_suppliers" and row.scope == "read" for row in rows)
 
 
@@ -104,7 +105,7 @@ async def test_the_ledger_dedupes_on_the_card_id(
     ).proposal
     assert proposal is not None
     assert proposal.amount == 780050
-    assert proposal.target == "mcp:ledger:record_payment:SUP-001"
+    assert proposal.target == "mcp:ledger:record_payment:supplier_id=SUP-001"
 
     decision = await registry.approve(registry.default_agent, proposal.card, ARJUN)
 
@@ -373,3 +374,41 @@ async def test_on_both(registry: Registry, db: Database, ledger_http: str, ledge
 
     assert decision.card.status is CardStatus.DONE, decision.card.outcome
     assert payments_with_key(ledger_db, proposal.card_id) == 1
+
+
+async def test_a_tool_error_fails_the_card_with_the_servers_message(
+    registry: Registry, db: Database, ledger_stdio: list[str], ledger_db: Path
+) -> None:
+    """A write the server answers with isError fails its card with what the server said."""
+    await connect(db, 1, "ledger", ledger_stdio, trust_annotations=True)
+    args = {"supplier_id": "SUP-999", "amount": 10, "reference": "NOPE-1"}
+    proposal = (
+        await registry.call(registry.default_agent, "ledger__record_payment", args, PRIYA)
+    ).proposal
+    assert proposal is not None
+
+    decision = await registry.approve(registry.default_agent, proposal.card, PRIYA)
+
+    assert decision.card.status is CardStatus.FAILED
+    assert decision.card.outcome is not None
+    assert decision.card.outcome.startswith("the ledger server refused it: ")
+    assert "SUP-999" in decision.card.outcome
+    assert payments_with_key(ledger_db, proposal.card_id) == 0
+
+
+async def test_a_stdio_server_that_died_is_started_again(
+    registry: Registry, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """After its server process died mid-call, the next read starts it again and is answered."""
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+    proposal = (
+        await registry.call(registry.default_agent, "odd__crash_mid_call", {}, PRIYA)
+    ).proposal
+    assert proposal is not None
+    await registry.approve(registry.default_agent, proposal.card, PRIYA)
+    pids = {c["pid"] for c in hostile_state.calls("crash_mid_call")}
+
+    shown = await registry.call(registry.default_agent, "odd__sleep", {"seconds": 0}, PRIYA)
+
+    assert "Slept" in str(shown.rows)
+    assert hostile_state.calls("sleep")[-1]["pid"] not in pids

@@ -10,6 +10,7 @@ the tool's title and the server's name; the model's words never reach it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -256,11 +257,15 @@ class _Write:
             "are not trusted."
         )
 
-    def _target(self, values: Mapping[str, Any]) -> str | None:
-        if not self.rule.targets:
-            return None
-        named = ",".join(_shown(values.get(key)) for key in self.rule.targets)
-        return f"mcp:{self.server}:{self.name}:{named}"[:200]
+    def _target(self, values: Mapping[str, Any]) -> str:
+        """What the write changes, for one live card per target: the arguments the owner named,
+        else every argument a person cannot edit (an edit then replaces the card it edits, and
+        the same call asked twice points to the card already waiting)."""
+        keys = self.rule.targets or tuple(k for k in values if k not in self.rule.editable)
+        named = ",".join(f"{key}={_shown(values.get(key))}" for key in keys)
+        if len(named) > 120:
+            named = hashlib.sha256(named.encode()).hexdigest()
+        return f"mcp:{self.server}:{self.name}:{named}"
 
     def _amount(self, values: Mapping[str, Any]) -> int | None:
         if self.rule.amount is None or values.get(self.rule.amount) is None:

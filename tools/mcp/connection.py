@@ -49,6 +49,9 @@ _CLIENT = Implementation(name="countersign", version="1")
 # sooner does, with ``notifications/tools/list_changed``).
 LIST_TTL = 60.0
 _STOP_WAIT = 5.0
+# Starting a stdio server (or a first HTTP handshake) may take longer than one request's
+# timeout: an interpreter and its imports, on a busy machine.
+_START_WAIT = 20.0
 
 
 class ServerError(Exception):
@@ -138,7 +141,9 @@ class Connection:
         except ServerError:
             raise
         except Exception as broken:
-            if self._client is not client or self._task is None or self._task.done():
+            # Whatever broke it (a stdio server that died, a dropped HTTP connection), the next
+            # request starts afresh: a server restarted since is then found again.
+            if self._client is client:
                 await self._drop()
             reason = str(broken) or type(broken).__name__
             raise self._lost(sent and not _refused(broken), reason) from broken
@@ -156,13 +161,14 @@ class Connection:
             ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
             self._stop = asyncio.Event()
             self._task = asyncio.create_task(self._hold(ready), name=f"mcp:{self.name}")
+            starting = max(self.config.timeout, _START_WAIT)
             try:
-                async with asyncio.timeout(self.config.timeout):
+                async with asyncio.timeout(starting):
                     self._client = await asyncio.shield(ready)
             except TimeoutError:
                 await self._drop_locked()
                 raise NotSentError(
-                    f"the {self.name} server did not start within {self.config.timeout:g} s"
+                    f"the {self.name} server did not start within {starting:g} s"
                 ) from None
             except ServerError:
                 await self._drop_locked()
