@@ -13,6 +13,9 @@ from tests.support.databases import Templates, build_templates
 from tests.support.postgres import PostgresCluster
 from tools.db import Database
 
+# The MCP servers' fixtures (the ledger, the hostile server, npm's filesystem server).
+pytest_plugins = ["tests.support.mcp_servers"]
+
 # No test ever talks to a real model provider.
 models.ALLOW_MODEL_REQUESTS = False
 
