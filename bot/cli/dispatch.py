@@ -61,6 +61,8 @@ def execute(args: argparse.Namespace) -> int:
         configure_logging(settings.log_level)
         output = asyncio.run(command(settings, args))
     except (SettingsError, LogLevelError, CliError, CountersignError) as failed:
+        if isinstance(failed, CliError) and failed.output:
+            print(failed.output)
         _complain(str(failed))
         return 1
     except KeyboardInterrupt:
