@@ -27,6 +27,15 @@ __all__ = ["execute"]
 
 Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, str]]
 
+
+async def _mcp(settings: Settings, args: argparse.Namespace) -> str:
+    # The MCP SDK (and its HTTP client) takes a second to import on a busy machine; only
+    # `countersign mcp` needs it, so no other command pays for it.
+    from bot.cli.mcp import COMMANDS
+
+    return await COMMANDS[args.mcp_command](settings, args)
+
+
 _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("db", "upgrade"): db_upgrade,
     ("demo", None): demo,
@@ -36,6 +45,7 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("invite", None): invite,
     ("policy", "show"): show_policy,
     ("policy", "set"): set_policy,
+    **{("mcp", action): _mcp for action in ("add", "tools", "list", "remove", "import")},
     ("link", None): link,
     ("audit", None): show_audit,
     ("serve", None): serve,
@@ -54,7 +64,11 @@ def execute(args: argparse.Namespace) -> int:
     Returns:
         0 on success, 1 on an expected failure (one line on stderr), 130 on Ctrl-C.
     """
-    action = getattr(args, "db_command", None) or getattr(args, "policy_command", None)
+    action = (
+        getattr(args, "db_command", None)
+        or getattr(args, "policy_command", None)
+        or getattr(args, "mcp_command", None)
+    )
     command = _COMMANDS[(args.command, action)]
     try:
         settings = load_settings()
