@@ -164,23 +164,31 @@ async def test_a_header_written_as_a_variable_is_stored_as_the_variable(
         database_url,
         *("mcp", "add", "Fiesta Foods", "shop", "--url", url),
         *("--header", "Authorization=$SHOP_TOKEN", "--header", "X-Api-Key=sk-live-4242abcd"),
+        *("--header", "X-Upstream=Bearer up-4242"),
         SHOP_TOKEN="Bearer the-token-itself",
     )
     assert ran.code == 0, ran
     assert _lines(ran)[0] == f"Added the shop server (http: {url}) to Fiesta Foods."
     assert "--header 'X-Api-Key=$SHOP_X_API_KEY'" in ran.out
+    assert "--header 'X-Upstream=$SHOP_X_UPSTREAM'" in ran.out
     assert "could not be listed just now" in ran.out
     assert "could not be reached" in ran.out
     assert "sk-live-4242abcd" not in ran.out
+    assert "up-4242" not in ran.out
     assert "the-token-itself" not in ran.out
     stored = (await _rows(database_url))["shop"]
-    assert stored["headers"] == {"Authorization": "$SHOP_TOKEN", "X-Api-Key": "sk-live-4242abcd"}
+    assert stored["headers"] == {
+        "Authorization": "$SHOP_TOKEN",
+        "X-Api-Key": "sk-live-4242abcd",
+        "X-Upstream": "Bearer up-4242",
+    }
 
     listed = await asyncio.to_thread(cli, tmp_path, database_url, "mcp", "list", "Fiesta Foods")
     assert listed.code == 0, listed
     assert _lines(listed)[0] == f"shop http {url}"
-    assert "headers Authorization=$SHOP_TOKEN, X-Api-Key=(set)" in _lines(listed)
+    assert "headers Authorization=$SHOP_TOKEN, X-Api-Key=(set), X-Upstream=(set)" in _lines(listed)
     assert "sk-live-4242abcd" not in listed.out
+    assert "up-4242" not in listed.out
 
 
 def test_tools_lists_every_server_that_answers_and_exits_1_for_one_that_does_not(
