@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
 from bot.cli.mcp_import import Imported, read_servers
-from bot.cli.mcp_options import pairs, rules, secret_warnings
+from bot.cli.mcp_options import pairs, rules, secret_warnings, written_as_variables
 from bot.cli.session import open_database
 from bot.settings import Settings
 from tools.db import Database
@@ -274,9 +274,11 @@ def _described(config: SourceConfig) -> list[str]:
 
 
 def _hidden(values: dict[str, str]) -> str:
-    """Names with ``$VAR`` or ``(set)``: a value written out may be a secret."""
+    """Names with their ``$VAR`` (or ``Bearer ${VAR}``), else ``(set)``: a value written out
+    may be a secret."""
     return ", ".join(
-        f"{name}={value if value.startswith('$') else '(set)'}" for name, value in values.items()
+        f"{name}={value if written_as_variables(value) else '(set)'}"
+        for name, value in values.items()
     )
 
 

@@ -20,9 +20,10 @@ __all__ = ["Imported", "read_servers"]
 
 _NAME_CHARS = re.compile(r"[^a-z0-9-]+")
 _MAX_NAME = 20
-# ``${env:NAME}`` (Cursor, VS Code) and ``${NAME}`` read a variable when the server starts, as
-# ``$NAME`` does here; ``${input:…}`` asks a person, which nothing here can do.
-_VARIABLE = re.compile(r"^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$")
+# ``${env:NAME}`` (Cursor, VS Code) reads a variable when the server starts, as ``${NAME}`` and
+# ``$NAME`` do here; ``${input:…}`` asks a person, which nothing here can do.
+_ENV_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+_WHOLE_VARIABLE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 _PROMPTED = re.compile(r"\$\{input:")
 _KNOWN = frozenset({"type", "command", "args", "env", "url", "headers"})
 
@@ -124,7 +125,8 @@ def _valid_name(given: str) -> tuple[str, list[str]]:
 
 
 def _variable(value: str) -> str:
-    found = _VARIABLE.match(value)
+    value = _ENV_VARIABLE.sub(r"${\1}", value)
+    found = _WHOLE_VARIABLE.match(value)
     return f"${found.group(1)}" if found else value
 
 

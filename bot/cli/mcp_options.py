@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.cli.failures import CliError
 
-__all__ = ["ROLES", "pairs", "rules", "secret_warnings"]
+__all__ = ["ROLES", "pairs", "rules", "secret_warnings", "written_as_variables"]
 
 ROLES = ("staff", "manager", "owner")
 _UNITS = ("major", "minor")
@@ -22,6 +22,9 @@ _SEPARATOR = "__"
 _SECRET_NAME = re.compile(r"auth|token|key|secret|passw|cookie|credential|session", re.IGNORECASE)
 _SCHEME = re.compile(r"^(bearer|basic|token|digest)\s+\S", re.IGNORECASE)
 _TOKEN_LIKE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_.=+/-]{24,}$")
+# "$TOKEN", "${TOKEN}", "Bearer ${TOKEN}": read from the environment when connecting.
+_REFERENCE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+_SCHEME_ONLY = re.compile(r"^\s*(?:(?:bearer|basic|token|digest)\s+)?$", re.IGNORECASE)
 
 
 def pairs(option: str, given: Iterable[str] | None, example: str) -> dict[str, str]:
@@ -73,7 +76,7 @@ def secret_warnings(kind: str, source: str, values: Mapping[str, str]) -> list[s
     option = "--header" if kind == "header" else "--env"
     warnings: list[str] = []
     for name, value in values.items():
-        if value.startswith("$") or not _looks_secret(name, value):
+        if written_as_variables(value) or not _looks_secret(name, value):
             continue
         variable = re.sub(r"[^A-Z0-9]+", "_", f"{source}_{name}".upper()).strip("_")
         warnings.append(
@@ -83,6 +86,11 @@ def secret_warnings(kind: str, source: str, values: Mapping[str, str]) -> list[s
             "the shell leaves it alone): it is then read when connecting and never stored."
         )
     return warnings
+
+
+def written_as_variables(value: str) -> bool:
+    """Whether a value holds no secret itself: environment references, after a scheme at most."""
+    return bool(_REFERENCE.search(value)) and bool(_SCHEME_ONLY.match(_REFERENCE.sub("", value)))
 
 
 def _looks_secret(name: str, value: str) -> bool:

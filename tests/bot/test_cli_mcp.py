@@ -69,6 +69,11 @@ def server(tmp_path: Path) -> list[str]:
     return [sys.executable, str(script)]
 
 
+def _where(command: list[str]) -> str:
+    """Where a stdio server is, as the output names it."""
+    return SourceConfig(name="ledger", command=command[0], args=tuple(command[1:])).where
+
+
 def _lines(ran: Ran) -> list[str]:
     """Stdout's lines with runs of spaces as one, so column widths do not matter."""
     return [" ".join(line.split()) for line in ran.out.splitlines()]
@@ -102,7 +107,7 @@ def test_trusting_annotations_changes_what_is_a_read(
     """Untrusted, a readOnlyHint tool is a write and says why; trusted, it is a read."""
     ran = cli(tmp_path, demo_url, "mcp", "add", "Fiesta Foods", "ledger", "--", *server)
     assert ran.code == 0, ran
-    assert _lines(ran)[0] == f"Added the ledger server (stdio: {' '.join(server)}) to Fiesta Foods."
+    assert _lines(ran)[0] == f"Added the ledger server (stdio: {_where(server)}) to Fiesta Foods."
     assert "ledger__list_suppliers write: readOnlyHint not trusted (no --trust-annotations)" in (
         _lines(ran)
     )
@@ -164,8 +169,9 @@ async def test_a_header_written_as_a_variable_is_stored_as_the_variable(
         database_url,
         *("mcp", "add", "Fiesta Foods", "shop", "--url", url),
         *("--header", "Authorization=$SHOP_TOKEN", "--header", "X-Api-Key=sk-live-4242abcd"),
-        *("--header", "X-Upstream=Bearer up-4242"),
+        *("--header", "X-Upstream=Bearer up-4242", "--header", "X-Edge=Bearer ${EDGE_TOKEN}"),
         SHOP_TOKEN="Bearer the-token-itself",
+        EDGE_TOKEN="edge-token-itself",
     )
     assert ran.code == 0, ran
     assert _lines(ran)[0] == f"Added the shop server (http: {url}) to Fiesta Foods."
@@ -176,17 +182,22 @@ async def test_a_header_written_as_a_variable_is_stored_as_the_variable(
     assert "sk-live-4242abcd" not in ran.out
     assert "up-4242" not in ran.out
     assert "the-token-itself" not in ran.out
+    assert "X-Edge" not in ran.out  # written with a variable: nothing to warn about
     stored = (await _rows(database_url))["shop"]
     assert stored["headers"] == {
         "Authorization": "$SHOP_TOKEN",
         "X-Api-Key": "sk-live-4242abcd",
         "X-Upstream": "Bearer up-4242",
+        "X-Edge": "Bearer ${EDGE_TOKEN}",
     }
 
     listed = await asyncio.to_thread(cli, tmp_path, database_url, "mcp", "list", "Fiesta Foods")
     assert listed.code == 0, listed
     assert _lines(listed)[0] == f"shop http {url}"
-    assert "headers Authorization=$SHOP_TOKEN, X-Api-Key=(set), X-Upstream=(set)" in _lines(listed)
+    assert (
+        "headers Authorization=$SHOP_TOKEN, X-Api-Key=(set), X-Upstream=(set), "
+        "X-Edge=Bearer ${EDGE_TOKEN}"
+    ) in _lines(listed)
     assert "sk-live-4242abcd" not in listed.out
     assert "up-4242" not in listed.out
 
@@ -251,7 +262,7 @@ def test_import_a_claude_desktop_file(tmp_path: Path, demo_url: str, server: lis
     assert ran.code == 0, ran
     lines = _lines(ran)
     assert any("renamed 'Ledger_Books' to 'ledger-books'" in line for line in lines)
-    assert f"Imported ledger-books (stdio: {' '.join(server)}) into Fiesta Foods." in lines
+    assert f"Imported ledger-books (stdio: {_where(server)}) into Fiesta Foods." in lines
     assert f"Imported shop (http: {down}) into Fiesta Foods." in lines
     assert "--env 'LEDGER_API_TOKEN=$LEDGER_BOOKS_LEDGER_API_TOKEN'" in ran.out
     assert "tok-0123456789abcdefghijkl" not in ran.out

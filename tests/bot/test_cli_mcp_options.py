@@ -70,7 +70,12 @@ def test_only_written_out_secrets_are_warned_about_and_never_repeated() -> None:
     warned = secret_warnings(
         "header",
         "shop",
-        {"Authorization": "$SHOP_TOKEN", "Accept": "application/json", "X-Up": "Bearer abc"},
+        {
+            "Authorization": "$SHOP_TOKEN",
+            "X-Edge-Auth": "Bearer ${EDGE_TOKEN}",
+            "Accept": "application/json",
+            "X-Up": "Bearer abc",
+        },
     )
     assert len(warned) == 1
     assert "--header 'X-Up=$SHOP_X_UP'" in warned[0]
