@@ -95,3 +95,13 @@ async def test_a_reason_typed_in_the_modal_reaches_card_and_audit_line_verbatim(
     assert audit.text.endswith(
         "Reason: Wrong supplier_ref: INV_2026_002 &lt;!here&gt; &amp; *not* ours"
     )
+
+
+async def test_an_answer_quoting_data_shows_it_as_typed(bot: Bot) -> None:
+    """The assistant's answer quoting a request's reason is rich_text, so ``INV_2026_001``,
+    the path and the markup in it read as typed; its push text pings nobody."""
+    await _poison(bot)
+    thread = await bot.mention("UARJUN", "show request 1")
+    [answer] = [m for m in bot.slack.thread(CHANNEL, thread) if m.user == "UBOT"]
+    _assert_copyable(answer, REASON)
+    assert "&lt;!channel&gt; &amp; Co" in answer.text and "<!channel>" not in answer.text
