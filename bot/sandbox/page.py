@@ -24,7 +24,7 @@ __all__ = ["ACTING", "FEEDS", "Feeds", "add_page_routes"]
 
 Json = dict[str, Any]
 STATIC = Path(__file__).parent / "static"
-_FILES = {"app.js", "blocks.js", "mrkdwn.js", "style.css"}
+_FILES = {"app.js", "blocks.js", "mrkdwn.js", "rich.js", "style.css"}
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 _KEEPALIVE = 15.0
 _NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}

@@ -33,7 +33,7 @@ async def test_arjun_approves_and_the_channel_sees_it(
     card = page.locator(
         "#thread .message", has=page.locator(".bk-header", has_text="Approval needed")
     )
-    await expect(card.locator(".bk-fields")).to_contain_text("Indiranagar")
+    await expect(card.locator(".bk-rich").nth(1)).to_contain_text("Indiranagar")
     await page.screenshot(path=SHOTS / "01-card.png")
     await card.locator(".bk-button.primary", has_text="Approve").click()
     await expect(page.locator("#confirm-root .dialog-title")).to_have_text("Approve this change?")
@@ -99,7 +99,7 @@ async def test_reject_with_a_reason_through_the_modal(
     await page.click("#modal-submit")
     await expect(page.locator("#modal-root")).to_be_hidden()
     await expect(page.locator("#thread .bk-header", has_text="Not approved")).to_be_visible()
-    reason = page.locator("#thread .bk-context", has_text="Paneer supplier")
+    reason = page.locator("#thread .bk-rich", has_text="Paneer supplier")
     await expect(reason).to_contain_text("<b>wait</b>")  # shown as text, never as markup
     await expect(
         page.locator("#messages .message", has_text="Not approved (Arjun Mehta): Approve request 3")

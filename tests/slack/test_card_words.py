@@ -18,6 +18,7 @@ from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import reject_modal, render_decided, render_pending
 from bot.slack.lists import home_view, pending_list
 from bot.slack.texts import esc_data, reply
+from tests.slack.conftest import rich_said
 from tests.support.cards import card_record
 from tools import CardStatus
 
@@ -96,7 +97,7 @@ def test_a_settled_card_says_who_decided_once() -> None:
         decided=Decided("Approved", "Arjun Mehta", AT, in_outcome=True),
         outcome=("", "Request 1 was approved by Arjun Mehta."),
     )
-    line = render_decided(named, decided_by_slack="UARJUN")[-1]["elements"][0]["text"]
+    line = rich_said(render_decided(named, decided_by_slack="UARJUN")[-1])
     assert TOKEN_OF.fullmatch(line.split(" · ")[1]), line
     assert line.startswith("Request 1 was approved by Arjun Mehta · ")
     assert "\n" not in line and "<@UARJUN>" not in line and "Outcome" not in line
@@ -105,7 +106,7 @@ def test_a_settled_card_says_who_decided_once() -> None:
         decided=Decided("Approved", "Arjun Mehta", AT),
         outcome=("", "Refunded ₹250.00 on order 12."),
     )
-    lines = render_decided(other, decided_by_slack="UARJUN")[-1]["elements"][0]["text"]
+    lines = rich_said(render_decided(other, decided_by_slack="UARJUN")[-1])
     first, second = lines.split("\n")
     assert first.startswith("Approved by <@UARJUN> · <!date^") and "Arjun Mehta" not in first
     assert second == "Refunded ₹250.00 on order 12."
@@ -160,7 +161,7 @@ def test_the_reject_modal_says_what_is_rejected_and_that_a_reason_is_optional() 
     card" over a bare summary, and an empty reason seemed to submit into nothing)."""
     modal = reject_modal(token="t", channel="C1", thread_ts=None, summary="Refund order 12.")
     assert modal["title"]["text"] == "Reject this change"
-    said = modal["blocks"][0]["text"]["text"]
+    said = rich_said(modal["blocks"][0])
     assert "You are rejecting this change" in said and "Refund order 12." in said
     reason = modal["blocks"][1]
     assert reason["optional"] is True

@@ -39,6 +39,23 @@ def test_data_goes_only_into_text_runs_and_date_macros_are_broken() -> None:
     assert "{\u200b{DATE(2020" in texts(card)
 
 
+def test_data_in_text_runs_is_exactly_as_typed() -> None:
+    """An id, a path, a template placeholder and markdown characters reach the card's TextRuns
+    unchanged, so what a person copies from it is what runs; only a date macro Teams would
+    expand is broken. Every ``{{`` used to get a zero-width space, so ``{{order_id}}`` copied
+    from a card was not the argument that ran."""
+    typed = "INV_2026_001 /data/notes_q4.txt {{order_id}} *a* _b_ ~c~ `d` <at>x</at>"
+    card = render(spec(details=(("supplier_ref", typed),)), view="issuee", issuee="29:1arjun")
+    runs = [
+        run["text"]
+        for block in card["body"]
+        if block["type"] == "RichTextBlock"
+        for run in block["inlines"]
+    ]
+    assert typed in runs, runs
+    assert not [b for b in card["body"] if b["type"] == "TextBlock" and "INV_" in b["text"]]
+
+
 def test_everyone_sees_status_and_the_issuee_sees_buttons() -> None:
     """The same pending card: no buttons for everyone, Approve/Reject and a reason for the
     issuee, Withdraw alone (and no reason) for an asker someone else decides for."""
