@@ -1,8 +1,9 @@
 """The commands that set up and run the bot: migrate, demo data, linking, serving, reconciling.
 
 Each command takes the settings and the parsed arguments and returns the text to print. None of
-them changes merchant data: ``demo`` only adds the demo merchants to an empty database, and
-``reconcile`` only records what became of cards a stopped process left half-way.
+them changes merchant data: ``demo`` only adds the demo merchants to an empty database (``demo
+--reset`` starts a database holding only the demo merchants afresh), and ``reconcile`` only
+records what became of cards a stopped process left half-way.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from bot.settings import Settings, SettingsError
 from tools import CardRecord, CardSigner, Directory
 from tools.merchant import build_registry
 from tools.merchant.demo import load_demo
+from tools.merchant.demo_reset import reset_demo
 
-__all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "serve"]
+__all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "reset_demo_data", "serve"]
 
 
 async def db_upgrade(settings: Settings, args: argparse.Namespace) -> str:
@@ -41,8 +43,25 @@ async def db_upgrade(settings: Settings, args: argparse.Namespace) -> str:
 
 
 async def demo(settings: Settings, args: argparse.Namespace) -> str:
-    """``countersign demo``: migrates, then loads the demo merchants unless they are there."""
+    """``countersign demo``: migrates, then loads the demo merchants unless they are there.
+
+    With ``--reset``, a database holding only the demo merchants is started afresh first.
+    """
     migrated = await db_upgrade(settings, args)
+    if getattr(args, "reset", False):
+        orders = await reset_demo_data(settings)
+        # The sandbox's saved workspace holds the messages of the cards just deleted; a page
+        # showing them would offer buttons on cards that no longer exist.
+        from bot.sandbox.store import state_file
+
+        saved = state_file(settings.database_url)
+        if saved is not None:
+            saved.unlink(missing_ok=True)
+        return (
+            f"{migrated}\nStarted the demo afresh: every card, conversation and change is gone, "
+            f"and Fiesta Foods and Harbor Books are loaded again ({orders} orders). "
+            "The audit log keeps what happened before."
+        )
     async with open_database(checked_url(settings.database_url)) as db:
         summary = await load_demo(db)
     if not summary.loaded:
@@ -52,6 +71,12 @@ async def demo(settings: Settings, args: argparse.Namespace) -> str:
         "Next, connect your Slack workspace (or Teams tenant) to a merchant, for example: "
         'countersign connect slack T0123ABCD "Fiesta Foods"'
     )
+
+
+async def reset_demo_data(settings: Settings) -> int:
+    """Deletes what the demo and its use made (never the audit) and loads it again; the orders loaded."""
+    async with open_database(checked_url(settings.database_url)) as db:
+        return (await reset_demo(db)).orders
 
 
 async def link(settings: Settings, args: argparse.Namespace) -> str:

@@ -59,12 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_db(commands)
-    commands.add_parser(
+    demo = commands.add_parser(
         "demo",
         help="create the tables and load the demo merchants (safe to run again)",
         description="Brings the database schema up to date, then loads the demo merchants "
         "Fiesta Foods and Harbor Books with their branches, people, requests and about 90 "
-        "orders. Running it again changes nothing.",
+        "orders. Running it again changes nothing; --reset starts the demo afresh.",
+    )
+    demo.add_argument(
+        "--reset",
+        action="store_true",
+        help="delete every card, conversation and change and load the demo again (only a "
+        "database holding nothing but the demo merchants; the audit log is kept)",
     )
     _add_connect(commands)
     _add_policy(commands)

@@ -268,6 +268,20 @@ def test_db_upgrade_then_demo_twice_is_idempotent(tmp_path: Path, sqlite_url: st
     assert asyncio.run(_counts(sqlite_url)) == after_first
 
 
+def test_demo_reset_starts_afresh_and_forgets_the_sandboxs_messages(
+    tmp_path: Path, demo_url: str
+) -> None:
+    """`demo --reset` says what it did and removes the sandbox's saved workspace, whose
+    messages carried cards the reset deleted."""
+    saved = tmp_path / ".countersign-sandbox.json"
+    saved.write_text("{}")
+    ran = cli(tmp_path, demo_url, "demo", "--reset")
+    assert ran.code == 0, ran
+    assert "Started the demo afresh" in ran.out
+    assert "(90 orders)" in ran.out
+    assert not saved.exists()
+
+
 def test_link_then_resolve_finds_the_person(tmp_path: Path, demo_url: str) -> None:
     """`link` prints who was linked, and Directory.resolve then returns that person."""
     refused = cli(tmp_path, demo_url, "link", "slack", "T123", "U456", "Arjun@Fiesta.example")

@@ -102,7 +102,8 @@ async def test_list_branches_shows_every_branch_with_counts(registry: Registry) 
         (3, "Whitefield", "open"),
         (4, "MG Road", "closed"),
     ]
-    assert [r["pending_requests"] for r in result.rows] == [2, 2, 2, 0]
+    # 11 to 15, the README tour's own requests, are pending at the three open branches too.
+    assert [r["pending_requests"] for r in result.rows] == [4, 3, 4, 0]
 
 
 async def test_list_branches_filters_by_status(registry: Registry) -> None:
@@ -148,7 +149,7 @@ async def test_get_branch_counts_open_orders_and_pending_requests(
         expected_open = int(await session.scalar(stmt) or 0)
     row = (await read(registry, "get_branch", {"branch": "Koramangala"})).rows[0]
     assert row["open_orders"] == expected_open >= 1
-    assert row["pending_requests"] == 2
+    assert row["pending_requests"] == 3  # requests 2 and 6, and the tour's 11
 
 
 async def test_get_branch_ambiguous_prefix_lists_candidates(
@@ -198,10 +199,10 @@ async def test_ids_beyond_32_bits_are_refused_as_arguments(registry: Registry, t
 
 
 async def test_list_requests_defaults_to_pending_newest_first(registry: Registry) -> None:
-    """By default the six pending Fiesta requests come back newest first, fully described."""
+    """By default the eleven pending Fiesta requests come back newest first, fully described."""
     result = await read(registry, "list_requests")
-    assert result.scope == "Fiesta Foods: 6 pending requests"
-    assert [r["id"] for r in result.rows] == [1, 2, 3, 4, 5, 6]
+    assert result.scope == "Fiesta Foods: 11 pending requests"
+    assert [r["id"] for r in result.rows] == [1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15]
     first = result.rows[0]
     assert first["branch_id"] == 1 and first["branch"] == "Indiranagar"
     assert first["kind"] == "stock" and first["status"] == "pending"
@@ -224,7 +225,9 @@ async def test_list_requests_shows_decisions(registry: Registry) -> None:
     ]
     assert rejected[0]["decided_at"] is not None and rejected[0]["amount"] == "₹12,000.00"
     everything = await read(registry, "list_requests", {"status": None})
-    assert everything.count == 8 and everything.scope == "Fiesta Foods: 8 requests of every status"
+    assert (
+        everything.count == 13 and everything.scope == "Fiesta Foods: 13 requests of every status"
+    )
 
 
 async def test_list_requests_filters_by_branch_and_kind(registry: Registry) -> None:
@@ -258,9 +261,9 @@ async def test_list_requests_caps_at_fifty_with_true_count(
         ),
     )
     result = await read(registry, "list_requests")
-    assert result.count == 66 and len(result.rows) == 50
+    assert result.count == 71 and len(result.rows) == 50
     assert result.scope == (
-        "Fiesta Foods: 50 of 66 pending requests (truncated; narrow the search to see the rest)"
+        "Fiesta Foods: 50 of 71 pending requests (truncated; narrow the search to see the rest)"
     )
     assert [r["reason"] for r in result.rows[:2]] == ["Extra 0", "Extra 1"]
     harbor = await read(registry, "list_requests", caller=SAM)
@@ -567,7 +570,7 @@ async def test_reads_are_audited(registry: Registry) -> None:
     await read(registry, "list_requests", {"branch": "Indiranagar"})
     [entry] = await registry.audit.recent(tenantid=1, limit=1)
     assert (entry.tool, entry.scope, entry.outcome) == ("list_requests", "read", Outcome.OK)
-    assert (entry.user_id, entry.agent, entry.rows) == (4, DEFAULT_AGENT.name, 2)
+    assert (entry.user_id, entry.agent, entry.rows) == (4, DEFAULT_AGENT.name, 4)
     assert entry.args == {"status": "pending", "branch": "Indiranagar", "kind": None}
 
 

@@ -191,6 +191,19 @@ _REQUESTS = [
         30,
     ),
 ]
+# Requests 11 to 15 are the README tour's own, so each of its steps has requests no earlier
+# step used up: Arjun's batch (11, 12, 13) and Ravi's (14, 15). Walked in order on one demo,
+# the tour once reached its batch with request 1 already approved in its first step, and
+# "Approve all 3" never appeared. Kinds and branches differ from the tour's earlier requests,
+# so nothing adds up to the two-approver amount.
+_TOUR_REQUESTS = [
+    (11, FIESTA, 2, RequestKind.STOCK, 320000, 4, "Filter coffee beans and milk for the week."),
+    (12, FIESTA, 3, RequestKind.REFUND, 86000, 4, "An order came without its raita."),
+    (13, FIESTA, 1, RequestKind.DISCOUNT, 150000, 4, "Weekday lunch offer for the office crowd."),
+    (14, FIESTA, 3, RequestKind.EXPENSE, 450000, 4, "A new gas regulator for the tandoor."),
+    (15, FIESTA, 1, RequestKind.REFUND, 64000, 4, "A card payment was charged twice."),
+]
+_REQUESTS += [(*r, "pending", None, None, 50 + 2 * n) for n, r in enumerate(_TOUR_REQUESTS)]
 _CUSTOMERS = {
     FIESTA: [
         "Ananya S",
