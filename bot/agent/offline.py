@@ -228,8 +228,7 @@ async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
         if isinstance(part, ToolReturnPart | RetryPromptPart)
     ]
     if results:
-        # Several writes of one turn read alike ("Not done yet: …"): each thing is said once.
-        return _text("\n\n".join(dict.fromkeys(_phrase(part) for part in results)))
+        return _text(_phrase_all(results))
     decision = understand(_latest_prompt(last))
     if isinstance(decision, str):
         return _text(decision)
@@ -243,6 +242,25 @@ async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
 
 def offline_model() -> FunctionModel:
     return FunctionModel(respond, model_name=OFFLINE_MODEL_NAME)
+
+
+def _phrase_all(results: list[ToolReturnPart | RetryPromptPart]) -> str:
+    """The words for one step's results: several writes proposed together are one card, so
+    they get one line; each other thing is said once."""
+    proposed = [
+        row
+        for part in results
+        if isinstance(part, ToolReturnPart) and part.outcome == "success"
+        for row in [phrasing.proposal_row(part.content)]
+        if row is not None
+    ]
+    said = [phrasing.phrase_proposals(proposed)] if len(proposed) > 1 else []
+    rest = [p for p in results if len(proposed) < 2 or not _proposal(p)]
+    return "\n\n".join(dict.fromkeys([*said, *(_phrase(part) for part in rest)]))
+
+
+def _proposal(part: ToolReturnPart | RetryPromptPart) -> bool:
+    return isinstance(part, ToolReturnPart) and phrasing.proposal_row(part.content) is not None
 
 
 def _phrase(part: ToolReturnPart | RetryPromptPart) -> str:

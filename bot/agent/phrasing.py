@@ -26,7 +26,9 @@ __all__ = [
     "WITHDRAW",
     "phrase_failure",
     "phrase_missing_tool",
+    "phrase_proposals",
     "phrase_result",
+    "proposal_row",
 ]
 
 MAX_ROWS = 12
@@ -134,6 +136,24 @@ def phrase_result(tool: str, content: Any) -> str:
     if tool.startswith("get_") and len(rows) == 1:
         return _detail(rows[0], title=tool.removeprefix("get_").capitalize())
     return _listing(scope, rows, int(content.get("count", len(rows))))
+
+
+def proposal_row(content: Any) -> Mapping[str, Any] | None:
+    """The row of a write's result that proposed a card; None for any other result."""
+    if not isinstance(content, Mapping) or content.get("note") != NOT_DONE_NOTE:
+        return None
+    rows = [row for row in content.get("rows", []) if isinstance(row, Mapping)]
+    return rows[0] if rows else None
+
+
+def phrase_proposals(rows: list[Mapping[str, Any]]) -> str:
+    """The one line above a card of several writes: whom the card waits for, as its strictest
+    write says (the card needs the strictest approval any of them needs).
+
+    Ravi's batch of requests 4, 5 and 6 was told both "went to Arjun Mehta or Meera Iyer" and
+    "went to Arjun Mehta and Meera Iyer… It needs 2 approvals": one card, two stories.
+    """
+    return _proposed(max(rows, key=lambda row: int(row.get("approvals_needed") or 1)))
 
 
 def _proposed(row: Mapping[str, Any]) -> str:

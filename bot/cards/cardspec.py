@@ -296,8 +296,14 @@ def decided(
     status = status or str(record.status)
     by = clip(record.decided_by_name or "", LIMITS.name)
     found = wording.outcome(status, record.outcome, record.reason)
-    ran = status not in _NOT_RUN
-    details = record.details if ran else tuple((k, wording.proposed(v)) for k, v in record.details)
+    if found and found[0] == "Reason" and any(label == "Reason" for label, _ in record.details):
+        # A rejected stock card read "Reason: delivery arrived" and then "Reason: over
+        # budget": the second is why it was not approved, and says so.
+        found = (wording.REJECTED_BECAUSE, found[1])
+    changed = status not in _UNCHANGED
+    details = (
+        record.details if changed else tuple((k, wording.proposed(v)) for k, v in record.details)
+    )
     return CardSpec(
         card_id=record.card_id,
         status=status,
@@ -323,6 +329,11 @@ def decided(
 
 # Statuses of a card whose write never ran: nothing it showed as "before → after" happened.
 _NOT_RUN = frozenset({"rejected", "expired", "withdrawn", "superseded"})
+# ... and of one whose write ran but changed nothing: a failed card's re-check refused it,
+# an interrupted one's transaction never committed. A failed card showed "52 → 12" beside
+# "so nothing was changed", an interrupted one "closed → open". Outcome unknown keeps its
+# arrows: that write may have happened.
+_UNCHANGED = _NOT_RUN | {"failed", "interrupted"}
 
 
 def _note(status: str, standing: str | None) -> str | None:

@@ -180,6 +180,9 @@ def decided_verb(status: str) -> str:
 _VERBS: Final = {"rejected": "Not approved", "withdrawn": "Withdrawn"}
 
 
+REJECTED_BECAUSE: Final = "Why it was not approved"
+
+
 def outcome(status: str, result: str | None, reason: str | None) -> tuple[str, str] | None:
     """The outcome or reason line as (label, text), or None when the status has none.
 
@@ -242,6 +245,16 @@ _NOT_RUN: Final = frozenset({"rejected", "withdrawn", "superseded", "expired"})
 def unchanged(standing: str | None) -> str:
     """ "Nothing was changed; request 6 is still pending." (or without the second half)."""
     return f"Nothing was changed; {standing.rstrip('.')}." if standing else "Nothing was changed."
+
+
+def not_waiting_for_you(waiting: tuple[str, ...]) -> str:
+    """The refusal of a press on a routed card by someone it is not issued to, naming whom it waits for."""
+    if not waiting:
+        return "This card is not waiting for your approval. Nothing was changed."
+    return (
+        f"This card is waiting for {who(waiting)}, not for you, so only they can approve or "
+        "reject it. Nothing was changed."
+    )
 
 
 def not_your_card(owner: str) -> str:

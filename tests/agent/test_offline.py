@@ -9,7 +9,7 @@ import pytest
 from bot.agent import Assistant
 from bot.agent.offline import normalise, understand
 from bot.settings import Settings
-from tests.agent.conftest import ARJUN, PRIYA, Recorder, tool_calls
+from tests.agent.conftest import ARJUN, PRIYA, RAVI, Recorder, tool_calls
 from tools import Caller, Registry
 from tools.merchant import READ_ONLY_AGENT
 
@@ -211,6 +211,18 @@ async def test_several_requests_are_one_call_each_in_one_turn(assistant: Assista
     assert [p.summary.split(" — ")[0] for p in reply.proposals] == [
         f"Approve request {n}" for n in (1, 2, 3)
     ]
+
+
+async def test_a_staff_batch_is_one_card_and_told_as_one(assistant: Assistant) -> None:
+    """Ravi's "approve requests 4, 5 and 6" is one card, told in one line: whom it went to as
+    its strictest change needs (two managers, both named with "and"). It was told both "went
+    to Arjun Mehta or Meera Iyer" and "went to Arjun Mehta and Meera Iyer… It needs 2
+    approvals"."""
+    reply = await assistant.reply(conversation="c", caller=RAVI, text="approve requests 4, 5 and 6")
+    assert len(reply.proposals) == 3
+    assert reply.text.count("Not done yet") == 1
+    assert "It needs 2 approvals from different people." in reply.text
+    assert " or " not in reply.text
 
 
 async def test_rejecting_several_requests_takes_one_reason_for_all(assistant: Assistant) -> None:

@@ -55,20 +55,17 @@ HOME_INTRO = (
 # -- refusals and status messages -------------------------------------------------------
 
 
-def not_your_card(owner_slack_user: str | None) -> str:
+def not_your_card(owner_slack_user: str | None, waiting: tuple[str, ...] = ()) -> str:
     """The refusal of a press by someone a card is not issued to.
 
     A card issued to one person names them; one routed to several (or needing two approvers)
-    names nobody here, since its heading already says whom it waits for. It used to say the
-    card "belongs to the person who asked for it", which for a routed card is the one person
-    who may not approve it.
+    names those it waits for. It used to say the card "belongs to the person who asked for
+    it", which for a routed card is the one person who may not approve it; and then "its
+    heading says whom it is waiting for", which sent Ravi looking instead of telling him.
     """
     if owner_slack_user:
         return wording.not_your_card(mention(owner_slack_user))
-    return (
-        "This card is not waiting for your approval; its heading says whom it is waiting for. "
-        "Nothing was changed."
-    )
+    return wording.not_waiting_for_you(waiting)
 
 
 def refused(message: str) -> str:
