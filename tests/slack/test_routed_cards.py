@@ -195,7 +195,9 @@ async def test_a_managers_own_request_goes_to_the_other_manager(bot: Bot) -> Non
     assert card.blocks[0]["text"]["text"] == "Waiting for a manager: Meera Iyer"
     assert len(bot.cards(bot.dm("UMEERA"))) == 1 and bot.cards(bot.dm("UARJUN")) == []
     assert await bot.press("UARJUN", card) == 200
-    assert bot.ephemerals("UARJUN")[-1].startswith("This card is waiting for Meera Iyer, not for you")
+    assert bot.ephemerals("UARJUN")[-1].startswith(
+        "This card is waiting for Meera Iyer, not for you"
+    )
     assert await request_status(bot, 4) == "pending"
     assert await bot.press("UMEERA", bot.cards(bot.dm("UMEERA"))[0]) == 200
     assert await request_status(bot, 4) == "approved"
