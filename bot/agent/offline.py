@@ -105,6 +105,13 @@ def _reject_many(m: re.Match[str]) -> list[Call] | str:
 # "requests 1, 2 and 3", "reqs #4 & #6": several requests, one write each in one turn (one card).
 _MANY = r"(?:requests?|reqs?\.?) (?P<ids>#?\d+(?:(?:\s*,\s*|\s*,?\s+(?:and|&)\s+)#?\d+)+)"
 
+_PERIOD = r"(?P<period>this week|today|last 7 days|this month|last 30 days)"
+
+
+def _period(said: str | None) -> str:
+    return (said or "this week").lower().replace(" ", "_")
+
+
 _INTENTS = (
     _intent(r"help|\?|what can you do|commands", lambda m: phrasing.HELP),
     _intent(
@@ -188,6 +195,28 @@ _INTENTS = (
     _intent(
         rf"set (?:the )?price (?:of|for) (?P<sku>.+?) to (?P<amount>{_AMOUNT})",
         lambda m: ("set_price", {"sku": m["sku"], "price": _money(m["amount"])}),
+    ),
+    # Questions the tools answer in other words: the sales summary ranks the branches. Each
+    # of these once got "I didn't catch that".
+    _intent(
+        r"(?:which|what) (?:branch|shop|store|outlet)(?: has| had| did| made)?"
+        r"(?: sold| sells| sell| selling)?(?: the)? (?:most|best|highest)(?: sales| business)?"
+        rf"(?: {_PERIOD})?",
+        lambda m: ("sales_summary", {"period": _period(m["period"])}),
+    ),
+    _intent(
+        rf"(?:our |the )?(?:best|top)(?: selling| performing)? (?:branch|shop|store)(?: {_PERIOD})?",
+        lambda m: ("sales_summary", {"period": _period(m["period"])}),
+    ),
+    # What nothing here can do is said so, with the nearest thing it can do.
+    _intent(
+        r"(?:(?:what|which)(?:['’]s| is| are)? )?(?:our |the |my )?(?:best|top|most)[ -]?"
+        r"(?:selling|sellers?|sold|popular)(?: \w+)*",
+        lambda m: phrasing.NO_BEST_SELLERS,
+    ),
+    _intent(
+        r"cancel (?:the )?order #?(?P<id>\d+)",
+        lambda m: phrasing.NO_CANCEL.format(id=m["id"]),
     ),
     _intent(
         r"(?:show )?sales (?P<period>this week|today|last 7 days|this month|last 30 days)"
