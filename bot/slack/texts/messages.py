@@ -6,7 +6,7 @@ Escaped for mrkdwn like everything a person reads (``bot.slack.mrkdwn``); never 
 from __future__ import annotations
 
 from bot.cards import wording
-from bot.slack.mrkdwn import esc, esc_data, mention
+from bot.slack.mrkdwn import esc_data, mention
 
 __all__ = [
     "COMMAND",
@@ -69,7 +69,9 @@ def not_your_card(owner_slack_user: str | None, waiting: tuple[str, ...] = ()) -
 
 
 def refused(message: str) -> str:
-    return f":no_entry: {esc(message)}"
+    # With its times as date tokens, as on the card: "already approved by Meera Iyer at
+    # 2026-12-01 20:19 UTC" sat under a card that said "today at 8:19 PM".
+    return f":no_entry: {esc_data(message)}"
 
 
 def not_connected() -> str:
