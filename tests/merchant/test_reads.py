@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
+from sqlalchemy import update as sa_update
 
 from tools.audit import Outcome
 from tools.caller import Caller, Role
@@ -25,6 +26,7 @@ from tools.merchant.models import (
     Product,
     Refund,
     RequestKind,
+    Tenant,
 )
 from tools.merchant.reads_sales import Period
 from tools.registry import Registry
@@ -476,8 +478,11 @@ def sale(
 
 @pytest.fixture
 async def week_of_sales(db: Database) -> Registry:
-    """Orders placed around WEDNESDAY, and a registry whose clock stands at WEDNESDAY."""
+    """Orders placed around WEDNESDAY, and a registry whose clock stands at WEDNESDAY, for
+    merchants keeping UTC days (the windows below are UTC's; a zone of their own is pinned
+    by the tests after them)."""
     at = WEDNESDAY.replace
+    await _set_zones(db, "UTC")
     await add_rows(
         db,
         sale(1, 100000, at(hour=10)),
@@ -490,6 +495,32 @@ async def week_of_sales(db: Database) -> Registry:
         sale(5, 777700, at(hour=9), tenant=2),
     )
     return make_registry(db, lambda: WEDNESDAY)
+
+
+async def _set_zones(db: Database, zone: str) -> None:
+    async with db.session(write=True) as session, session.begin():
+        await session.execute(sa_update(Tenant).values(time_zone=zone))
+
+
+async def test_a_merchants_today_and_week_are_its_own_days(db: Database) -> None:
+    """Fiesta Foods keeps Bengaluru's days: at 02:00 on a Thursday there (20:30 UTC the day
+    before), "today" starts at its midnight, not UTC's, and the note names the zone; it
+    once said "orders today (since 00:00 UTC)" for a shop in Bengaluru."""
+    thursday = datetime(2030, 1, 9, 20, 30, tzinfo=UTC)  # Thu 10 Jan, 02:00 in Kolkata
+    await add_rows(
+        db,
+        sale(1, 100000, datetime(2030, 1, 9, 18, 45, tzinfo=UTC)),  # 00:15 Thursday there
+        sale(1, 200000, datetime(2030, 1, 9, 17, 0, tzinfo=UTC)),  # 22:30 Wednesday there
+    )
+    registry = make_registry(db, lambda: thursday)
+    today = await read(registry, "sales_summary", {"period": "today", "branch": 1})
+    assert [r["orders"] for r in today.rows] == [1]
+    assert today.note.startswith(
+        "Total today (2030-01-10 00:00 to 2030-01-10 02:00 Asia/Kolkata): 1 order"
+    )
+    orders = await read(registry, "list_orders", {"today": True, "branch": 1})
+    assert "today (since 00:00 Asia/Kolkata)" in orders.scope
+    assert orders.count == 1
 
 
 @pytest.mark.parametrize(

@@ -249,8 +249,20 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
             return DemoSummary(loaded=False, tenants=2, orders=0)
         session.add_all(
             [
-                Tenant(id=FIESTA, name="Fiesta Foods", currency="INR", locale="en_IN"),
-                Tenant(id=HARBOR, name="Harbor Books", currency="USD", locale="en_US"),
+                Tenant(
+                    id=FIESTA,
+                    name="Fiesta Foods",
+                    currency="INR",
+                    locale="en_IN",
+                    time_zone="Asia/Kolkata",
+                ),
+                Tenant(
+                    id=HARBOR,
+                    name="Harbor Books",
+                    currency="USD",
+                    locale="en_US",
+                    time_zone="America/New_York",
+                ),
             ]
         )
         session.add_all(
