@@ -74,6 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_connect(commands)
     _add_policy(commands)
+    zone = commands.add_parser(
+        "time-zone",
+        help="show or set a merchant's time zone (whose days today and this week are)",
+        description="Shows the merchant's time zone, or sets it to an IANA zone such as "
+        "Asia/Kolkata: today, this week and a sales day start at midnight there.",
+    )
+    zone.add_argument("merchant", help="the merchant's name (or its id)")
+    zone.add_argument("zone", nargs="?", help="an IANA time zone, e.g. Asia/Kolkata")
     _add_link(commands)
     _add_audit(commands)
     _add_serve(commands)
