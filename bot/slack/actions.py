@@ -177,7 +177,16 @@ async def decide(
     record = card.items[0]  # whom a card of several concerns: its first item's people
     if ended.outcome == "refused" and record.status is not CardStatus.EXPIRED:
         return  # nothing moved: the card is as every home already shows it
-    await refresh_homes(surface, adapter.client, record, adapter.where.installation)
+    # A press from the App Home (no channel): its presser sees the card as it now stands there.
+    from_home = adapter.where.channel is None and not card.open
+    await refresh_homes(
+        surface,
+        adapter.client,
+        record,
+        adapter.where.installation,
+        pressed_by=adapter.where.user if from_home else None,
+        decided=card.spec(now=surface.registry.now()) if from_home else None,
+    )
 
 
 async def open_reject(

@@ -85,6 +85,29 @@ async def test_approve_from_app_home_updates_the_channel_card(bot: Bot) -> None:
     assert len(bot.slack.called("views.publish")) == 2
 
 
+async def test_a_card_approved_from_the_app_home_stays_there_decided(bot: Bot) -> None:
+    """After Arjun approves from his App Home, the tab shows that card at its top as approved
+    and done, with no buttons; it used to vanish with no outcome shown."""
+    await bot.mention("UARJUN", "approve request 3")
+    await bot.send(event({"type": "app_home_opened", "user": "UARJUN", "tab": "home"})["event"])
+    home = bot.slack.called("views.publish")[-1]["view"]
+    block = next(b for b in home["blocks"] if b["type"] == "actions")
+    payload = block_action(
+        "UARJUN",
+        action_id="card_approve",
+        value=block["elements"][0]["value"],
+        block_id=block["block_id"],
+        channel="",
+        message_ts="",
+        view={"id": home.get("id", "V1"), **home},
+    )
+    await bot.interact(payload)
+    after = bot.slack.called("views.publish")[-1]["view"]
+    shown = str(after["blocks"])
+    assert "Approved and done" in shown and "request 3" in shown.lower()
+    assert not [b for b in after["blocks"] if b["type"] == "actions"]
+
+
 async def _connected(bot: Bot) -> Connections:
     connections = Connections(bot.registry.db)
     await connections.connect(Platform.SLACK, TEAM, 1)
