@@ -64,6 +64,11 @@ async def demo(settings: Settings, args: argparse.Namespace) -> str:
         )
     async with open_database(checked_url(settings.database_url)) as db:
         summary = await load_demo(db)
+    if not summary.loaded and summary.tour_requests:
+        return (
+            f"{migrated}\nDemo data already present; added the README tour's "
+            f"{summary.tour_requests} requests of its own (11 to 15)."
+        )
     if not summary.loaded:
         return f"{migrated}\nDemo data already present; nothing was changed."
     return (

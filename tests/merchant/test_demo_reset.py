@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from tests.merchant.writes_support import ARJUN, approve, count, make_registry, propose, row
 from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import ConflictError
+from tools.merchant.demo import load_demo
 from tools.merchant.demo_reset import reset_demo
 from tools.merchant.models import BranchRequest, Tenant
 
@@ -40,3 +41,14 @@ async def test_a_database_with_another_merchant_is_not_reset(db: Database) -> No
         await reset_demo(db)
     async with db.session() as session:
         assert await session.scalar(select(func.count()).select_from(Tenant)) == 3
+
+
+async def test_a_demo_loaded_before_the_tours_requests_gets_them(db: Database) -> None:
+    """A demo database from before requests 11 to 15 existed gets them on the next `demo`,
+    and says so; without them the README's batch steps named requests that did not exist."""
+    async with db.session(write=True) as session, session.begin():
+        await session.execute(delete(BranchRequest).where(BranchRequest.id > 10))
+    summary = await load_demo(db)
+    assert not summary.loaded and summary.tour_requests == 5
+    assert (await row(db, BranchRequest, 14)).status == "pending"
+    assert (await load_demo(db)).tour_requests == 0

@@ -235,6 +235,8 @@ class DemoSummary:
     loaded: bool
     tenants: int
     orders: int
+    # Into a demo loaded before the tour had requests of its own: how many were added.
+    tour_requests: int = 0
 
 
 async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary:
@@ -246,7 +248,9 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
             # workspaces and Fiesta's policy now, so `make run` keeps working on it.
             await _connect_demo_workspaces(session, now)
             await _demo_policy(session)
-            return DemoSummary(loaded=False, tenants=2, orders=0)
+            # ... and the tour's own requests, which the README's steps name.
+            added = await _add_tour_requests(session, now)
+            return DemoSummary(loaded=False, tenants=2, orders=0, tour_requests=added)
         session.add_all(
             [
                 Tenant(
@@ -305,6 +309,19 @@ async def _connect_demo_workspaces(session: AsyncSession, now: datetime) -> None
 async def _demo_policy(session: AsyncSession) -> None:
     if await session.get(PolicyRow, FIESTA) is None:
         session.add(PolicyRow(tenant_id=FIESTA, **FIESTA_POLICY))
+
+
+async def _add_tour_requests(session: AsyncSession, now: datetime) -> int:
+    """Adds the tour's requests a database loaded before them lacks; how many."""
+    tour = {r[0] for r in _TOUR_REQUESTS}
+    missing = [
+        r for r in _requests(now) if r.id in tour and await session.get(BranchRequest, r.id) is None
+    ]
+    if missing:
+        session.add_all(missing)
+        await session.flush()
+        await _advance_sequences(session)
+    return len(missing)
 
 
 def _stock() -> list[Stock]:
