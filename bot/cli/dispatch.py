@@ -17,7 +17,7 @@ from bot.cli.audit import show_audit
 from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
 from bot.cli.connections import connect, disconnect, invite, list_connections
 from bot.cli.failures import CliError
-from bot.cli.policy import set_policy, show_policy
+from bot.cli.policy import set_policy, show_policy, time_zone
 from bot.cli.sandbox import run, sandbox
 from bot.runtime.logging import LogLevelError, configure_logging
 from bot.settings import Settings, SettingsError, load_settings
@@ -46,6 +46,7 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("policy", "show"): show_policy,
     ("policy", "set"): set_policy,
     **{("mcp", action): _mcp for action in ("add", "tools", "list", "remove", "import")},
+    ("time-zone", None): time_zone,
     ("link", None): link,
     ("audit", None): show_audit,
     ("serve", None): serve,

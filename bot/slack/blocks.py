@@ -149,7 +149,8 @@ def _confirm(spec: CardSpec, verb: Verb) -> dict[str, Any] | None:
     if verb == "approve" and spec.confirm is not None:
         words = (*spec.confirm, texts.confirm_ok())
     elif verb == "approve":
-        words = (texts.confirm_title(), texts.confirm_text(spec.summary), texts.confirm_ok())
+        said = texts.confirm_text(spec.summary, left=spec.approvals_left, waiting=spec.waiting_for)
+        words = (texts.confirm_title(), said, texts.confirm_ok())
     elif verb == "withdraw" and spec.lines:
         words = (
             texts.withdraw_title(),

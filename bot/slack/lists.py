@@ -23,6 +23,7 @@ from bot.slack.blocks import (
     rich_text,
     section,
 )
+from bot.slack.cards import render
 
 __all__ = ["HOME_BLOCKS", "home_view", "pending_list"]
 
@@ -111,10 +112,21 @@ def pending_list(
 
 
 def home_view(
-    mine: Sequence[CardSpec], others: Sequence[CardSpec] = (), *, linked: bool = True
+    mine: Sequence[CardSpec],
+    others: Sequence[CardSpec] = (),
+    *,
+    linked: bool = True,
+    decided: CardSpec | None = None,
 ) -> dict[str, Any]:
-    """The App Home tab: a short introduction, then the reader's cards (whole ones)."""
+    """The App Home tab: a short introduction, the card its reader just decided here (if
+    any), then the reader's cards (whole ones).
+
+    Approving from the Home tab made the card vanish with no outcome shown: the card just
+    decided stays at the top, as it now stands, until the tab is drawn again.
+    """
     intro = [section(texts.HOME_INTRO), divider()]
+    if decided is not None:
+        intro += [*render(decided, for_user=None), divider()]
     if not linked:
         listed = [section(texts.not_linked())]
     elif mine or others:

@@ -49,9 +49,12 @@ def fallback(at: datetime) -> str:
 # "2026-11-30T02:08+00:00", "30 Nov 2026, 02:08 UTC". Only ones that name UTC are read: a time
 # without a zone could be anyone's.
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+# An "at " or "on " before the time goes with it: the token says "today at 8:16 PM" itself,
+# and "approved by Arjun Mehta at today at 8:16 PM" is what keeping it read like.
 _STAMP = re.compile(
-    r"(?P<iso>\d{4}-\d{2}-\d{2})[ T](?P<hm>\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?: UTC|Z|\+00:00)"
-    rf"|(?P<day>\d{{1,2}}) (?P<mon>{_MONTHS}) (?P<year>\d{{4}}), (?P<hm2>\d{{2}}:\d{{2}}) UTC"
+    r"(?:\b(?:at|on) )?"
+    r"(?:(?P<iso>\d{4}-\d{2}-\d{2})[ T](?P<hm>\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?: UTC|Z|\+00:00)"
+    rf"|(?P<day>\d{{1,2}}) (?P<mon>{_MONTHS}) (?P<year>\d{{4}}), (?P<hm2>\d{{2}}:\d{{2}}) UTC)"
 )
 
 

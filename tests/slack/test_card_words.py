@@ -124,6 +124,20 @@ def test_utc_times_in_data_and_replies_become_slack_date_tokens() -> None:
     assert "<!date" not in esc_data("Order 12 — Asha, 2026-11-29")  # a date alone has no zone
 
 
+def test_a_time_after_at_reads_once_and_refusals_show_times_as_tokens() -> None:
+    """ "…approved by Arjun Mehta at <token>" read "at today at 8:16 PM": the "at" goes with
+    the token, which says it itself; and a refusal's UTC time is a token like the card's, not
+    "2026-12-01 20:19 UTC" under a card saying "today at 8:19 PM"."""
+    from bot.slack.texts import refused
+
+    unix = int(AT.timestamp())
+    shown = reply("Request 1 was already approved by Arjun Mehta at 2026-11-30 02:08 UTC.")
+    assert f"approved by Arjun Mehta <!date^{unix}^" in shown
+    said = refused("This card was already approved by Meera Iyer at 2026-11-30 02:08 UTC.")
+    assert said.startswith(":no_entry: This card was already approved by Meera Iyer <!date^")
+    assert " UTC." not in said.replace("02:08 UTC>", "")
+
+
 def test_a_long_list_shows_whole_cards_then_how_many_more() -> None:
     """With eleven cards waiting, the list stops before Slack's 50 blocks at a card's end: every
     card shown has its buttons and expiry, and a note says how many more and how to see them."""

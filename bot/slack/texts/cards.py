@@ -105,8 +105,10 @@ def confirm_title() -> str:
     return "Approve this change?"
 
 
-def confirm_text(summary: str) -> str:
-    return clip(f"{summary} This runs as soon as you confirm.", 300)
+def confirm_text(summary: str, *, left: int = 1, waiting: tuple[str, ...] = ()) -> str:
+    """The Approve dialog: what the press does (runs it, or records 1 of 2), whom the card
+    waits for, then what it approves, cut between words if it must be."""
+    return wording.fitted(wording.confirm_lead(left, waiting), [summary.rstrip(".")], 300)
 
 
 def confirm_ok() -> str:
@@ -114,7 +116,9 @@ def confirm_ok() -> str:
 
 
 def withdraw_title() -> str:
-    return "Withdraw this request?"
+    # A card is withdrawn, not the request it is about: "Withdraw this request?" on a card
+    # approving request 4 read as if request 4 itself would be taken back.
+    return "Withdraw this card?"
 
 
 def withdraw_text(summary: str) -> str:

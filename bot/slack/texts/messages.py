@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bot.cards import wording
 from bot.slack import rich
-from bot.slack.mrkdwn import esc, esc_data, mention
+from bot.slack.mrkdwn import esc_data, mention
 from bot.slack.rich import Line
 
 __all__ = [
@@ -93,26 +93,27 @@ def _chunks(text: str) -> list[Line]:
 # -- refusals and status messages -------------------------------------------------------
 
 
-def not_your_card(owner_slack_user: str | None) -> str:
+def not_your_card(owner_slack_user: str | None, waiting: tuple[str, ...] = ()) -> str:
     """The refusal of a press by someone a card is not issued to.
 
     A card issued to one person names them; one routed to several (or needing two approvers)
-    names nobody here, since its heading already says whom it waits for. It used to say the
-    card "belongs to the person who asked for it", which for a routed card is the one person
-    who may not approve it.
+    names those it waits for. It used to say the card "belongs to the person who asked for
+    it", which for a routed card is the one person who may not approve it; and then "its
+    heading says whom it is waiting for", which sent Ravi looking instead of telling him.
     """
     if owner_slack_user:
         return wording.not_your_card(mention(owner_slack_user))
-    return (
-        "This card is not waiting for your approval; its heading says whom it is waiting for. "
-        "Nothing was changed."
-    )
+    return wording.not_waiting_for_you(waiting)
 
 
 def refused(message: str) -> Said:
-    """Why a press or a command was refused; the ids and names in it shown as typed."""
+    """Why a press or a command was refused; the ids and names in it shown as typed.
+
+    Its times are shown as on the card, in the reader's zone: "already approved by Meera Iyer
+    at 2026-12-01 20:19 UTC" sat under a card that said "today at 8:19 PM".
+    """
     line = rich.line(rich.emoji("no_entry"), " ", rich.words(message, limit=_CHUNK))
-    return _said(f":no_entry: {esc(message)}", [line])
+    return _said(f":no_entry: {esc_data(message)}", [line])
 
 
 def not_connected() -> str:
