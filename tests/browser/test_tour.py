@@ -11,7 +11,6 @@ taken by this walk.
 from __future__ import annotations
 
 import os
-
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
