@@ -162,6 +162,7 @@ async def _start(web_app: web.Application) -> None:
     lease.expiry = timedelta(seconds=runtime.settings.countersign_reconcile_after)
     await lease.start()
     runtime.surface.tasks.spawn(settle(runtime), name="reconcile")
+    runtime.surface.tasks.spawn(runtime.surface.registry.warm(), name="start mcp sources")
     runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
     log.info("started", surfaces=sorted(runtime.mounted))
 

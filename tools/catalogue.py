@@ -33,6 +33,9 @@ class ToolSource(Protocol):
     def owns(self, tenantid: int, name: str) -> bool:
         """Whether ``name`` is named like one of this source's tools (its writes are external)."""
 
+    async def warm(self) -> None:
+        """Starts whatever it holds (servers, connections) before the first turn needs it."""
+
     async def aclose(self) -> None: ...
 
 
@@ -86,6 +89,10 @@ class Catalogue:
         if tool is not None:
             return tool.external
         return any(source.owns(tenantid, name) for source in self._sources)
+
+    async def warm(self) -> None:
+        for source in self._sources:
+            await source.warm()
 
     async def aclose(self) -> None:
         for source in self._sources:

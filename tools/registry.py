@@ -121,6 +121,10 @@ class Registry(CardDoor):
         """Adds tools that differ by merchant (its MCP servers)."""
         self._catalogue.add_source(source)
 
+    async def warm(self) -> None:
+        """Starts the merchants' sources (their MCP servers) so that no first turn waits."""
+        await self._catalogue.warm()
+
     async def aclose(self) -> None:
         """Closes what the merchants' sources hold open (stdio servers, HTTP connections)."""
         await self._catalogue.aclose()

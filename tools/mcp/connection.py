@@ -77,6 +77,7 @@ class Connection:
         self._stop = asyncio.Event()
         self._lock = asyncio.Lock()
         self._listing: tuple[list[Tool], float] | None = None
+        self._refreshing: asyncio.Task[None] | None = None
 
     @property
     def name(self) -> str:
@@ -91,6 +92,29 @@ class Connection:
         found = await self._ask(client, self._list_all(client), sent=False)
         self._listing = (found, time.monotonic())
         return found
+
+    async def tools_within(self, budget: float) -> list[Tool] | None:
+        """The tools a turn may offer, waiting at most ``budget`` seconds for a listing that is
+        due: the fresh one if it comes in time, else the last one (or None before any).
+
+        A turn used to wait for the whole listing: the first message after a start waited
+        for a stdio server to start (seconds on a busy machine), and a server that hung held
+        every turn of its merchant for the timeout. A turn now loses at most the server's
+        tools, for that turn only, while the listing goes on in the background.
+        """
+        listing = self._listing
+        due = listing is None or time.monotonic() - listing[1] >= self._list_ttl
+        if due and (self._refreshing is None or self._refreshing.done()):
+            self._refreshing = asyncio.create_task(self._refresh(), name=f"mcp list:{self.name}")
+        if due and self._refreshing is not None and budget > 0:
+            await asyncio.wait({self._refreshing}, timeout=budget)
+        return self._listing[0] if self._listing is not None else None
+
+    async def _refresh(self) -> None:
+        try:
+            await self.tools(fresh=True)
+        except ServerError as failed:
+            log.warning("mcp.not_listed", source=self.name, error=str(failed))
 
     async def read(self, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
         """Calls a tool whose outcome does not matter if lost (a read, a preview)."""
@@ -114,6 +138,11 @@ class Connection:
         return await self._ask(client, call, sent=True)
 
     async def aclose(self) -> None:
+        refreshing, self._refreshing = self._refreshing, None
+        if refreshing is not None and not refreshing.done():
+            refreshing.cancel()
+            with contextlib.suppress(BaseException):
+                await refreshing
         await self._drop()
 
     async def _probe(self, client: Client) -> None:

@@ -28,6 +28,9 @@ __all__ = ["Listed", "McpTools"]
 log = structlog.get_logger("countersign.mcp")
 
 _SOURCES_TTL = 5.0  # seconds a merchant's list of sources is reused
+# Seconds a turn waits for a server that has not listed its tools yet (a stdio server
+# starting); past it the turn goes on without that server's tools, which come next turn.
+TURN_BUDGET = 3.0
 _SEPARATOR = "__"
 
 
@@ -142,11 +145,23 @@ class McpTools:
         return configs
 
     async def _listing(self, tenantid: int, config: SourceConfig) -> list[McpTool] | None:
+        """What a turn offers of one source: never more than ``TURN_BUDGET`` seconds of wait."""
+        connection = await self.connections.of(tenantid, config)
+        found = await connection.tools_within(TURN_BUDGET)
+        if found is None:
+            log.info("mcp.not_yet_listed", tenant=tenantid, source=config.name)
+        return found
+
+    async def warm(self) -> None:
+        """Starts every merchant's servers and lists their tools, so no first turn waits."""
         try:
-            return await (await self.connections.of(tenantid, config)).tools()
-        except ServerError as failed:
-            log.warning("mcp.not_listed", tenant=tenantid, source=config.name, error=str(failed))
-            return None
+            every = await self.sources.every()
+        except Exception:  # a start-up nicety: turns list the servers anyway
+            log.exception("mcp.not_warmed")
+            return
+        for tenantid, config in every:
+            connection = await self.connections.of(tenantid, config)
+            await connection.tools_within(0)
 
     def _connect(self, tenantid: int, config: SourceConfig) -> _Connector:
         return _Connector(self.connections, tenantid, config)

@@ -41,6 +41,14 @@ class Sources:
             )
             return [SourceConfig.model_validate(row.config) for row in rows]
 
+    async def every(self) -> list[tuple[int, SourceConfig]]:
+        """Every merchant's sources (for starting them with the process)."""
+        async with self._db.session() as session:
+            rows = await session.scalars(
+                select(McpSourceRow).order_by(McpSourceRow.tenant_id, McpSourceRow.name)
+            )
+            return [(row.tenant_id, SourceConfig.model_validate(row.config)) for row in rows]
+
     async def get(self, tenantid: int, name: str) -> SourceConfig:
         async with self._db.session() as session:
             row = await session.get(McpSourceRow, (tenantid, name))
