@@ -111,6 +111,10 @@ class CardDoor:
         """Issues a live card to ``issued_to`` once, audited; see ``tools.sweeping.escalate``."""
         return await sweeping.escalate(self._deps, card_id, issued_to, now, detail=detail)
 
+    async def note_escalation(self, card: CardRecord, now: datetime, *, detail: str) -> None:
+        """Audits what became of an escalation's copies (who was told, who not)."""
+        await sweeping.note_escalation(self._deps, card, now, detail=detail)
+
     async def owners(self, tenantid: int) -> list[Issuee]:
         """The merchant's owners: whom a card nobody decided is escalated to."""
         return await sweeping.owners(self._deps, tenantid)
