@@ -131,8 +131,12 @@ async def answer(
             # silence: its delivery was acknowledged, so Slack never sent it again, and the
             # person could not tell a lost message from a slow answer. Whatever the turn had
             # begun commits or rolls back whole; here the person learns to send it again.
-            log.warning("turn_failed_database", error=type(unreachable).__name__)
-            await adapter.post(adapter.words.message_database_unreachable())
+            # A turn whose model had answered (the indicator settled) has posted its reply; it
+            # is not told it was not read (its cards the database did not keep are lost).
+            answered = typing.settled
+            log.warning("turn_failed_database", error=type(unreachable).__name__, replied=answered)
+            if not answered:
+                await adapter.post(adapter.words.message_database_unreachable())
         finally:
             # A duplicate or an unlinked sender that waited was shown typing too. The turns of
             # one conversation run in order, so the delivery this one duplicates has finished.
