@@ -66,7 +66,9 @@ async def check(dsn: str, slack: SoakSlack, tally: Tally) -> Findings:
     found = Findings()
     conn = await asyncpg.connect(dsn)
     try:
-        cards = await conn.fetch("SELECT id, status, batch_id, surface FROM proposals")
+        cards = await conn.fetch(
+            "SELECT id, status, batch_id, surface, shown_at, showing_by FROM proposals"
+        )
         batches = {
             r["id"]: r["surface"] for r in await conn.fetch("SELECT id, surface FROM batches")
         }
@@ -90,7 +92,9 @@ async def check(dsn: str, slack: SoakSlack, tally: Tally) -> Findings:
         if status == "pending" or card["batch_id"] in pending_batches:
             continue
         surface = batches.get(card["batch_id"]) if card["batch_id"] else card["surface"]
-        _shown(found, slack, cid, status, _json(surface))
+        shown = f"batch {card['batch_id']}, " if card["batch_id"] else ""
+        shown += f"shown {card['shown_at']:%H:%M:%S}" if card["shown_at"] else "never shown"
+        _shown(found, slack, f"{cid} ({shown})", status, _json(surface))
     _messages(found, slack, tally)
     return found
 

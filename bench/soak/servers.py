@@ -36,6 +36,13 @@ __all__ = ["CUT", "Fleet", "hold_connections", "proxy", "restart_database", "sto
 # The proxy's header on a request cut off by a server killed while holding it.
 CUT = "X-Soak-Proxy"
 _READY_S = 90.0
+_ATTEMPTS = 30
+
+
+class _ExitedError(Exception):
+    """The server exited before it answered ``/healthz``."""
+
+
 _FORWARD_S = 30.0
 
 
@@ -72,7 +79,20 @@ class Fleet:
         return cls(workdir, settings, servers)
 
     async def start(self, server: Server) -> None:
-        """Starts the server and waits until it answers ``/healthz``."""
+        """Starts the server and waits until it answers ``/healthz``; started again, as a
+        process manager would, while it exits at once (the database down, say)."""
+        for _attempt in range(_ATTEMPTS):
+            await self._spawn(server)
+            try:
+                await _healthy(server)
+            except _ExitedError:
+                await asyncio.sleep(1.0)
+                continue
+            server.ready = True
+            return
+        raise RuntimeError(f"server {server.index} did not start; see {server.log}")
+
+    async def _spawn(self, server: Server) -> None:
         env = environment(self.settings.model_copy(update={"port": server.port}), workers=1)
         env["PORT"] = str(server.port)
         env["PYTHONUNBUFFERED"] = "1"  # a killed server's last lines are kept
@@ -89,8 +109,6 @@ class Fleet:
                 stderr=sink,
             )
         server.starts += 1
-        await _healthy(server)
-        server.ready = True
 
     async def kill(self, server: Server) -> None:
         """SIGKILL, as a machine lost or an out-of-memory kill ends a process: no drain."""
@@ -130,7 +148,7 @@ async def _healthy(server: Server) -> None:
         while asyncio.get_running_loop().time() < deadline:
             assert server.process is not None
             if server.process.returncode is not None:
-                raise RuntimeError(f"server {server.index} exited; see {server.log}")
+                raise _ExitedError(server.index)
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                 async with http.get(
                     f"{server.url}/healthz", timeout=aiohttp.ClientTimeout(total=5)
