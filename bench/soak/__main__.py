@@ -50,6 +50,7 @@ PEOPLE = {
 }
 _KILL_EVERY_S = (3.0, 7.0)
 _KINDS = ("stock", "refund", "discount", "expense")
+_BIG_TALLY = (3, "discount")
 # Development aids: COUNTERSIGN_SOAK_FAULTS=0 runs the load alone; COUNTERSIGN_SOAK_LOGS=DIR
 # keeps the servers' logs there.
 _FAULTS = os.environ.get("COUNTERSIGN_SOAK_FAULTS", "1") != "0"
@@ -161,7 +162,8 @@ async def _seed(url: str, *, small: int, big: int) -> None:
     What a branch's requests of one kind spent within the policy's window (a day by default),
     and what its live cards would spend, count toward the two-approver amount: over a soak,
     every small request would soon need two managers. The window is one second here, and the
-    requests are spread over three branches and four kinds, so only the ₹42,000 ones do.
+    small requests are spread over the other eleven of three branches and four kinds than the
+    ₹42,000 ones' (a live card counts toward its tally too), so only the ₹42,000 ones do.
     """
     db = Database(url)
     try:
@@ -172,17 +174,23 @@ async def _seed(url: str, *, small: int, big: int) -> None:
         await db.dispose()
     conn = await asyncpg.connect(url.replace("+asyncpg", ""))
     now = datetime.now(UTC)
-    rows = [(i, 10_000) for i in range(SMALL_FROM, SMALL_FROM + small)]
-    rows += [(i, 4_200_000) for i in range(BIG_FROM, BIG_FROM + big)]
+    ids = range(SMALL_FROM, SMALL_FROM + small)
+    rows = [(i, *_tally(i), 10_000) for i in ids if _tally(i) != _BIG_TALLY]
+    rows += [(i, *_BIG_TALLY, 4_200_000) for i in range(BIG_FROM, BIG_FROM + big)]
     try:
         await conn.execute("UPDATE policies SET two_approvers_window = 1 WHERE tenant_id = 1")
         await conn.executemany(
             "INSERT INTO branch_requests (id, tenant_id, branch_id, kind, amount, requested_by,"
             " reason, status, created_at) VALUES ($1, 1, $2, $3, $4, 4, 'soak', 'pending', $5)",
-            [(i, 1 + i % 3, _KINDS[i % 4], amount, now) for i, amount in rows],
+            [(*row, now) for row in rows],
         )
     finally:
         await conn.close()
+
+
+def _tally(request: int) -> tuple[int, str]:
+    """The branch and kind of a small request: what its amount adds up with."""
+    return 1 + request % 3, _KINDS[request % 4]
 
 
 def _ports(n: int) -> list[int]:
@@ -206,7 +214,7 @@ async def _soak(presses: int, seconds: float) -> tuple[Soak, Findings, float]:
             workdir = Path(_LOGS) if _LOGS else scratched
             workdir.mkdir(parents=True, exist_ok=True)
             url = await postgres_database(cluster, "soak")
-            await _seed(url, small=presses + 1_000, big=presses // 3 + 200)
+            await _seed(url, small=presses * 2 + 1_000, big=presses // 3 + 200)
             settings = settings_for(
                 slack, url, countersign_host="127.0.0.1", countersign_reconcile_after=5
             )
@@ -217,7 +225,7 @@ async def _soak(presses: int, seconds: float) -> tuple[Soak, Findings, float]:
                     proxy(fleet) as endpoint,
                     aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http,
                 ):
-                    requests = itertools.count(SMALL_FROM)
+                    requests = (i for i in itertools.count(SMALL_FROM) if _tally(i) != _BIG_TALLY)
                     soak = Soak(
                         cluster,
                         url.replace("+asyncpg", ""),
