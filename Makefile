@@ -8,7 +8,7 @@ UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/countersign/uv
 UV ?= $(or $(shell command -v uv 2>/dev/null),$(wildcard $(HOME)/.local/bin/uv),$(UV_HOME)/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: run test lint typecheck bench readme-shot deps uv sync clean
+.PHONY: run test lint typecheck bench soak readme-shot deps uv sync clean
 
 uv:
 	@command -v "$(UV)" >/dev/null 2>&1 || bash .ci/install-uv "$(UV_HOME)"
@@ -55,6 +55,12 @@ readme-shot: sync deps
 
 bench: sync deps
 	@$(RUN) python -m bench
+
+# The chaos soak: three servers on one PostgreSQL, killed and restarted under load, the
+# database restarted twice; at least 5,000 presses, about ten minutes, then its one line.
+# COUNTERSIGN_SOAK_PRESSES and COUNTERSIGN_SOAK_SECONDS make a shorter run.
+soak: sync deps
+	@$(RUN) python -m bench.soak
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage countersign.db* countersign-ledger.db* .countersign-sandbox*.json artifacts

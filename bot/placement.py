@@ -53,7 +53,8 @@ class _Copy(BaseModel):
     editable: tuple[str, ...] = ()
     # The person a private copy was sent to (their Countersign id): once they gave the first
     # of two approvals, their copy has nothing left for them to press, and showing Approve
-    # again only led to a refusal. None on the thread's card, shared by everyone there.
+    # again only led to a refusal. Also its asker on a card asked for in their DM, which they
+    # alone read. None on the thread's card, shared by everyone there.
     person: int | None = None
 
     def approved_by_reader(self, *records: CardRecord) -> bool:

@@ -30,7 +30,16 @@ from tools.errors import ConflictError
 from tools.tokens import BatchClaims, args_digest
 from tools.tool import Routing, Scope
 
-__all__ = ["MAX_ITEMS", "Batch", "BatchRecord", "batch_digest", "bundle", "change_surface", "load"]
+__all__ = [
+    "MAX_ITEMS",
+    "Batch",
+    "BatchRecord",
+    "batch_digest",
+    "bundle",
+    "change_surface",
+    "load",
+    "routing_of",
+]
 
 # One card, one Approve: more than this and nobody reads every line before pressing it.
 MAX_ITEMS = 20
@@ -163,6 +172,20 @@ async def bundle(deps: Deps, caller: Caller, card_ids: Sequence[str]) -> Batch:
     assert record is not None
     token = deps.signer.mint_batch(BatchClaims(batch_id, caller.userid, caller.tenantid, digest))
     return Batch(record, token, issued)
+
+
+async def routing_of(deps: Deps, caller: Caller, card_ids: Sequence[str]) -> Routing | None:
+    """Who one card of these cards would be issued to, as ``bundle`` would route it; None when
+    they could not be grouped (one was decided meanwhile, or the policy changed). Reads only."""
+    if not 2 <= len(card_ids) <= MAX_ITEMS:
+        return None
+    async with deps.db.tenant_session(caller.tenantid) as session:
+        conn = await session.connection()
+        try:
+            live = await _live(deps, conn, caller, card_ids, deps.clock())
+            return await _strictest(session, caller, live)
+        except ConflictError:
+            return None
 
 
 async def _live(

@@ -23,6 +23,7 @@ from tools.errors import CardExpiredError, InvalidCardError
 from tools.policy import Policies, Policy
 from tools.reconcile import reconcile
 from tools.tokens import is_batch_token
+from tools.tool import Routing
 
 __all__ = ["CardDoor", "SurfaceChange"]
 
@@ -110,6 +111,10 @@ class CardDoor:
         """Issues a live card to ``issued_to`` once, audited; see ``tools.sweeping.escalate``."""
         return await sweeping.escalate(self._deps, card_id, issued_to, now, detail=detail)
 
+    async def note_escalation(self, card: CardRecord, now: datetime, *, detail: str) -> None:
+        """Audits what became of an escalation's copies (who was told, who not)."""
+        await sweeping.note_escalation(self._deps, card, now, detail=detail)
+
     async def owners(self, tenantid: int) -> list[Issuee]:
         """The merchant's owners: whom a card nobody decided is escalated to."""
         return await sweeping.owners(self._deps, tenantid)
@@ -123,6 +128,10 @@ class CardDoor:
     async def bundle(self, caller: Caller, card_ids: Sequence[str]) -> Batch:
         """Groups the asker's live cards of one turn into one batch with one signed token."""
         return await batching.bundle(self._deps, caller, card_ids)
+
+    async def batch_routing(self, caller: Caller, card_ids: Sequence[str]) -> Routing | None:
+        """Who the one card of these cards would wait for (see ``bundle``); None if none."""
+        return await batching.routing_of(self._deps, caller, card_ids)
 
     async def batch(self, batch_id: str) -> BatchRecord | None:
         """The batch and its cards as they stand now, or None."""

@@ -17,7 +17,7 @@ from tools.audit import AuditEntry, Outcome
 from tools.card_record import CardRecord, Issuee
 from tools.deps import Deps
 
-__all__ = ["escalate", "expire_due", "owners"]
+__all__ = ["escalate", "expire_due", "note_escalation", "owners"]
 
 
 async def expire_due(deps: Deps, now: datetime) -> list[CardRecord]:
@@ -45,6 +45,12 @@ async def escalate(
         await deps.audit.add(conn, _entry(record, now, Outcome.ESCALATED, detail))
 
     return await deps.cards.escalate(card_id, issued_to, now, audited=audited)
+
+
+async def note_escalation(deps: Deps, record: CardRecord, now: datetime, *, detail: str) -> None:
+    """Audits what became of an escalation's copies, in a transaction of its own: written once
+    they went out, so it never says an owner was told who was not."""
+    await deps.audit.write(_entry(record, now, Outcome.ESCALATED, detail))
 
 
 def _entry(record: CardRecord, now: datetime, outcome: Outcome, detail: str) -> AuditEntry:

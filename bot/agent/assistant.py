@@ -17,6 +17,7 @@ from typing import Self
 
 import structlog
 from pydantic_ai import Agent as ModelLoop
+from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.exceptions import AgentRunError, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models import Model
@@ -28,7 +29,7 @@ from bot.agent import replies
 from bot.agent.history import MAX_MESSAGES, ConversationStore, Stored
 from bot.agent.models import build_model
 from bot.agent.prompts import INSTRUCTIONS, note, spoken
-from bot.agent.toolset import TurnDeps, build_toolset
+from bot.agent.toolset import TurnDeps, as_one_card, build_toolset
 from bot.settings import Settings
 from tools import ALL_TOOLS, Agent, Caller, Proposal, Registry
 
@@ -79,7 +80,11 @@ class Assistant:
         self.limits = limits
         self.store = ConversationStore(registry.db, max_messages=max_messages)
         self._loop = ModelLoop(
-            self.model, deps_type=TurnDeps, output_type=str, instructions=INSTRUCTIONS
+            self.model,
+            deps_type=TurnDeps,
+            output_type=str,
+            instructions=INSTRUCTIONS,
+            capabilities=[ProcessHistory(as_one_card)],
         )
         # Toolsets by the tools they offer: merchants with the same tools share one.
         self._toolsets: OrderedDict[tuple[int, ...], FunctionToolset[TurnDeps]] = OrderedDict()

@@ -11,19 +11,20 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.tools import Tool as ModelTool
 from pydantic_ai.toolsets import FunctionToolset
 
-from tools import Agent, Caller, Proposal, Registry, Scope, Tool, json_schema
+from tools import MAX_ITEMS, Agent, Caller, Proposal, Registry, Routing, Scope, Tool, json_schema
 from tools.errors import CountersignError, InvalidArgumentsError
 
-__all__ = ["TurnDeps", "build_toolset", "compact_schema"]
+__all__ = ["TurnDeps", "as_one_card", "build_toolset", "compact_schema"]
 
 
 @dataclass
@@ -35,6 +36,10 @@ class TurnDeps:
     caller: Caller
     proposals: list[Proposal] = field(default_factory=list)
     calls: int = 0
+    # Each write call's proposal by its call id, and whom the one card the turn's writes are
+    # shown on waits for (None while there is one write, or they cannot be grouped).
+    proposed: dict[str, Proposal] = field(default_factory=dict[str, Proposal])
+    together: Routing | None = None
 
 
 ToolFn = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
@@ -89,10 +94,58 @@ def _caller_of(name: str) -> ToolFn:
             raise ToolFailed(str(refused)) from refused
         if result.proposal is not None:
             deps.proposals.append(result.proposal)
+            deps.proposed[ctx.tool_call_id or str(len(deps.proposed))] = result.proposal
+            if len(deps.proposals) > 1:
+                grouped = [p.card_id for p in deps.proposals[:MAX_ITEMS]]
+                deps.together = await deps.registry.batch_routing(deps.caller, grouped)
         return result.for_model()
 
     call.__name__ = name
     return call
+
+
+async def as_one_card(
+    ctx: RunContext[TurnDeps], messages: list[ModelMessage]
+) -> list[ModelMessage]:
+    """The turn's proposals as the model reads them: each naming whom the one card they are
+    shown on waits for.
+
+    The writes of one turn become one card, issued as the strictest of them needs; each tool
+    result had named only its own write's approvers, so the reply to "approve requests 1 and
+    5" said one manager would do beside a card that needs two.
+    """
+    deps = ctx.deps
+    if deps.together is None:
+        return messages
+    grouped = {p.card_id for p in deps.proposals[:MAX_ITEMS]}
+    shown = {call: p for call, p in deps.proposed.items() if p.card_id in grouped}
+    return [_told(message, shown, deps.together) for message in messages]
+
+
+def _told(message: ModelMessage, shown: dict[str, Proposal], together: Routing) -> ModelMessage:
+    if not isinstance(message, ModelRequest):
+        return message
+    parts = [
+        _retold(part, shown[part.tool_call_id], together)
+        if isinstance(part, ToolReturnPart) and part.tool_call_id in shown
+        else part
+        for part in message.parts
+    ]
+    return replace(message, parts=parts)
+
+
+def _retold(part: ToolReturnPart, proposal: Proposal, together: Routing) -> ToolReturnPart:
+    if not isinstance(part.content, dict):
+        return part
+    row = {**replace(proposal, routing=together).public(), "shown_on": ONE_CARD}
+    return replace(part, content={**part.content, "rows": [row]})
+
+
+# What the model reads beside a write shown with the turn's others on one card.
+ONE_CARD = (
+    "one card with the other writes of this turn; waiting_for and approvals_needed are that "
+    "card's, the strictest any of its writes needs"
+)
 
 
 def compact_schema(node: Any) -> Any:

@@ -78,8 +78,11 @@ async def escalate(
             if not _issued(card, o) and o.userid not in card.kept_out
         ]
         names = ", ".join(o.name for o in bosses) or "no owner beyond those already asked"
+        # "Issued", not "sent": this line commits before any copy goes out, and it once said
+        # "sent to Priya" when Slack refused her DM. Whether each owner was told is audited
+        # once their copies went out (or did not).
         record = await registry.escalate(
-            card.card_id, [*card.issued_to, *bosses], now, detail=f"sent to {names}"
+            card.card_id, [*card.issued_to, *bosses], now, detail=f"issued to {names}"
         )
         if record is None:
             continue  # another process escalated it first, or it ended meanwhile
@@ -164,7 +167,7 @@ async def _tell(
         key = card.once(f"escalated-{adapter.platform}")
         if not await receipts.claim(registry.db, key, registry.now()):
             return
-        await send_copies(
+        sent = await send_copies(
             surface,
             adapter,
             card,
@@ -172,9 +175,30 @@ async def _tell(
             installation=_installation(thread),
             token=thread.token,
         )
+        await _told(surface, record, adapter.platform, bosses, {p.person for p in sent})
 
     await _each_platform(record, card, mounted, work)
     log.info("card_escalated", card_id=record.card_id, owners=[o.userid for o in bosses])
+
+
+async def _told(
+    surface: Surface,
+    record: CardRecord,
+    platform: str,
+    bosses: list[Issuee],
+    reached: set[int | None],
+) -> None:
+    """Audits which owners an escalation's copies reached on one platform, and which not."""
+    where = "Teams" if platform == "teams" else "Slack"
+    told = [o.name for o in bosses if o.userid in reached]
+    missed = [o.name for o in bosses if o.userid not in reached]
+    lines = [f"{', '.join(told)} told in {where}"] if told else []
+    if missed:
+        lines.append(f"{', '.join(missed)} could not be reached in {where}")
+    for line in lines:
+        await surface.registry.note_escalation(record, surface.registry.now(), detail=line)
+    if missed:
+        log.warning("escalation_unreached", card_id=record.card_id, owners=missed)
 
 
 def _installation(placement: Placement) -> str:

@@ -55,6 +55,11 @@ def _vouched(found: dict[str, Any]) -> str | None:
     return str(email) if email else None
 
 
+def _is_dm(channel: str) -> bool:
+    """Whether a channel is a DM with the app (Slack's ids of DMs begin with D)."""
+    return channel.startswith("D")
+
+
 @dataclass(frozen=True, slots=True)
 class Where:
     """Where a request came from: installation, channel (None from the App Home), thread, who.
@@ -153,6 +158,9 @@ class SlackAdapter:
             conversation=conversation,
             ts=str(response["ts"]),
             token=fresh.token,
+            # A card asked for in one's DM with the app is read by its asker alone: after their
+            # first of two approvals it kept Approve, and pressing it was only refused.
+            person=caller.userid if _is_dm(channel) else None,
         )
 
     def _owner(self, routing: Routing | None, caller: Caller) -> str | None:

@@ -18,6 +18,7 @@ from bot.slack import rich, texts
 from bot.slack.blocks import (
     DECIDING,
     EVERY,
+    WITHDRAWING,
     Block,
     buttons,
     context,
@@ -36,9 +37,10 @@ _LINE: Final = 2000
 
 def copy_verbs(*, private: bool, approved: bool) -> frozenset[Verb]:
     """The buttons of a copy: every one on a thread's card; on a private copy, Approve, Edit and
-    Reject for its one reader, and none once that reader gave the first of two approvals."""
+    Reject for its one reader, and none once that reader gave the first of two approvals. A
+    card in its asker's DM, read by them alone, keeps only Withdraw once they approved."""
     if not private:
-        return EVERY
+        return WITHDRAWING if approved else EVERY
     return frozenset() if approved else DECIDING
 
 

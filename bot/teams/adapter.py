@@ -25,7 +25,7 @@ from bot.placement import Placement, Platform, TeamsPlacement
 from bot.teams import personal, texts
 from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
-from bot.teams.identity import Who, member_email
+from bot.teams.identity import Who, member_by_email, member_email
 from bot.teams.outbound import FAILURES, Outbound
 from tools import Caller
 
@@ -50,6 +50,9 @@ class TeamsAdapter:
         # conversation, and the words the presser was told (put on the card they see).
         self.shown: tuple[Card, TeamsPlacement] | None = None
         self.notice: str | None = None
+        # Members the tenant's directory found by email (AAD object id → that email), so a
+        # manager who never wrote to the app is linked and reached like one who did.
+        self._found: dict[str, str] = {}
 
     @property
     def platform(self) -> Platform:
@@ -64,22 +67,32 @@ class TeamsAdapter:
         return self.out.conversation_id
 
     async def verified_email(self, user: str) -> str | None:
+        if user in self._found:
+            return self._found[user]
         if self.sender is None or self.sender.aad != user:
             return None
         return await member_email(self.context, self.sender)
 
     async def home_of(self, user: str) -> Home | None:
         """The sender's tenant, which the Bot Connector's checked token vouches the activity
-        came from; nobody else's is known here."""
+        came from, or the tenant whose directory found a member; nobody else's is known."""
+        if user in self._found:
+            return Home(self._tenant())
         if self.sender is None or self.sender.aad != user:
             return None
         return Home(self.sender.tenant)
 
     async def member_by_email(self, email: str) -> str | None:
-        """None: the connector finds members by id, not email, and a 1:1 chat needs the app
-        installed for the person anyway; a Teams approver is reached once linked (by writing
-        to the app, or by `countersign link`)."""
-        return None
+        """The member of this tenant the directory gives ``email`` (their AAD object id).
+
+        A Teams card used to reach only approvers linked beforehand (by writing to the app,
+        or by `countersign link`): a manager who never had was silently left out.
+        """
+        roster = self.sender.roster if self.sender is not None else self.conversation_id
+        found = await member_by_email(self.context, roster, email)
+        if found is not None:
+            self._found[found] = email
+        return found
 
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""

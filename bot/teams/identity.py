@@ -19,7 +19,7 @@ from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.connector import ConnectorClientBase
 from microsoft_agents.hosting.core.connector.teams import TeamsConnectorClient
 
-__all__ = ["Who", "member_email", "who"]
+__all__ = ["Who", "member_by_email", "member_email", "who"]
 
 log = structlog.get_logger("bot.teams.identity")
 
@@ -79,3 +79,24 @@ async def member_email(context: TurnContext, sender: Who) -> str | None:
     if (member.user_role or "").lower() == "anonymous" or member.aad_object_id != sender.aad:
         return None
     return str(member.email) if member.email else None
+
+
+async def member_by_email(context: TurnContext, roster: str, email: str) -> str | None:
+    """The AAD object id of the member the tenant's directory gives ``email``, or None.
+
+    The connector finds a member by their UPN too (``GET …/members/{upn}``), answering from the
+    tenant's own directory, as Slack's ``users.lookupByEmail`` does for a workspace. Only a
+    member whose directory email is the one asked for counts; an anonymous guest never does.
+    """
+    connector = context.services.get(ConnectorClientBase)  # type: ignore[type-abstract]
+    if not isinstance(connector, TeamsConnectorClient) or not roster:
+        return None
+    try:
+        member = await connector.get_conversation_member(roster, email)
+    except (aiohttp.ClientError, ValueError) as failed:
+        log.info("member_not_found", error=type(failed).__name__)
+        return None
+    found = str(member.email or member.user_principal_name or "")
+    if (member.user_role or "").lower() == "anonymous" or found.lower() != email.lower():
+        return None
+    return str(member.aad_object_id) if member.aad_object_id else None

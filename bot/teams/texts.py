@@ -23,6 +23,7 @@ __all__ = [
     "editing",
     "field_hint",
     "field_label",
+    "message_database_unreachable",
     "model_failed",
     "not_connected",
     "not_linked",
@@ -77,6 +78,13 @@ def database_unreachable() -> str:
     return (
         "I couldn't reach my database just now, so I couldn't handle that press. If the card "
         "still shows its buttons, nothing was changed: please press again in a minute."
+    )
+
+
+def message_database_unreachable() -> str:
+    return (
+        "I couldn't reach my database just now, so I couldn't read that message, and nothing "
+        "was changed. Please send it again in a minute."
     )
 
 

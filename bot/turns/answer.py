@@ -23,6 +23,7 @@ from structlog.contextvars import bound_contextvars
 from bot import identity
 from bot.adapter import Adapter
 from bot.cards import wording
+from bot.presses.ladder import DATABASE_DOWN
 from bot.runtime import receipts
 from bot.surface import Background, Surface
 from bot.turns.posting import post_card, post_turn_cards
@@ -125,6 +126,17 @@ async def answer(
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         try:
             await _answer(surface, adapter, turn, typing)
+        except DATABASE_DOWN as unreachable:
+            # With the database restarting, a message used to end in a logged traceback and
+            # silence: its delivery was acknowledged, so Slack never sent it again, and the
+            # person could not tell a lost message from a slow answer. Whatever the turn had
+            # begun commits or rolls back whole; here the person learns to send it again.
+            # A turn whose model had answered (the indicator settled) has posted its reply; it
+            # is not told it was not read (its cards the database did not keep are lost).
+            answered = typing.settled
+            log.warning("turn_failed_database", error=type(unreachable).__name__, replied=answered)
+            if not answered:
+                await adapter.post(adapter.words.message_database_unreachable())
         finally:
             # A duplicate or an unlinked sender that waited was shown typing too. The turns of
             # one conversation run in order, so the delivery this one duplicates has finished.

@@ -133,6 +133,25 @@ async def test_press_while_the_database_is_down_is_answered_and_retried_later(
         assert "Approved and done" in str(slack.message(CHANNEL, card_ts).blocks)
 
 
+async def test_a_message_while_the_database_is_down_is_answered(
+    db: Database, cluster: PostgresCluster, slack: FakeSlack
+) -> None:
+    """Database stopped as a mention arrives: its delivery could not even be recorded, and the
+    turn used to end in a logged traceback and silence (Slack, acknowledged, never resends
+    it). Now the thread is told, and asked to send it again."""
+    async with in_process_bot(db, slack) as bot:
+        await asyncio.to_thread(cluster.pause)
+        try:
+            ts = await bot.mention("UARJUN", "approve request 3")
+        finally:
+            await asyncio.to_thread(cluster.resume)
+        replies = [m.text for m in slack.thread(CHANNEL, ts) if not m.ephemeral_to]
+        assert len(replies) == 1, replies
+        assert "couldn't reach my database" in replies[0]
+        assert "send it again" in replies[0]
+        await wait_until(lambda: _healthy(bot), what="/healthz back to 200")
+
+
 async def _healthy(bot: InProcessBot) -> bool:
     return await _health(bot) == 200
 

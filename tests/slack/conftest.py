@@ -47,10 +47,18 @@ LINKED = ("UPRIYA", "UARJUN", "UMEERA", "URAVI")
 
 
 class SlackWebApi(WebApi):
-    """The sandbox's Web API, answering ``conversations.open`` with the person's DM with the app."""
+    """The sandbox's Web API, answering ``conversations.open`` with the person's DM with the app
+    (refused, as for a deactivated account, for the users a test puts in ``closed``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.closed: set[str] = set()
 
     async def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
-        dm = self.workspace.dm_of(str(params.get("users") or ""))
+        user = str(params.get("users") or "")
+        if user in self.closed:
+            return {"ok": False, "error": "user_disabled"}
+        dm = self.workspace.dm_of(user)
         if dm is None:
             return {"ok": False, "error": "user_not_found"}
         return {"ok": True, "channel": {"id": dm.id}}

@@ -280,3 +280,15 @@ async def test_someone_elses_batch_is_refused_naming_its_owner(bot: Bot) -> None
     assert "<@UARJUN>" in told
     assert bot.shown(card).blocks == before
     assert [await request_status(bot, n) for n in (1, 2)] == ["pending", "pending"]
+
+
+async def test_the_reply_names_the_approvers_of_the_batch_card(bot: Bot) -> None:
+    """Ravi's "approve requests 1 and 5": request 1 alone would need one manager, request 5
+    (₹42,000) two, and the one card they are shown on needs two. The reply above it says so,
+    as the card does; it used to repeat request 1's "one of them" beside the card's two."""
+    await bot.mention("URAVI", "approve requests 1 and 5")
+    [card] = bot.cards()
+    assert "Needs 2 approvals from different people." in said(card.blocks)
+    [reply] = [m.text for m in bot.slack.messages if m.channel == CHANNEL and not m.blocks]
+    assert "Arjun Mehta or Meera Iyer" not in reply, reply
+    assert "Arjun Mehta and Meera Iyer" in reply, reply

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from sqlalchemy import select
 from sqlalchemy import update as sa_update
 
 from bot.presses import sweeps
@@ -19,6 +20,7 @@ from tests.slack.conftest import (
     validate,
 )
 from tools import CardStatus
+from tools.db import AuditRow
 from tools.merchant.models import BranchRequest
 
 # The Fiesta Foods policy: a manager approves. Priya, the owner, hears of a card only when it
@@ -228,3 +230,44 @@ async def test_an_escalation_never_reaches_the_owner_who_raised_the_request(bot:
     assert bot.cards(bot.dm("UPRIYA")) == []
     record = await bot.registry.card(card_id(card))
     assert record is not None and [i.name for i in record.issued_to] == list(APPROVERS.values())
+
+
+async def _escalations(bot: Bot, card: Message) -> list[str]:
+    """The details of the card's escalation audit lines, in order."""
+    async with bot.registry.db.session() as session:
+        rows = await session.scalars(
+            select(AuditRow.detail)
+            .where(AuditRow.card_id == card_id(card), AuditRow.outcome == "escalated")
+            .order_by(AuditRow.id)
+        )
+    return list(rows)
+
+
+async def test_an_escalation_records_the_owner_told_once_her_copy_went(bot: Bot) -> None:
+    """The audit of an escalation says Priya was issued the card, then that her copy reached
+    her: each line records what had happened when it was written."""
+    card, _ = await routed(bot)
+    bot.clock.step(timedelta(minutes=16))
+    await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900)
+    assert len(bot.cards(bot.dm("UPRIYA"))) == 1
+    assert await _escalations(bot, card) == [
+        "issued to Priya Raman",
+        "Priya Raman told in Slack",
+    ]
+
+
+async def test_an_escalation_whose_copy_never_reached_the_owner_says_so(bot: Bot) -> None:
+    """Slack refusing Priya's DM (her account deactivated): the escalation used to be audited
+    "sent to Priya Raman" before her copy was sent, and stayed so when it failed. Now the
+    record says she was issued the card and could not be reached."""
+    card, _ = await routed(bot)
+    bot.slack.closed.add("UPRIYA")
+    bot.clock.step(timedelta(minutes=16))
+    assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 1
+    assert bot.cards(bot.dm("UPRIYA")) == []
+    details = await _escalations(bot, card)
+    assert not any("sent to" in d for d in details), details
+    assert details == [
+        "issued to Priya Raman",
+        "Priya Raman could not be reached in Slack",
+    ]

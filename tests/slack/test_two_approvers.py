@@ -7,6 +7,7 @@ from copy import deepcopy
 from dataclasses import replace
 
 from bot.sandbox import Message
+from bot.sandbox.payloads import message
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status, said, validate
 from tools import CardStatus
 
@@ -119,3 +120,23 @@ async def test_two_first_approvals_at_once_both_count_and_run_it_once(bot: Bot) 
     audit = [m.text for m in bot.slack.messages if m.channel == CHANNEL and m.reply_broadcast]
     assert len(audit) == 1 and "Arjun Mehta" in audit[0] and "Meera Iyer" in audit[0]
     assert buttons(bot.shown(card).blocks) == []
+
+
+async def test_a_card_asked_for_in_ones_own_dm_offers_nothing_after_ones_first_approval(
+    bot: Bot,
+) -> None:
+    """Arjun asks in his DM with the app for request 5 (₹42,000) and approves it there, the
+    first of two: that card, which only he reads, shows it waiting for the second manager and
+    offers him only Withdraw, instead of an Approve that is refused when he presses it."""
+    dm = bot.dm("UARJUN")
+    await bot.send(
+        message("UARJUN", "approve request 5", channel=dm, ts=bot.ts(), channel_type="im")
+    )
+    [card] = bot.cards(dm)
+    assert await bot.press("UARJUN", card) == 200
+    shown = bot.shown(card)
+    validate(shown.blocks)
+    assert PROGRESS in said(shown.blocks)
+    assert buttons(shown.blocks) == ["card_withdraw"]
+    assert bot.ephemerals("UARJUN") == []
+    assert await request_status(bot, 5) == "pending"

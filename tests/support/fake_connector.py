@@ -141,8 +141,10 @@ class FakeConnector:
     async def _member(self, request: web.Request) -> web.Response:
         address = request.match_info["member"]
         self.calls.append(Call("GET", request.match_info["conversation"], None, member=address))
-        # Teams finds a member by their 29: id or their AAD object id.
-        member = next((m for m in self.members.values() if address in (m.address, m.aad)), None)
+        # Teams finds a member by their 29: id, their AAD object id or their UPN (email here).
+        member = next(
+            (m for m in self.members.values() if address in (m.address, m.aad, m.email)), None
+        )
         chat = request.match_info["conversation"]
         if (
             member is not None

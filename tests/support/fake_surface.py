@@ -59,6 +59,9 @@ class PlainWords:
     def database_unreachable(self) -> str:
         return "database_unreachable"
 
+    def message_database_unreachable(self) -> str:
+        return "message_database_unreachable"
+
     def press_failed(self) -> str:
         return "press_failed"
 

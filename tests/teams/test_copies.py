@@ -114,3 +114,19 @@ async def test_a_copy_on_a_service_url_this_request_did_not_vouch_for_is_left_al
         "a:1stray"
     ]
     assert len(shown_everywhere(signed, posted)) == 3
+
+
+async def test_an_approver_never_linked_in_teams_is_found_by_email_and_gets_a_copy(
+    signed: TeamsBot,
+) -> None:
+    """Meera never wrote to the app in Teams: the connector finds her in the tenant's
+    directory by the email Countersign knows her by, so she is linked and gets her copy in
+    a 1:1 chat, as Slack finds a manager by email. A Teams card used to reach only approvers
+    linked beforehand."""
+    await signed.surface.directory.link("teams", TENANT, ARJUN.aad, ARJUN.email or "")
+    await signed.card_for(RAVI, "approve request 1")
+    assert copy_for(signed, MEERA).cards
+    lookups = [c.member for c in signed.connector.lookups()]
+    assert MEERA.email in lookups, lookups
+    found = await signed.surface.directory.addresses(3, "teams")
+    assert found == [(TENANT, MEERA.aad)]

@@ -139,6 +139,13 @@ def database_unreachable() -> str:
     )
 
 
+def message_database_unreachable() -> str:
+    return (
+        "I couldn't reach my database just now, so I couldn't read that message, and nothing "
+        "was changed. Please send it again in a minute."
+    )
+
+
 def model_failed() -> str:
     return (
         "Sorry, I couldn't answer that just now. Nothing was changed; please try again in a moment."
