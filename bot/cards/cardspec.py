@@ -148,6 +148,12 @@ def _details(details: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...
     return (*kept[: LIMITS.details - 1], ("More", f"{more} more details not shown"))
 
 
+def shown_details(record: CardRecord) -> tuple[tuple[str, str], ...]:
+    """A stored card's details, and which outside agent asked for it when one did."""
+    agent = wording.outside_agent(record.agent)
+    return (*record.details, (wording.ASKED_BY_AGENT, agent)) if agent else record.details
+
+
 def pending(
     *,
     card_id: str,
@@ -241,7 +247,7 @@ def of_record(
         return pending(
             card_id=record.card_id,
             summary=record.summary,
-            details=record.details,
+            details=shown_details(record),
             warning=record.warning,
             expires_at=record.expires_at,
             token=token,
@@ -285,7 +291,9 @@ def decided(
     by = clip(record.decided_by_name or "", LIMITS.name)
     found = wording.outcome(status, record.outcome, record.reason)
     ran = status not in _NOT_RUN
-    details = record.details if ran else tuple((k, wording.proposed(v)) for k, v in record.details)
+    details = shown_details(record)
+    if not ran:
+        details = tuple((k, wording.proposed(v)) for k, v in details)
     return CardSpec(
         card_id=record.card_id,
         status=status,

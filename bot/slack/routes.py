@@ -112,6 +112,19 @@ class SlackRoutes:
         await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
         return True
 
+    async def with_installation(
+        self, installation: str, work: Callable[[Adapter], Awaitable[None]]
+    ) -> bool:
+        """Runs ``work`` with an adapter for a workspace, outside any request and any channel
+        (copies of a card born elsewhere go to people's DMs); False without an installation."""
+        client = await self._client_for(installation)
+        if client is None:
+            log.warning("reach_no_installation", team=installation)
+            return False
+        where = Where(installation, "")
+        await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
+        return True
+
     async def _events(self, request: web.Request) -> web.Response:
         if not signable(request.headers):
             log.warning("slack_request_unsigned", why="timestamp")
