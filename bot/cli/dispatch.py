@@ -17,6 +17,7 @@ from bot.cli.audit import show_audit
 from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
 from bot.cli.connections import connect, disconnect, invite, list_connections
 from bot.cli.failures import CliError
+from bot.cli.mcp_tokens import create_token, list_tokens, revoke_token
 from bot.cli.policy import set_policy, show_policy
 from bot.cli.sandbox import run, sandbox
 from bot.runtime.logging import LogLevelError, configure_logging
@@ -36,6 +37,9 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("invite", None): invite,
     ("policy", "show"): show_policy,
     ("policy", "set"): set_policy,
+    ("mcp-token", "create"): create_token,
+    ("mcp-token", "list"): list_tokens,
+    ("mcp-token", "revoke"): revoke_token,
     ("link", None): link,
     ("audit", None): show_audit,
     ("serve", None): serve,
@@ -54,7 +58,11 @@ def execute(args: argparse.Namespace) -> int:
     Returns:
         0 on success, 1 on an expected failure (one line on stderr), 130 on Ctrl-C.
     """
-    action = getattr(args, "db_command", None) or getattr(args, "policy_command", None)
+    action = (
+        getattr(args, "db_command", None)
+        or getattr(args, "policy_command", None)
+        or getattr(args, "token_command", None)
+    )
     command = _COMMANDS[(args.command, action)]
     try:
         settings = load_settings()
