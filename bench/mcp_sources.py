@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
-from tests.support.mcp_servers import ledger_command, serving_http
 
 from bench.stage import CARD_SECRET, sqlite_database
 from bench.stats import Figure
+from tests.support.mcp_servers import ledger_command, serving_http
 from tools import Caller, CardSigner, Role
 from tools.audit import AuditEntry, AuditLog
 from tools.db import Database

@@ -28,6 +28,15 @@ __all__ = ["execute"]
 
 Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, str]]
 
+
+async def _mcp(settings: Settings, args: argparse.Namespace) -> str:
+    # The MCP SDK (and its HTTP client) takes a second to import on a busy machine; only
+    # `countersign mcp` needs it, so no other command pays for it.
+    from bot.cli.mcp import COMMANDS
+
+    return await COMMANDS[args.mcp_command](settings, args)
+
+
 _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("db", "upgrade"): db_upgrade,
     ("demo", None): demo,
@@ -37,6 +46,7 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("invite", None): invite,
     ("policy", "show"): show_policy,
     ("policy", "set"): set_policy,
+    **{("mcp", action): _mcp for action in ("add", "tools", "list", "remove", "import")},
     ("mcp-token", "create"): create_token,
     ("mcp-token", "list"): list_tokens,
     ("mcp-token", "revoke"): revoke_token,
@@ -61,6 +71,7 @@ def execute(args: argparse.Namespace) -> int:
     action = (
         getattr(args, "db_command", None)
         or getattr(args, "policy_command", None)
+        or getattr(args, "mcp_command", None)
         or getattr(args, "token_command", None)
     )
     command = _COMMANDS[(args.command, action)]
@@ -69,6 +80,8 @@ def execute(args: argparse.Namespace) -> int:
         configure_logging(settings.log_level)
         output = asyncio.run(command(settings, args))
     except (SettingsError, LogLevelError, CliError, CountersignError) as failed:
+        if isinstance(failed, CliError) and failed.output:
+            print(failed.output)
         _complain(str(failed))
         return 1
     except KeyboardInterrupt:

@@ -31,7 +31,15 @@ _DATABASE_FAILURES = (SQLAlchemyError, OSError, asyncpg.PostgresError, asyncpg.I
 
 
 class CliError(Exception):
-    """An expected failure; its message is the single line the person reads."""
+    """An expected failure; its message is the single line the person reads.
+
+    ``output`` is what the command still has to show (a table with a row that failed): it is
+    printed on stdout before the message goes to stderr, and the exit status is still 1.
+    """
+
+    def __init__(self, message: str, *, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 def checked_url(raw: str) -> URL:

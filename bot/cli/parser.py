@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from bot.cli.mcp_arguments import CommandAfterDashes, source_arguments, tool_rules
+
 __all__ = ["CONNECTABLE", "PLATFORMS", "build_parser"]
 
 PLATFORMS = ("slack", "teams", "sandbox")
@@ -28,6 +30,11 @@ a first run against Slack:
   countersign connect slack T0123ABCD "Fiesta Foods"
   countersign link slack T0123ABCD U0456EFGH arjun@fiesta.example
   countersign serve
+
+connect a merchant's own MCP server (its reads are free, its writes become cards):
+  countersign mcp add "Fiesta Foods" ledger --url https://ledger.example/mcp \\
+      --header 'Authorization=$LEDGER_TOKEN'
+  countersign mcp tools "Fiesta Foods"
 """
 
 
@@ -68,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_connect(commands)
     _add_policy(commands)
+    _add_mcp(commands)
     _add_mcp_token(commands)
     _add_link(commands)
     _add_audit(commands)
@@ -352,3 +360,69 @@ def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="CARD_ID",
         help="only entries about this approval card (the full id, or the short id shown)",
     )
+
+
+_MERCHANT_HELP = "the merchant's name (or its id)"
+
+
+def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = commands.add_parser(
+        "mcp",
+        help="connect a merchant's own MCP servers: reads are free, writes become cards",
+        description="A merchant's own systems behind the card: the tools of its MCP servers "
+        "are offered to that merchant's turns only. A tool is a read when you say so (--read) "
+        "or you trust the server's annotations and it says readOnlyHint; every other tool is a "
+        "write, which runs only when a person approves its card.",
+    )
+    actions = mcp.add_subparsers(
+        dest="mcp_command", metavar="ACTION", required=True, parser_class=CommandAfterDashes
+    )
+    add = actions.add_parser(
+        "add",
+        command_after_dashes=True,
+        help="connect a server (streamable HTTP or stdio), or replace one of that name",
+        usage="%(prog)s merchant name (--url URL [--header NAME=VALUE]... | "
+        "[--env NAME=VALUE]... -- COMMAND [ARGS...]) [options]",
+        description="Stores the server and lists its tools once. A name already there is\n"
+        "replaced. HTTP: --url URL. Stdio: the command that starts it goes last, after --.\n"
+        "A header or env value written $VAR (in single quotes) is read from the environment\n"
+        "when connecting, never stored.",
+        epilog="examples:\n"
+        '  countersign mcp add "Fiesta Foods" ledger --url https://ledger.example/mcp '
+        "--header 'Authorization=$LEDGER_TOKEN'\n"
+        '  countersign mcp add "Fiesta Foods" files --trust-annotations '
+        "--preview edit_file=dry-run:dryRun -- npx -y @modelcontextprotocol/server-filesystem "
+        "/srv/shop",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source_arguments(add)
+    tool_rules(add)
+    show = actions.add_parser(
+        "tools",
+        help="each tool as the model sees it: read or write, and why",
+        description="Connects to each server of the merchant and prints one line per tool: "
+        "the name the model sees, read or write, and why. Exit status 1 when a server could "
+        "not be listed (its line says why; the others are still listed).",
+    )
+    show.add_argument("merchant", help=_MERCHANT_HELP)
+    listing = actions.add_parser(
+        "list",
+        help="each server: where it is, trust and rules (never a header's value)",
+        description="Lists the merchant's servers as stored: transport and where, whether its "
+        "annotations are trusted, headers and env as NAME=$VAR or NAME=(set), and the rules.",
+    )
+    listing.add_argument("merchant", help=_MERCHANT_HELP)
+    remove = actions.add_parser(
+        "remove", help="disconnect a server", description="Removes one server of a merchant."
+    )
+    remove.add_argument("merchant", help=_MERCHANT_HELP)
+    remove.add_argument("name", help="the server's name, as mcp list shows it")
+    imported = actions.add_parser(
+        "import",
+        help="add the servers of a Claude Desktop, Cursor or VS Code JSON file",
+        description='Reads "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) and '
+        "adds each server, untrusted and without rules (add it again with mcp add to set "
+        "them). Names are made lower-case with - for _.",
+    )
+    imported.add_argument("merchant", help=_MERCHANT_HELP)
+    imported.add_argument("file", help="the JSON file, e.g. claude_desktop_config.json")

@@ -16,9 +16,9 @@ import structlog
 
 from bot.adapter import Adapter
 from bot.cards import card as cards
+from bot.placement import Platform
 from bot.presses.copies import send_copies
 from bot.surface import Surface
-from bot.placement import Platform
 from tools import Connections, Issuee, Proposal
 
 __all__ = ["Delivered", "Reach", "deliver"]

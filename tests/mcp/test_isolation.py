@@ -38,7 +38,9 @@ async def test_another_merchants_model_is_never_offered_them(
     settings = Settings(countersign_model="offline", countersign_secret="s" * 32)
     assistant = Assistant(registry, settings, model=FunctionModel(offered, model_name="offered"))
 
-    fiesta = await assistant.reply(conversation="f", caller=PRIYA, text="use odd__sleep with seconds=0")
+    fiesta = await assistant.reply(
+        conversation="f", caller=PRIYA, text="use odd__sleep with seconds=0"
+    )
     harbor_tools = await assistant.reply(conversation="h", caller=SAM, text="tools")
     harbor_call = await assistant.reply(
         conversation="h2", caller=SAM, text="use odd__transfer with to=X amount=1"

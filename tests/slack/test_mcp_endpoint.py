@@ -32,10 +32,13 @@ async def _token(db: Database, tenantid: int, personid: int, **options: Any) -> 
 async def _client(bot: Bot, token: str) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
     url = str(bot.server.make_url("/mcp"))
-    async with http, Client(
-        streamable_http_client(url, http_client=http),
-        client_info=Implementation(name="claude-desktop", version="1"),
-    ) as client:
+    async with (
+        http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            client_info=Implementation(name="claude-desktop", version="1"),
+        ) as client,
+    ):
         yield client
 
 

@@ -106,16 +106,23 @@ class McpTools:
         """
         rows: list[Listed] = []
         for config in await self.sources.all(tenantid):
-            connection = await self.connections.of(tenantid, config)
-            try:
-                tools = await connection.tools(fresh=True)
-            except ServerError as failed:
-                raise NotFoundError(f"{str(failed)[:1].upper()}{str(failed)[1:]}.") from failed
-            rows.extend(
-                Listed(config.name, t.name, model_name(config.name, t.name), classify(config, t))
-                for t in tools
-            )
+            rows.extend(await self.listed_source(tenantid, config))
         return rows
+
+    async def listed_source(self, tenantid: int, config: SourceConfig) -> list[Listed]:
+        """One source's tools with how each is classified, listed fresh.
+
+        Raises ``NotFoundError`` saying why the source could not be listed.
+        """
+        connection = await self.connections.of(tenantid, config)
+        try:
+            tools = await connection.tools(fresh=True)
+        except ServerError as failed:
+            raise NotFoundError(f"{str(failed)[:1].upper()}{str(failed)[1:]}.") from failed
+        return [
+            Listed(config.name, t.name, model_name(config.name, t.name), classify(config, t))
+            for t in tools
+        ]
 
     def forget(self, tenantid: int) -> None:
         """Reads the merchant's sources again on next use (after ``mcp add`` or ``remove``)."""

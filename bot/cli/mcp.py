@@ -1,0 +1,326 @@
+"""``countersign mcp``: a merchant's own MCP servers, added, listed, imported and removed.
+
+What is stored is where a server is and what its owner said about its tools; a header or
+variable written ``$VAR`` stays ``$VAR`` and is read only when connecting. Nothing here runs a
+tool: listing a server's tools is the only request these commands send it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.cli.failures import CliError, checked_url
+from bot.cli.lookup import find_tenant
+from bot.cli.mcp_import import Imported, read_servers
+from bot.cli.mcp_options import pairs, rules, secret_warnings, written_as_variables
+from bot.cli.session import open_database
+from bot.settings import Settings
+from tools.db import Database
+from tools.errors import NotFoundError
+from tools.mcp import Listed, McpTools, SourceConfig, Sources, ToolRule
+
+__all__ = [
+    "COMMANDS",
+    "add_source",
+    "import_sources",
+    "list_sources",
+    "list_tools",
+    "remove_source",
+]
+
+# A source's listing: its tools, or the sentence saying why it could not be listed.
+Listing = tuple[SourceConfig, list[Listed] | str]
+
+_NOT_OFFERED = "not offered: name too long or not [A-Za-z0-9_-]"
+_WHERE_HELP = (
+    "Say where the server is: --url https://HOST/mcp for streamable HTTP, or, last, "
+    '-- COMMAND [ARGS…] for stdio (e.g. countersign mcp add "Fiesta Foods" ledger -- '
+    "python ledger_server.py)."
+)
+
+
+async def add_source(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign mcp add <merchant> <name> (--url URL | -- COMMAND [ARGS…]) [options]``."""
+    config = _config(_fields(args))
+    warnings = [
+        *secret_warnings("header", config.name, config.headers),
+        *secret_warnings("env", config.name, config.env),
+    ]
+    async with open_database(checked_url(settings.database_url)) as db:
+        tenant = await find_tenant(db, args.merchant)
+        new = await Sources(db).put(tenant.id, config)
+        listing = await _listings(db, tenant.id, [config])
+    where = f"{config.transport}: {config.where}"
+    if new:
+        head = f"Added the {config.name} server ({where}) to {tenant.name}."
+    else:
+        head = (
+            f"Replaced the {config.name} server of {tenant.name} with this one ({where}); "
+            "its earlier settings and rules are gone."
+        )
+    return "\n".join(
+        [head, *warnings, *_after_listing(listing[0], tenant.name), "", *_lines(listing)]
+    )
+
+
+async def list_tools(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign mcp tools <merchant>``: each tool, read or write, and why."""
+    async with open_database(checked_url(settings.database_url)) as db:
+        tenant = await find_tenant(db, args.merchant)
+        configs = await Sources(db).all(tenant.id)
+        listings = await _listings(db, tenant.id, configs)
+    if not listings:
+        return _none_yet(tenant.name)
+    table = "\n".join(_lines(listings))
+    failed = [config.name for config, found in listings if isinstance(found, str)]
+    if failed:
+        raise CliError(
+            f"{len(failed)} of {len(listings)} MCP servers of {tenant.name} could not be listed "
+            f"({', '.join(failed)}); the lines above say why. Their tools are left out of "
+            "turns until they answer.",
+            output=table,
+        )
+    return table
+
+
+async def list_sources(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign mcp list <merchant>``: each server, where it is, trust and rules."""
+    async with open_database(checked_url(settings.database_url)) as db:
+        tenant = await find_tenant(db, args.merchant)
+        configs = await Sources(db).all(tenant.id)
+    if not configs:
+        return _none_yet(tenant.name)
+    return "\n".join(line for config in configs for line in _described(config))
+
+
+async def remove_source(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign mcp remove <merchant> <name>``."""
+    async with open_database(checked_url(settings.database_url)) as db:
+        tenant = await find_tenant(db, args.merchant)
+        sources = Sources(db)
+        try:
+            await sources.remove(tenant.id, args.name)
+        except NotFoundError:
+            names = ", ".join(c.name for c in await sources.all(tenant.id)) or "none yet"
+            raise CliError(
+                f"{tenant.name} has no MCP server named {args.name!r}. Its servers: {names} "
+                f'(countersign mcp list "{tenant.name}").'
+            ) from None
+    return (
+        f"Removed the {args.name} server from {tenant.name}: its tools are no longer offered "
+        f"to the turns of {tenant.name}."
+    )
+
+
+async def import_sources(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign mcp import <merchant> FILE``: the servers of a Claude Desktop, Cursor or
+    VS Code file."""
+    servers = read_servers(Path(args.file))
+    made = [(server, _imported(server)) for server in servers]
+    async with open_database(checked_url(settings.database_url)) as db:
+        tenant = await find_tenant(db, args.merchant)
+        lines = [line for server, _ in made for line in _notes(server)]
+        configs: list[SourceConfig] = []
+        for server, config in made:
+            if isinstance(config, str):
+                lines.append(f"Warning: skipped {server.given!r}: {config}")
+                continue
+            new = await Sources(db).put(tenant.id, config)
+            lines.append(_imported_line(server, config, tenant.name, new=new))
+            lines.extend(secret_warnings("header", config.name, config.headers))
+            lines.extend(secret_warnings("env", config.name, config.env))
+            configs.append(config)
+        listings = await _listings(db, tenant.id, configs)
+    if not configs:
+        raise CliError(f"Nothing was imported from {args.file}: " + "; ".join(lines))
+    return "\n".join([*lines, "", *_lines(listings)])
+
+
+COMMANDS = {
+    "add": add_source,
+    "tools": list_tools,
+    "list": list_sources,
+    "remove": remove_source,
+    "import": import_sources,
+}
+
+
+def _fields(args: argparse.Namespace) -> dict[str, Any]:
+    command: list[str] = list(args.server_command or [])
+    if args.url is None and not command:
+        raise CliError(_WHERE_HELP)
+    if args.url is not None and command:
+        raise CliError("Give either --url URL or -- COMMAND [ARGS…], not both.")
+    fields: dict[str, Any] = {
+        "name": args.name,
+        "url": args.url,
+        "headers": pairs("--header", args.header, "'Authorization=$LEDGER_TOKEN'"),
+        "command": command[0] if command else None,
+        "args": command[1:],
+        "env": pairs("--env", args.env, "'LEDGER_TOKEN=$LEDGER_TOKEN'"),
+        "trust_annotations": args.trust_annotations,
+        "rules": rules(args.name, args),
+    }
+    if args.timeout is not None:
+        fields["timeout"] = args.timeout
+    return fields
+
+
+def _config(fields: dict[str, Any]) -> SourceConfig:
+    """The engine's ``SourceConfig``, or a ``CliError`` with each problem and what to type."""
+    try:
+        return SourceConfig.model_validate(fields)
+    except ValidationError as bad:
+        raise CliError(" ".join(_problem(error) for error in bad.errors())) from None
+
+
+def _problem(error: Any) -> str:
+    where = [str(part) for part in error["loc"]]
+    text = str(error["msg"]).removeprefix("Value error, ")
+    if where[:1] == ["rules"] and len(where) >= 2:
+        return f"The rule for {where[1]}: {'.'.join(where[2:]) or 'value'}: {text}."
+    if where == ["timeout"]:
+        return f"--timeout: {text} (seconds, up to 600)."
+    if where == [] and "URL" in text:
+        return f"{text[:1].upper()}{text[1:]}: write it like --url https://ledger.example/mcp."
+    if where in (["name"], []):
+        return f"{text[:1].upper()}{text[1:]}."
+    return f"{'.'.join(where)}: {text}."
+
+
+async def _listings(db: Database, tenantid: int, configs: Sequence[SourceConfig]) -> list[Listing]:
+    """Each source's tools as they are classified now, or why it could not be listed."""
+    mcp = McpTools(db)
+    found: list[Listing] = []
+    try:
+        for config in configs:
+            try:
+                found.append((config, await mcp.listed_source(tenantid, config)))
+            except NotFoundError as failed:
+                found.append((config, str(failed)))
+    finally:
+        await mcp.aclose()
+    return found
+
+
+def _lines(listings: Iterable[Listing]) -> list[str]:
+    """One line per tool: the name the model sees, then ``classified.why``."""
+    rows: list[tuple[str, str]] = []
+    for config, found in listings:
+        if isinstance(found, str):
+            rows.append((config.name, f"not listed: {found}"))
+        elif not found:
+            rows.append((config.name, "lists no tools"))
+        else:
+            rows.extend(_row(listed) for listed in found)
+    width = max((len(name) for name, _ in rows), default=0)
+    return [f"{name.ljust(width)}  {why}" for name, why in rows]
+
+
+def _row(listed: Listed) -> tuple[str, str]:
+    if listed.shown_as is None:
+        return f"{listed.source}__{listed.name}", _NOT_OFFERED
+    return listed.shown_as, listed.classified.why
+
+
+def _after_listing(listing: Listing, merchant: str) -> list[str]:
+    """Warnings once a just-added server was asked for its tools."""
+    config, found = listing
+    if isinstance(found, str):
+        return [
+            f"Warning: stored, but the {config.name} server could not be listed just now: "
+            f"{found} Its tools are offered once it answers; check with "
+            f'countersign mcp tools "{merchant}".'
+        ]
+    offered = {listed.name for listed in found}
+    named = set(config.rules) | {
+        rule.preview.name
+        for rule in config.rules.values()
+        if rule.preview is not None and rule.preview.kind == "tool"
+    }
+    unknown = sorted(named - offered)
+    if not unknown:
+        return []
+    return [
+        f"Warning: the rules name {', '.join(unknown)}, which the {config.name} server does not "
+        f"list (it lists {', '.join(sorted(offered)) or 'nothing'}). They are kept and apply if "
+        "it ever does; check the spelling."
+    ]
+
+
+def _described(config: SourceConfig) -> list[str]:
+    trust = (
+        "trusted: a tool marked readOnlyHint is a read"
+        if config.trust_annotations
+        else "not trusted: every tool is a write unless --read says otherwise"
+    )
+    lines = [
+        f"{config.name}  {config.transport}  {config.where}",
+        f"  annotations  {trust}",
+        f"  timeout      {config.timeout:g} s",
+    ]
+    if config.headers:
+        lines.append(f"  headers      {_hidden(config.headers)}")
+    if config.env:
+        lines.append(f"  env          {_hidden(config.env)}")
+    for tool, rule in sorted(config.rules.items()):
+        lines.append(f"  rule         {tool}: {_rule_words(rule)}")
+    return lines
+
+
+def _hidden(values: dict[str, str]) -> str:
+    """Names with their ``$VAR`` (or ``Bearer ${VAR}``), else ``(set)``: a value written out
+    may be a secret."""
+    return ", ".join(
+        f"{name}={value if written_as_variables(value) else '(set)'}"
+        for name, value in values.items()
+    )
+
+
+def _rule_words(rule: ToolRule) -> str:
+    parts: list[str] = []
+    if rule.scope is not None:
+        parts.append(f"--{rule.scope}")
+    if rule.role is not None:
+        parts.append(f"role {rule.role}")
+    if rule.amount is not None:
+        parts.append(f"amount {rule.amount} ({rule.unit})")
+    if rule.targets:
+        parts.append(f"target {','.join(rule.targets)}")
+    if rule.editable:
+        parts.append(f"editable {','.join(rule.editable)}")
+    if rule.preview is not None:
+        kind = "dry-run" if rule.preview.kind == "dry_run" else "tool"
+        parts.append(f"preview {kind}:{rule.preview.name}")
+    return ", ".join(parts) or "defaults"
+
+
+def _none_yet(merchant: str) -> str:
+    return (
+        f'{merchant} has no MCP servers yet. Add one with: countersign mcp add "{merchant}" '
+        "NAME --url https://HOST/mcp (or -- COMMAND [ARGS…] for stdio)."
+    )
+
+
+def _imported(server: Imported) -> SourceConfig | str:
+    """The server as a ``SourceConfig``, or why it was skipped."""
+    if server.fields is None:
+        return server.skipped or "it could not be read"
+    try:
+        return _config({"name": server.name, **server.fields})
+    except CliError as bad:
+        return str(bad)
+
+
+def _notes(server: Imported) -> list[str]:
+    return [f"Note: {note}." for note in server.notes]
+
+
+def _imported_line(server: Imported, config: SourceConfig, merchant: str, *, new: bool) -> str:
+    how = "Imported" if new else "Imported, replacing the one of that name,"
+    return f"{how} {config.name} ({config.transport}: {config.where}) into {merchant}."

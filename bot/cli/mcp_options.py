@@ -1,0 +1,148 @@
+"""Reads what a merchant typed about an MCP server (``NAME=VALUE``, ``TOOL=RULE``); stores nothing.
+
+Every option here becomes plain data that ``bot.cli.mcp`` hands to the engine's ``SourceConfig``
+to validate; a shape the engine cannot take is a ``CliError`` saying what to type instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from bot.cli.failures import CliError
+
+__all__ = ["ROLES", "pairs", "rules", "secret_warnings", "written_as_variables"]
+
+ROLES = ("staff", "manager", "owner")
+_UNITS = ("major", "minor")
+_SEPARATOR = "__"
+# Header and variable names that carry credentials, and values shaped like one.
+_SECRET_NAME = re.compile(r"auth|token|key|secret|passw|cookie|credential|session", re.IGNORECASE)
+_SCHEME = re.compile(r"^(bearer|basic|token|digest)\s+\S", re.IGNORECASE)
+_TOKEN_LIKE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_.=+/-]{24,}$")
+# "$TOKEN", "${TOKEN}", "Bearer ${TOKEN}": read from the environment when connecting.
+_REFERENCE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+_SCHEME_ONLY = re.compile(r"^\s*(?:(?:bearer|basic|token|digest)\s+)?$", re.IGNORECASE)
+
+
+def pairs(option: str, given: Iterable[str] | None, example: str) -> dict[str, str]:
+    """``--header NAME=VALUE`` (or ``--env``) given several times, as a mapping."""
+    found: dict[str, str] = {}
+    for text in given or ():
+        name, equals, value = text.partition("=")
+        if not equals or not name.strip():
+            raise CliError(f"{option} {text!r} needs NAME=VALUE, like {option} {example}.")
+        found[name.strip()] = value
+    return found
+
+
+def rules(source: str, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Each tool's rule from ``--read``, ``--write``, ``--role``, ``--amount``, ``--target``,
+    ``--editable`` and ``--preview``, as the fields of the engine's ``ToolRule``."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def rule(tool: str) -> dict[str, Any]:
+        return found.setdefault(_tool(source, tool), {})
+
+    for scope in ("read", "write"):
+        for tool in getattr(args, scope) or ():
+            said = rule(tool).setdefault("scope", scope)
+            if said != scope:
+                raise CliError(f"{tool} is given as both --read and --write; keep one of them.")
+    for tool, role in _tool_values("--role", args.role, "pay_supplier=manager"):
+        if role not in ROLES:
+            raise CliError(f"--role {tool}={role}: the role is one of {', '.join(ROLES)}.")
+        rule(tool)["role"] = role
+    for tool, text in _tool_values("--amount", args.amount, "pay_supplier=amount:major"):
+        rule(tool).update(_amount(tool, text))
+    for option, given, field in (
+        ("--target", args.target, "targets"),
+        ("--editable", args.editable, "editable"),
+    ):
+        for tool, text in _tool_values(option, given, "pay_supplier=supplier"):
+            rule(tool)[field] = _names(option, tool, text)
+    for tool, text in _tool_values("--preview", args.preview, "edit_file=dry-run:dryRun"):
+        rule(tool)["preview"] = _preview(tool, text)
+    return found
+
+
+def secret_warnings(kind: str, source: str, values: Mapping[str, str]) -> list[str]:
+    """A warning for each value written out that looks like a secret, with the ``$VAR`` way.
+
+    The value itself is never repeated: the warning may end up in a terminal's scrollback.
+    """
+    option = "--header" if kind == "header" else "--env"
+    warnings: list[str] = []
+    for name, value in values.items():
+        if written_as_variables(value) or not _looks_secret(name, value):
+            continue
+        variable = re.sub(r"[^A-Z0-9]+", "_", f"{source}_{name}".upper()).strip("_")
+        warnings.append(
+            f"Warning: the {kind} {name} of {source} looks like a secret and is stored as "
+            f"written in the database. Put the whole value in an environment variable where "
+            f"Countersign runs and write {option} '{name}=${variable}' (in single quotes, so "
+            "the shell leaves it alone): it is then read when connecting and never stored."
+        )
+    return warnings
+
+
+def written_as_variables(value: str) -> bool:
+    """Whether a value holds no secret itself: environment references, after a scheme at most."""
+    return bool(_REFERENCE.search(value)) and bool(_SCHEME_ONLY.match(_REFERENCE.sub("", value)))
+
+
+def _looks_secret(name: str, value: str) -> bool:
+    return bool(
+        _SECRET_NAME.search(name) or _SCHEME.match(value) or _TOKEN_LIKE.match(value.strip())
+    )
+
+
+def _tool(source: str, tool: str) -> str:
+    """The server's own name of a tool, also when given as the model sees it (source__tool)."""
+    name = tool.strip()
+    prefix = f"{source}{_SEPARATOR}"
+    name = name.removeprefix(prefix) if name.startswith(prefix) else name
+    if not name:
+        raise CliError("A tool's name is empty; give the name the server lists.")
+    return name
+
+
+def _tool_values(option: str, given: Iterable[str] | None, example: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for text in given or ():
+        tool, equals, value = text.partition("=")
+        if not equals or not tool.strip() or not value.strip():
+            raise CliError(f"{option} {text!r} needs TOOL=VALUE, like {option} {example}.")
+        found.append((tool.strip(), value.strip()))
+    return found
+
+
+def _amount(tool: str, text: str) -> dict[str, str]:
+    argument, _, unit = text.partition(":")
+    unit = unit.strip().lower() or "major"
+    if unit not in _UNITS or not argument.strip():
+        raise CliError(
+            f"--amount {tool}={text}: give ARGUMENT[:major|minor], like --amount "
+            f"{tool}=amount (7800.50 in the merchant's currency) or {tool}=amount_cents:minor."
+        )
+    return {"amount": argument.strip(), "unit": unit}
+
+
+def _names(option: str, tool: str, text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise CliError(f"{option} {tool}={text}: name the arguments separated by commas.")
+    return names
+
+
+def _preview(tool: str, text: str) -> dict[str, str]:
+    kind, _, name = text.partition(":")
+    kinds = {"dry-run": "dry_run", "tool": "tool"}
+    if kind.strip() not in kinds or not name.strip():
+        raise CliError(
+            f"--preview {tool}={text}: give dry-run:ARGUMENT (an argument the server takes as "
+            f"true to only say what it would do) or tool:COMPANION (a read tool it offers)."
+        )
+    return {"kind": kinds[kind.strip()], "name": name.strip()}
