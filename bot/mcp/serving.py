@@ -13,6 +13,7 @@ any process behind a balancer answers any request, with no session to find.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -93,8 +94,26 @@ class McpEndpoint:
         web_app.cleanup_ctx.append(self._running)
 
     async def _running(self, _: web.Application) -> AsyncIterator[None]:
-        async with self.manager.run():
+        """Holds the SDK's session manager open in a task of its own: it is an anyio scope,
+        left in the task that entered it, and aiohttp may start and clean up in two."""
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with self.manager.run():
+                started.set()
+                await stop.wait()
+
+        holding = asyncio.create_task(hold(), name="mcp session manager")
+        await asyncio.wait(
+            {holding, asyncio.create_task(started.wait())}, return_when="FIRST_COMPLETED"
+        )
+        if holding.done():
+            holding.result()  # raises why it could not start
+        try:
             yield
+        finally:
+            stop.set()
+            await holding
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answers 401 to anything but a live token of a known person, else serves MCP."""

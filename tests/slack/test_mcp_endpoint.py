@@ -169,7 +169,7 @@ async def test_a_bad_token_gets_401_with_a_challenge(bot: Bot, db: Database, kin
     tokens = McpTokens(db, clock=bot.clock)
     text, row = await tokens.create(1, ARJUN, name="Old", expires=timedelta(days=1))
     if kind == "revoked":
-        await tokens.revoke(1, row.token_id)
+        await tokens.revoke(1, row.id)
     elif kind == "expired":
         bot.clock.step(timedelta(days=2))
     headers = {} if kind == "missing" else {"Authorization": f"Bearer {text}"}
