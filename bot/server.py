@@ -84,7 +84,11 @@ class Mounted(Protocol):
         ...
 
     async def with_installation(
-        self, installation: str, work: Callable[[Adapter], Awaitable[None]]
+        self,
+        installation: str,
+        work: Callable[[Adapter], Awaitable[None]],
+        *,
+        user: str | None = None,
     ) -> bool:
         """Runs ``work`` with an adapter for one installation, outside any request and channel
         (a card asked for at ``/mcp`` goes to people's DMs); False when it cannot."""

@@ -205,14 +205,17 @@ def pending(
     )
 
 
-def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec:
-    """A fresh card, straight from the registry's proposal (it carries the signed token)."""
+def of_proposal(proposal: Proposal, *, issued_to: str | None = None, agent: str = "") -> CardSpec:
+    """A fresh card, straight from the registry's proposal (it carries the signed token);
+    ``agent`` is the one that asked for it (its line is added when it is an outside agent)."""
     routing = proposal.routing
     waiting = tuple(i.name for i in routing.issued_to) if routing and routing.issued_to else None
+    outside = wording.outside_agent(agent)
+    details = tuple((d.label, d.value) for d in proposal.details)
     return pending(
         card_id=proposal.card_id,
         summary=proposal.summary,
-        details=tuple((d.label, d.value) for d in proposal.details),
+        details=(*details, (wording.ASKED_BY_AGENT, outside)) if outside else details,
         warning=proposal.warning,
         expires_at=proposal.expires_at,
         token=proposal.card,

@@ -9,17 +9,19 @@ the process serves. Whatever is decided on one copy is shown on all of them, as 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import structlog
 
 from bot.adapter import Adapter
 from bot.cards import card as cards
+from bot.cards.card import Fresh
 from bot.placement import Platform
-from bot.presses.copies import send_copies
+from bot.presses.copies import address, send_copies
 from bot.surface import Surface
-from tools import Connections, Issuee, Proposal
+from bot.turns.posting import post
+from tools import Caller, Connections, Issuee, Proposal
 
 __all__ = ["Delivered", "Reach", "deliver"]
 
@@ -33,7 +35,11 @@ class Reach(Protocol):
     def platform(self) -> Platform: ...
 
     async def with_installation(
-        self, installation: str, work: Callable[[Adapter], Awaitable[None]]
+        self,
+        installation: str,
+        work: Callable[[Adapter], Awaitable[None]],
+        *,
+        user: str | None = None,
     ) -> bool: ...
 
 
@@ -46,37 +52,83 @@ class Delivered:
     unreached: tuple[str, ...]
 
 
-async def deliver(surface: Surface, reaches: Sequence[Reach], proposal: Proposal) -> Delivered:
-    """Sends the fresh card to each person it is issued to, in their DM; says who got it."""
+async def deliver(
+    surface: Surface, reaches: Sequence[Reach], proposal: Proposal, caller: Caller, *, agent: str
+) -> Delivered:
+    """Posts the fresh card in its asker's DM with the app, as if they had asked there (so it
+    has Withdraw for them), with a copy for each other person it is issued to; says who got it.
+
+    An asker the platform cannot find still has their card go to the people it is issued to.
+    """
     routing = proposal.routing
     people = list(routing.issued_to) if routing else []
-    card = await cards.load(surface.registry, proposal.card_id)
-    if card is None or not people:
-        return Delivered((), (), tuple(p.name for p in people))
+    fresh = replace(cards.fresh_one(proposal), agent=agent)
     connected = await Connections(surface.registry.db).listing()
-    left: list[Issuee] = list(people)
-    reached: list[str] = []
-    platforms: list[str] = []
     for reach in reaches:
         installations = [
             c.installation
             for c in connected
-            if c.tenantid == card.lead.tenantid and str(c.platform) == reach.platform
+            if c.tenantid == caller.tenantid and str(c.platform) == reach.platform
         ]
         for installation in installations:
-            if not left:
-                break
-            got = await _send(surface, reach, installation, card, left, token=proposal.card)
-            if got:
-                reached.extend(p.name for p in left if p.userid in got)
-                left = [p for p in left if p.userid not in got]
-                platforms.append(reach.platform)
+            if await _post_in_dm(surface, reach, installation, fresh, caller):
+                got = await _reached(surface, proposal.card_id, people)
+                return _delivered(people, got, reach.platform)
+    # Nobody could post it in the asker's DM: the people it is issued to still get it.
+    card = await cards.load(surface.registry, proposal.card_id)
+    left, platforms = list(people), []
+    for reach in reaches if card is not None else ():
+        for c in connected:
+            if left and c.tenantid == caller.tenantid and str(c.platform) == reach.platform:
+                assert card is not None
+                got = await _copies(surface, reach, c.installation, card, left, token=proposal.card)
+                if got:
+                    platforms.append(reach.platform)
+                    left = [p for p in left if p.userid not in got]
     if left:
         log.info("mcp_card_unreached", card_id=proposal.card_id, people=[p.userid for p in left])
-    return Delivered(tuple(reached), tuple(dict.fromkeys(platforms)), tuple(p.name for p in left))
+    reached = tuple(p.name for p in people if p not in left)
+    return Delivered(reached, tuple(dict.fromkeys(platforms)), tuple(p.name for p in left))
 
 
-async def _send(
+async def _post_in_dm(
+    surface: Surface, reach: Reach, installation: str, fresh: Fresh, caller: Caller
+) -> bool:
+    """The card in the asker's DM (and copies for the others), through one installation."""
+    found: list[str] = []
+
+    async def look(adapter: Adapter) -> None:
+        user = await address(surface, adapter, caller.userid, installation)
+        if user is not None:
+            found.append(user)
+
+    if not await reach.with_installation(installation, look) or not found:
+        return False
+
+    async def post_it(adapter: Adapter) -> None:
+        await post(
+            surface, adapter, fresh, caller=caller, conversation="", installation=installation
+        )
+
+    return await reach.with_installation(installation, post_it, user=found[0])
+
+
+async def _reached(surface: Surface, card_id: str, people: list[Issuee]) -> set[int]:
+    """Who of ``people`` has a copy of the card now (the asker's DM counts for the asker)."""
+    card = await cards.load(surface.registry, card_id)
+    if card is None:
+        return set()
+    got = {p.person for p in card.placements if p.person is not None}
+    return got | {card.lead.userid}
+
+
+def _delivered(people: list[Issuee], got: set[int], platform: str) -> Delivered:
+    reached = tuple(p.name for p in people if p.userid in got)
+    unreached = tuple(p.name for p in people if p.userid not in got)
+    return Delivered(reached, (platform,), unreached)
+
+
+async def _copies(
     surface: Surface,
     reach: Reach,
     installation: str,

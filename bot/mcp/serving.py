@@ -145,6 +145,7 @@ class McpEndpoint:
     ) -> CallToolResult:
         call = _who(ctx)
         registry = self.surface.registry
+        log.info("mcp_call", tool=params.name, agent=call.agent_name, tenant=call.caller.tenantid)
         try:
             result = await registry.call(
                 self._agent(call), params.name, params.arguments or {}, call.caller
@@ -155,7 +156,9 @@ class McpEndpoint:
             return _error(str(refused))
         if result.proposal is None:
             return _rows(result)
-        delivered = await deliver(self.surface, self.reaches, result.proposal)
+        delivered = await deliver(
+            self.surface, self.reaches, result.proposal, call.caller, agent=call.agent_name
+        )
         log.info(
             "mcp_card_proposed",
             card_id=result.proposal.card_id,

@@ -230,13 +230,17 @@ class TeamsRoutes:
         return True
 
     async def with_installation(
-        self, installation: str, work: Callable[[Adapter], Awaitable[None]]
+        self,
+        installation: str,
+        work: Callable[[Adapter], Awaitable[None]],
+        *,
+        user: str | None = None,
     ) -> bool:
         """Teams opens a 1:1 chat only through a service URL a conversation gave this process,
         and a card asked for at ``/mcp`` comes with none: its people are reached in Slack, and
         the agent is told whom the card could not reach, until a Teams conversation reference
         is kept per tenant."""
-        del installation, work
+        del installation, work, user
         return False
 
 

@@ -13,10 +13,11 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation
+from sqlalchemy import select
 
 from tests.slack.conftest import Bot, buttons, card_id, request_status, said
 from tools import McpTokens
-from tools.db import Database
+from tools.db import AuditRow, Database
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +30,7 @@ async def _token(db: Database, tenantid: int, personid: int, **options: Any) -> 
 
 
 @asynccontextmanager
-async def _client(bot: Bot, token: str) -> AsyncIterator[Client]:
+async def _client(bot: Bot, token: str, *, mode: str = "auto") -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
     url = str(bot.server.make_url("/mcp"))
     async with (
@@ -37,6 +38,7 @@ async def _client(bot: Bot, token: str) -> AsyncIterator[Client]:
         Client(
             streamable_http_client(url, http_client=http),
             client_info=Implementation(name="claude-desktop", version="1"),
+            mode=mode,
         ) as client,
     ):
         yield client
@@ -98,6 +100,20 @@ async def test_a_write_is_a_card_in_the_dm_and_approve_then_card_status_says_don
     assert status["status"] == "done"
     assert status["decided_by"] == "Arjun Mehta"
     assert buttons(bot.shown(copy).blocks) == []
+    async with db.session() as session:
+        agents = set(await session.scalars(select(AuditRow.agent).where(AuditRow.card_id == card)))
+    assert agents == {"mcp/Laptop/claude-desktop"}
+
+
+async def test_a_client_of_the_previous_protocol_version_is_served(bot: Bot, db: Database) -> None:
+    """A client that opens with the initialize handshake (MCP before 2026-07-28) lists the
+    tools and reads, statelessly, like a current one."""
+    async with _client(bot, await _token(db, 1, ARJUN), mode="legacy") as client:
+        assert client.protocol_version != "2026-07-28"
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        branches = await client.call_tool("list_branches", {})
+    assert {"list_branches", "approve_request", "card_status"} <= listed
+    assert "Whitefield" in json.dumps(branches.structured_content)
 
 
 async def test_reject_gives_card_status_the_reason(bot: Bot, db: Database) -> None:
@@ -142,8 +158,11 @@ async def test_staff_writes_are_routed_and_an_injected_argument_changes_nobody(
     assert answer.structured_content["waiting_for"] == ["Arjun Mehta", "Meera Iyer"]
     assert len(bot.cards(bot.dm("UARJUN"))) == 1
     assert len(bot.cards(bot.dm("UMEERA"))) == 1
-    assert bot.slack.workspace.dm_of("URAVI") is None or not bot.cards(bot.dm("URAVI"))
-    assert await bot.press("URAVI", bot.cards(bot.dm("UARJUN"))[0]) == 200
+    # Ravi's own DM has the card as asked there: waiting for the managers, his to withdraw.
+    [his] = bot.cards(bot.dm("URAVI"))
+    assert his.blocks[0]["text"]["text"].startswith("Waiting for a manager")
+    assert "card_withdraw" in buttons(his.blocks)
+    assert await bot.press("URAVI", his) == 200
     assert await request_status(bot, 1) == "pending"
 
 
