@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation
 from sqlalchemy import select
 
+from tests.mcp.conftest import connect
 from tests.slack.conftest import Bot, buttons, card_id, request_status, said
 from tools import McpTokens
 from tools.db import AuditRow, Database
@@ -166,16 +167,26 @@ async def test_staff_writes_are_routed_and_an_injected_argument_changes_nobody(
     assert await request_status(bot, 1) == "pending"
 
 
-async def test_another_merchants_token_sees_nothing_of_fiesta(bot: Bot, db: Database) -> None:
-    """Sam's Harbor Books token reads Harbor's branches only and gets no Fiesta card status."""
+async def test_another_merchants_token_sees_nothing_of_fiesta(
+    bot: Bot, db: Database, hostile_stdio: list[str]
+) -> None:
+    """Sam's Harbor Books token is not offered Fiesta's own MCP tools, reads Harbor's branches
+    only and gets no Fiesta card status."""
+    await connect(db, 1, "odd", hostile_stdio)
     async with _client(bot, await _token(db, 1, ARJUN)) as fiesta:
+        fiestas = {tool.name for tool in (await fiesta.list_tools()).tools}
         answer = await fiesta.call_tool("approve_request", {"request_id": 1})
         assert answer.structured_content is not None
         card = answer.structured_content["card_id"]
     async with _client(bot, await _token(db, 2, SAM)) as harbor:
+        harbors = {tool.name for tool in (await harbor.list_tools()).tools}
         branches = await harbor.call_tool("list_branches", {})
         status = await harbor.call_tool("card_status", {"card_id": card})
         request = await harbor.call_tool("get_request", {"request_id": 1})
+        foreign = await harbor.call_tool("odd__transfer", {"to": "X", "amount": 1})
+    assert "odd__transfer" in fiestas
+    assert not [name for name in harbors if name.startswith("odd__")]
+    assert foreign.is_error
     assert "Whitefield" not in json.dumps(branches.structured_content)
     assert status.is_error
     assert "No card" in _said(status)
