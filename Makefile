@@ -8,7 +8,7 @@ UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/countersign/uv
 UV ?= $(or $(shell command -v uv 2>/dev/null),$(wildcard $(HOME)/.local/bin/uv),$(UV_HOME)/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: run test lint typecheck bench deps uv sync clean
+.PHONY: run test lint typecheck bench readme-shot deps uv sync clean
 
 uv:
 	@command -v "$(UV)" >/dev/null 2>&1 || bash .ci/install-uv "$(UV_HOME)"
@@ -48,6 +48,10 @@ typecheck: sync
 # every other test is handed out on its own, the files with slow ones first (tests/conftest.py).
 test: sync deps lint typecheck
 	@PYTHONDONTWRITEBYTECODE= $(RUN) pytest -n 2 --dist loadgroup --cov --cov-report=term:skip-covered
+
+# The README's screenshot, taken by the browser test that walks the README's tour.
+readme-shot: sync deps
+	@COUNTERSIGN_README_SHOT=1 PYTHONDONTWRITEBYTECODE= $(RUN) pytest -q tests/browser/test_tour.py
 
 bench: sync deps
 	@$(RUN) python -m bench

@@ -280,10 +280,12 @@ class CardBusyError(CardError):
 class CardLiveError(CardError):
     """The identical write is already waiting on a live card: no second card is made."""
 
-    def __init__(self, *, card_id: str, waiting_for: str, at: datetime) -> None:
-        who = f" (waiting for {waiting_for})" if waiting_for else ""
+    def __init__(self, *, card_id: str, waiting_for: str, at: datetime, summary: str = "") -> None:
+        # It said only "a card", and the asker had to guess which of their cards it was.
+        what = f": {summary.rstrip('.')}" if summary else ""
+        who = f", waiting for {waiting_for}" if waiting_for else ""
         super().__init__(
-            f"The same change is already waiting on a card{who}. No new card was made; "
+            f"The same change is already waiting on a card{what}{who}. No new card was made; "
             "approve or reject that one.",
             card_id=card_id,
         )

@@ -27,6 +27,8 @@ class Tenant(Base):
     currency: Mapped[str] = mapped_column(String(3))
     # A Babel locale for money and dates, e.g. en_IN, en_US.
     locale: Mapped[str] = mapped_column(String(20), default="en_US")
+    # The IANA zone whose days "today", "this week" and a sales day are, e.g. Asia/Kolkata.
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
 
 
 class Person(TenantScoped, Base):

@@ -249,7 +249,9 @@ def _refuse_identical(pending: list[CardRecord], *, tool: str, digest: str, now:
     for card in live:
         if card.tool == tool and card.digest == digest:
             waiting = " or ".join(i.name for i in card.waiting_for if i.name)
-            raise CardLiveError(card_id=card.card_id, waiting_for=waiting, at=card.created_at)
+            raise CardLiveError(
+                card_id=card.card_id, waiting_for=waiting, at=card.created_at, summary=card.summary
+            )
 
 
 def _refuse_held(

@@ -167,6 +167,13 @@ def _typed(value: str) -> Any:
     return parsed if isinstance(parsed, int | float | bool) else value
 
 
+_PERIOD = r"(?P<period>this week|today|last 7 days|this month|last 30 days)"
+
+
+def _period(said: str | None) -> str:
+    return (said or "this week").lower().replace(" ", "_")
+
+
 _INTENTS = (
     _intent(r"help|\?|what can you do|commands", lambda m: phrasing.HELP),
     _intent(r"(?:use|call) [^;]+(?:;\s*(?:use|call) [^;]+)+", _any_tools),
@@ -253,6 +260,28 @@ _INTENTS = (
         rf"set (?:the )?price (?:of|for) (?P<sku>.+?) to (?P<amount>{_AMOUNT})",
         lambda m: ("set_price", {"sku": m["sku"], "price": _money(m["amount"])}),
     ),
+    # Questions the tools answer in other words: the sales summary ranks the branches. Each
+    # of these once got "I didn't catch that".
+    _intent(
+        r"(?:which|what) (?:branch|shop|store|outlet)(?: has| had| did| made)?"
+        r"(?: sold| sells| sell| selling)?(?: the)? (?:most|best|highest)(?: sales| business)?"
+        rf"(?: {_PERIOD})?",
+        lambda m: ("sales_summary", {"period": _period(m["period"])}),
+    ),
+    _intent(
+        rf"(?:our |the )?(?:best|top)(?: selling| performing)? (?:branch|shop|store)(?: {_PERIOD})?",
+        lambda m: ("sales_summary", {"period": _period(m["period"])}),
+    ),
+    # What nothing here can do is said so, with the nearest thing it can do.
+    _intent(
+        r"(?:(?:what|which)(?:['’]s| is| are)? )?(?:our |the |my )?(?:best|top|most)[ -]?"
+        r"(?:selling|sellers?|sold|popular)(?: \w+)*",
+        lambda m: phrasing.NO_BEST_SELLERS,
+    ),
+    _intent(
+        r"cancel (?:the )?order #?(?P<id>\d+)",
+        lambda m: phrasing.NO_CANCEL.format(id=m["id"]),
+    ),
     _intent(
         r"(?:show )?sales (?P<period>this week|today|last 7 days|this month|last 30 days)"
         r"(?: (?:at|for|in) (?P<branch>.+))?",
@@ -299,8 +328,7 @@ async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
         if isinstance(part, ToolReturnPart | RetryPromptPart)
     ]
     if results:
-        # Several writes of one turn read alike ("Not done yet: …"): each thing is said once.
-        return _text("\n\n".join(dict.fromkeys(_phrase(part) for part in results)))
+        return _text(_phrase_all(results))
     said = _latest_prompt(last)
     known = {definition.name for definition in info.function_tools}
     if _TOOLS.fullmatch(normalise(said)):
@@ -317,6 +345,25 @@ async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
 
 def offline_model() -> FunctionModel:
     return FunctionModel(respond, model_name=OFFLINE_MODEL_NAME)
+
+
+def _phrase_all(results: list[ToolReturnPart | RetryPromptPart]) -> str:
+    """The words for one step's results: several writes proposed together are one card, so
+    they get one line; each other thing is said once."""
+    proposed = [
+        row
+        for part in results
+        if isinstance(part, ToolReturnPart) and part.outcome == "success"
+        for row in [phrasing.proposal_row(part.content)]
+        if row is not None
+    ]
+    said = [phrasing.phrase_proposals(proposed)] if len(proposed) > 1 else []
+    rest = [p for p in results if len(proposed) < 2 or not _proposal(p)]
+    return "\n\n".join(dict.fromkeys([*said, *(_phrase(part) for part in rest)]))
+
+
+def _proposal(part: ToolReturnPart | RetryPromptPart) -> bool:
+    return isinstance(part, ToolReturnPart) and phrasing.proposal_row(part.content) is not None
 
 
 def _phrase(part: ToolReturnPart | RetryPromptPart) -> str:

@@ -20,6 +20,8 @@ __all__ = [
     "NEEDS",
     "NOT_UNDERSTOOD",
     "NOT_YOURS",
+    "NO_BEST_SELLERS",
+    "NO_CANCEL",
     "PROPOSED",
     "ROUTED",
     "TWO_NEEDED",
@@ -28,7 +30,9 @@ __all__ = [
     "list_tools",
     "phrase_failure",
     "phrase_missing_tool",
+    "phrase_proposals",
     "phrase_result",
+    "proposal_row",
 ]
 
 MAX_ROWS = 12
@@ -95,6 +99,18 @@ NOT_UNDERSTOOD = (
     'approvals, refunds and price changes for you to approve. Say "help" for examples.'
 )
 
+# No tool knows which items sell (an order records its total, not its items), and none
+# cancels an order: say so, and offer the nearest thing that can be done.
+NO_BEST_SELLERS = (
+    "I can't tell which items sell best: an order here records its total, not the items in "
+    'it. I can show which branch sold the most ("sales this week") or the stock at a branch '
+    '("stock at Koramangala").'
+)
+NO_CANCEL = (
+    'I can\'t cancel orders; I can refund order {id} ("refund order {id}", or "refund order '
+    '{id} 250" for part of it), on a card you or a manager then approve.'
+)
+
 # The fields a one-line summary of a row shows first, in this order, when a row has them.
 _FIRST = (
     "name",
@@ -158,7 +174,42 @@ def phrase_result(tool: str, content: Any) -> str:
     scope = str(content.get("scope", "")).strip()
     if tool.startswith("get_") and len(rows) == 1:
         return _detail(rows[0], title=tool.removeprefix("get_").capitalize())
+    if tool == "sales_summary" and rows:
+        return _ranked(scope, rows, int(content.get("count", len(rows))))
     return _listing(scope, rows, int(content.get("count", len(rows))))
+
+
+def _ranked(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
+    """Sales per branch, the branch that brought in the most first, and said first."""
+    ranked = sorted(rows, key=lambda row: -int(row.get("net_minor") or 0))
+    top = ranked[0]
+    if int(top.get("net_minor") or 0) <= 0:
+        return _listing(scope, ranked, count)
+    lead = f"{top['branch']} sold the most: net {top['net']} from {_orders(top)}."
+    return f"{lead}\n{_listing(scope, ranked, count)}"
+
+
+def _orders(row: Mapping[str, Any]) -> str:
+    orders = int(row.get("orders") or 0)
+    return "1 order" if orders == 1 else f"{orders} orders"
+
+
+def proposal_row(content: Any) -> Mapping[str, Any] | None:
+    """The row of a write's result that proposed a card; None for any other result."""
+    if not isinstance(content, Mapping) or content.get("note") != NOT_DONE_NOTE:
+        return None
+    rows = [row for row in content.get("rows", []) if isinstance(row, Mapping)]
+    return rows[0] if rows else None
+
+
+def phrase_proposals(rows: list[Mapping[str, Any]]) -> str:
+    """The one line above a card of several writes: whom the card waits for, as its strictest
+    write says (the card needs the strictest approval any of them needs).
+
+    Ravi's batch of requests 4, 5 and 6 was told both "went to Arjun Mehta or Meera Iyer" and
+    "went to Arjun Mehta and Meera Iyer… It needs 2 approvals": one card, two stories.
+    """
+    return _proposed(max(rows, key=lambda row: int(row.get("approvals_needed") or 1)))
 
 
 def _proposed(row: Mapping[str, Any]) -> str:

@@ -129,6 +129,9 @@ class CardSpec:
     intro: str | None = None
     confirm: tuple[str, str] | None = None
     reason: str | None = None
+    # Approvals a pending card still needs, this press's included: with 2 left, a press
+    # records 1 of 2 and nothing runs yet, so its confirm dialog must not say it runs.
+    approvals_left: int = 1
 
     @property
     def token(self) -> str:
@@ -169,6 +172,7 @@ def pending(
     progress: str | None = None,
     all_of: bool = False,
     editable: bool = False,
+    approvals_left: int = 1,
 ) -> CardSpec:
     """A card waiting for a decision; with a token it carries Approve, Reject and Withdraw,
     and Edit when its tool lets a person change some of its values (``editable``).
@@ -202,6 +206,7 @@ def pending(
         actions=actions,
         waiting_for=waiting,
         progress=progress,
+        approvals_left=approvals_left,
     )
 
 
@@ -226,6 +231,7 @@ def of_proposal(proposal: Proposal, *, issued_to: str | None = None, agent: str 
         progress=wording.progress((), routing.approvals, routing.role) if routing else None,
         all_of=bool(routing and 1 < routing.approvals >= len(routing.issued_to)),
         editable=bool(proposal.editable),
+        approvals_left=routing.approvals if routing else 1,
     )
 
 
@@ -263,6 +269,7 @@ def of_record(
             ),
             all_of=_all_of(record),
             editable=editable,
+            approvals_left=approvals_left(record),
         )
     status = str(CardStatus.EXPIRED if record.status is CardStatus.PENDING else record.status)
     return decided(record, status=status, issued_to=issued_to)
@@ -274,6 +281,11 @@ def role_phrase(record: CardRecord) -> str | None:
     if role and record.escalated_at is not None and role != "owner":
         return f"{role} or the owner"
     return role
+
+
+def approvals_left(record: CardRecord) -> int:
+    """Approvals a waiting card still needs: 2 on a two-approver card nobody approved yet."""
+    return max(1, record.approvals_needed - len(record.approvals))
 
 
 def _all_of(record: CardRecord) -> bool:
@@ -293,9 +305,13 @@ def decided(
     status = status or str(record.status)
     by = clip(record.decided_by_name or "", LIMITS.name)
     found = wording.outcome(status, record.outcome, record.reason)
-    ran = status not in _NOT_RUN
+    if found and found[0] == "Reason" and any(label == "Reason" for label, _ in record.details):
+        # A rejected stock card read "Reason: delivery arrived" and then "Reason: over
+        # budget": the second is why it was not approved, and says so.
+        found = (wording.REJECTED_BECAUSE, found[1])
+    changed = status not in _UNCHANGED
     details = shown_details(record)
-    if not ran:
+    if not changed:
         details = tuple((k, wording.proposed(v)) for k, v in details)
     return CardSpec(
         card_id=record.card_id,
@@ -322,6 +338,11 @@ def decided(
 
 # Statuses of a card whose write never ran: nothing it showed as "before → after" happened.
 _NOT_RUN = frozenset({"rejected", "expired", "withdrawn", "superseded"})
+# ... and of one whose write ran but changed nothing: a failed card's re-check refused it,
+# an interrupted one's transaction never committed. A failed card showed "52 → 12" beside
+# "so nothing was changed", an interrupted one "closed → open". Outcome unknown keeps its
+# arrows: that write may have happened.
+_UNCHANGED = _NOT_RUN | {"failed", "interrupted"}
 
 
 def _note(status: str, standing: str | None) -> str | None:

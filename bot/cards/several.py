@@ -23,6 +23,7 @@ from bot.cards.cardspec import (
     CardSpec,
     Decided,
     Line,
+    approvals_left,
     clip,
     pending,
     role_phrase,
@@ -44,25 +45,36 @@ REJECT_ALL: Final = "Reject all"
 
 
 def approve_all(count: int) -> str:
-    return f"Approve all {count}"
+    return "Approve both" if count == 2 else f"Approve all {count}"
 
 
 def intro(count: int) -> str:
-    """The line above a waiting batch's list: what one press does."""
+    """The line above a waiting batch's list: what one press does.
+
+    It said "3 changes, one approval." beside "Needs 2 approvals from different people.": the
+    changes are decided together, by however many approvals the card needs.
+    """
     return (
-        f"{count} changes, one approval. Each runs on its own and is checked again first; "
+        f"{count} changes, decided together. Each runs on its own and is checked again first; "
         "one that can no longer run fails alone."
     )
 
 
 def confirm_title(count: int) -> str:
-    return f"Approve all {count} changes?"
+    return "Approve both changes?" if count == 2 else f"Approve all {count} changes?"
 
 
-def confirm_text(summaries: Sequence[str]) -> str:
-    """The confirm dialog's text (Slack allows 300 characters): what runs, briefly."""
-    listed = "; ".join(s.rstrip(".") for s in summaries)
-    return f"Each runs on its own as soon as you confirm, checked again first: {listed}."
+def confirm_text(summaries: Sequence[str], *, left: int = 1, waiting: Sequence[str] = ()) -> str:
+    """The confirm dialog's text (Slack allows 300 characters): what a press does, then what runs.
+
+    The list is cut between summaries, never inside one ("…expense for Kor…" was cut
+    mid-word), and says how many more there are.
+    """
+    lead = wording.confirm_lead(left, tuple(waiting), several=True)
+    return wording.fitted(lead, [s.rstrip(".") for s in summaries], _CONFIRM_LIMIT)
+
+
+_CONFIRM_LIMIT = 300
 
 
 def card_text(count: int, for_name: str) -> str:
@@ -258,6 +270,7 @@ def _pending(
             tuple(a.name for a in first.approvals), first.approvals_needed, first.needed_role
         ),
         all_of=_all_of(first),
+        approvals_left=approvals_left(first),
     )
     actions = (
         (
@@ -276,7 +289,11 @@ def _pending(
         intro=intro(count),
         confirm=(
             confirm_title(count),
-            confirm_text([line.summary for line in lines if line.result is None]),
+            confirm_text(
+                [line.summary for line in lines if line.result is None],
+                left=approvals_left(first),
+                waiting=made.waiting_for,
+            ),
         ),
     )
 

@@ -128,6 +128,39 @@ def progress(approved: tuple[str, ...], needed: int, role: str | None) -> str | 
     return f"Approved by {who_and(approved)}, {len(approved)} of {needed}; waiting for {second}."
 
 
+def confirm_lead(left: int, waiting: tuple[str, ...], *, several: bool = False) -> str:
+    """What the Approve dialog says a press does, before what it approves.
+
+    Meera, the first of two approvers, was told "This runs as soon as you confirm" and only 1
+    of 2 was recorded; and Meera pressing Arjun's card was asked to confirm before being
+    refused. So the dialog says whether this press runs anything, and whom the card waits for.
+    """
+    it, them = ("They run", "them") if several else ("It runs", "it")
+    if left > 1:
+        does = (
+            f"Your approval counts as 1 of the {left} needed from different people; "
+            "nothing runs until then."
+        )
+    else:
+        does = f"{it} as soon as you confirm, checked again first."
+    whose = f" Only {who(waiting)} can approve {them}." if waiting else ""
+    return does + whose
+
+
+def fitted(lead: str, items: list[str], limit: int) -> str:
+    """``lead`` then as many of ``items`` as fit in ``limit`` characters, whole, and how many more."""
+    shown: list[str] = []
+    for n, item in enumerate(items):
+        rest = len(items) - n - 1
+        more = f"; and {rest} more" if rest else ""
+        candidate = f"{lead} {'; '.join([*shown, item])}{more}."
+        if len(candidate) > limit:
+            hidden = len(items) - len(shown)
+            return f"{lead} {'; '.join(shown)}; and {hidden} more." if shown else lead[:limit]
+        shown.append(item)
+    return f"{lead} {'; '.join(shown)}." if shown else lead
+
+
 def who_and(names: tuple[str, ...]) -> str:
     """People who all did something: "Arjun Mehta and Meera Iyer"."""
     if len(names) <= 1:
@@ -148,6 +181,9 @@ def decided_verb(status: str) -> str:
 
 
 _VERBS: Final = {"rejected": "Not approved", "withdrawn": "Withdrawn"}
+
+
+REJECTED_BECAUSE: Final = "Why it was not approved"
 
 
 def outcome(status: str, result: str | None, reason: str | None) -> tuple[str, str] | None:
@@ -212,6 +248,16 @@ _NOT_RUN: Final = frozenset({"rejected", "withdrawn", "superseded", "expired"})
 def unchanged(standing: str | None) -> str:
     """ "Nothing was changed; request 6 is still pending." (or without the second half)."""
     return f"Nothing was changed; {standing.rstrip('.')}." if standing else "Nothing was changed."
+
+
+def not_waiting_for_you(waiting: tuple[str, ...]) -> str:
+    """The refusal of a press on a routed card by someone it is not issued to, naming whom it waits for."""
+    if not waiting:
+        return "This card is not waiting for your approval. Nothing was changed."
+    return (
+        f"This card is waiting for {who(waiting)}, not for you, so only they can approve or "
+        "reject it. Nothing was changed."
+    )
 
 
 def not_your_card(owner: str) -> str:

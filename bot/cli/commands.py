@@ -1,8 +1,9 @@
 """The commands that set up and run the bot: migrate, demo data, linking, serving, reconciling.
 
 Each command takes the settings and the parsed arguments and returns the text to print. None of
-them changes merchant data: ``demo`` only adds the demo merchants to an empty database, and
-``reconcile`` only records what became of cards a stopped process left half-way.
+them changes merchant data: ``demo`` only adds the demo merchants to an empty database (``demo
+--reset`` starts a database holding only the demo merchants afresh), and ``reconcile`` only
+records what became of cards a stopped process left half-way.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from tools.mcp import McpTools
 from tools.mcp.demo import connect_demo_ledger
 from tools.merchant import build_registry
 from tools.merchant.demo import FIESTA, load_demo
+from tools.merchant.demo_reset import reset_demo
 
-__all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "serve"]
+__all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "reset_demo_data", "serve"]
 
 
 async def db_upgrade(settings: Settings, args: argparse.Namespace) -> str:
@@ -44,18 +46,41 @@ async def db_upgrade(settings: Settings, args: argparse.Namespace) -> str:
 
 
 async def demo(settings: Settings, args: argparse.Namespace) -> str:
-    """``countersign demo``: migrates, then loads the demo merchants unless they are there."""
+    """``countersign demo``: migrates, then loads the demo merchants unless they are there.
+
+    With ``--reset``, a database holding only the demo merchants is started afresh first.
+    """
     migrated = await db_upgrade(settings, args)
+    if getattr(args, "reset", False):
+        orders = await reset_demo_data(settings)
+        # The sandbox's saved workspace holds the messages of the cards just deleted; a page
+        # showing them would offer buttons on cards that no longer exist.
+        from bot.sandbox.store import state_file
+
+        saved = state_file(settings.database_url)
+        if saved is not None:
+            saved.unlink(missing_ok=True)
+        return (
+            f"{migrated}\nStarted the demo afresh: every card, conversation and change is gone, "
+            f"and Fiesta Foods and Harbor Books are loaded again ({orders} orders), with the "
+            "demo supplier ledger connected to Fiesta Foods. The audit log keeps what happened "
+            "before, and the ledger keeps its own books."
+        )
     url = checked_url(settings.database_url)
+    ledger = _ledger_path(url.database if url.get_backend_name() == "sqlite" else None)
     async with open_database(url) as db:
         summary = await load_demo(db)
-        ledger = _ledger_path(url.database if url.get_backend_name() == "sqlite" else None)
         connected = await connect_demo_ledger(db, FIESTA, ledger)
     said = (
         f"\nConnected the demo supplier ledger (an MCP server, {ledger.name}) to Fiesta Foods."
         if connected
         else ""
     )
+    if not summary.loaded and summary.tour_requests:
+        return (
+            f"{migrated}\nDemo data already present; added the README tour's "
+            f"{summary.tour_requests} requests of its own (11 to 15).{said}"
+        )
     if not summary.loaded:
         return f"{migrated}\nDemo data already present; nothing was changed.{said}"
     return (
@@ -71,6 +96,17 @@ def _ledger_path(database: str | None) -> Path:
         path = Path(database).resolve()
         return path.with_name(f"{path.stem}-ledger.db")
     return Path("countersign-ledger.db").resolve()
+
+
+async def reset_demo_data(settings: Settings) -> int:
+    """Deletes what the demo and its use made (never the audit) and loads it again, with the
+    demo ledger connected to Fiesta Foods again; the orders loaded."""
+    url = checked_url(settings.database_url)
+    async with open_database(url) as db:
+        orders = (await reset_demo(db)).orders
+        ledger = _ledger_path(url.database if url.get_backend_name() == "sqlite" else None)
+        await connect_demo_ledger(db, FIESTA, ledger)
+    return orders
 
 
 async def link(settings: Settings, args: argparse.Namespace) -> str:

@@ -18,7 +18,7 @@ from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
 from bot.cli.connections import connect, disconnect, invite, list_connections
 from bot.cli.failures import CliError
 from bot.cli.mcp_tokens import create_token, list_tokens, revoke_token
-from bot.cli.policy import set_policy, show_policy
+from bot.cli.policy import set_policy, show_policy, time_zone
 from bot.cli.sandbox import run, sandbox
 from bot.runtime.logging import LogLevelError, configure_logging
 from bot.settings import Settings, SettingsError, load_settings
@@ -50,6 +50,7 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("mcp-token", "create"): create_token,
     ("mcp-token", "list"): list_tokens,
     ("mcp-token", "revoke"): revoke_token,
+    ("time-zone", None): time_zone,
     ("link", None): link,
     ("audit", None): show_audit,
     ("serve", None): serve,

@@ -66,17 +66,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_db(commands)
-    commands.add_parser(
+    demo = commands.add_parser(
         "demo",
         help="create the tables and load the demo merchants (safe to run again)",
         description="Brings the database schema up to date, then loads the demo merchants "
         "Fiesta Foods and Harbor Books with their branches, people, requests and about 90 "
-        "orders. Running it again changes nothing.",
+        "orders. Running it again changes nothing; --reset starts the demo afresh.",
+    )
+    demo.add_argument(
+        "--reset",
+        action="store_true",
+        help="delete every card, conversation and change and load the demo again (only a "
+        "database holding nothing but the demo merchants; the audit log is kept)",
     )
     _add_connect(commands)
     _add_policy(commands)
     _add_mcp(commands)
     _add_mcp_token(commands)
+    zone = commands.add_parser(
+        "time-zone",
+        help="show or set a merchant's time zone (whose days today and this week are)",
+        description="Shows the merchant's time zone, or sets it to an IANA zone such as "
+        "Asia/Kolkata: today, this week and a sales day start at midnight there.",
+    )
+    zone.add_argument("merchant", help="the merchant's name (or its id)")
+    zone.add_argument("zone", nargs="?", help="an IANA time zone, e.g. Asia/Kolkata")
     _add_link(commands)
     _add_audit(commands)
     _add_serve(commands)

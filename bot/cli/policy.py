@@ -1,9 +1,10 @@
-"""Shows and changes a merchant's approval policy; never touches a card already issued."""
+"""Shows and changes a merchant's approval policy and time zone; never touches a card already issued."""
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import replace
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
@@ -13,7 +14,7 @@ from tools import Policies, Policy, Role, SelfApproval
 from tools.merchant.models import Tenant
 from tools.merchant.money import format_money, parse_money
 
-__all__ = ["set_policy", "show_policy"]
+__all__ = ["set_policy", "show_policy", "time_zone"]
 
 
 async def show_policy(settings: Settings, args: argparse.Namespace) -> str:
@@ -113,3 +114,29 @@ def _window_words(seconds: int) -> str:
         f"the last {span}: what the same thing already moved (an order's refunds, a "
         "branch's expenses) counts toward the amount"
     )
+
+
+async def time_zone(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign time-zone <merchant> [<zone>]``: shows or sets whose days "today" is."""
+    async with open_database(checked_url(settings.database_url)) as db:
+        tenant = await find_tenant(db, args.merchant)
+        if args.zone is None:
+            return f"{tenant.name} keeps the days of {tenant.time_zone}."
+        zone = _zone(args.zone)
+        async with db.session(write=True) as session, session.begin():
+            stored = await session.get(Tenant, tenant.id)
+            assert stored is not None  # found just above, and merchants are never deleted
+            stored.time_zone = zone
+    return f"Saved. {tenant.name} keeps the days of {zone}: today, this week and sales days."
+
+
+def _zone(text: str) -> str:
+    try:
+        ZoneInfo(text.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        near = sorted(z for z in available_timezones() if text.strip().lower() in z.lower())[:5]
+        hint = f" Did you mean {', '.join(near)}?" if near else " Use an IANA name."
+        raise CliError(
+            f"{text!r} is not a time zone, like Asia/Kolkata or America/New_York.{hint}"
+        ) from None
+    return text.strip()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 
-from bot.cli.commands import demo, serve
+from bot.cli.commands import demo, reset_demo_data, serve
 from bot.cli.failures import CliError
 from bot.runtime.logging import configure_logging
 from bot.settings import Settings
@@ -33,7 +33,12 @@ async def sandbox(settings: Settings, args: argparse.Namespace) -> str:
         configure_logging("WARNING")
     await demo(settings, args)
     try:
-        await run_sandbox(settings, serve_bot=serve_bot, announce=_announce)
+        await run_sandbox(
+            settings,
+            serve_bot=serve_bot,
+            announce=_announce,
+            reset_data=lambda: reset_demo_data(settings),
+        )
     except OSError as failed:
         if failed.errno != errno.EADDRINUSE:
             raise

@@ -182,8 +182,9 @@ async def _not_yours(surface: Surface, adapter: Adapter, card_id: str | None) ->
     """Tells the presser whose card it is (as this surface names them), if it is shown here."""
     card = await cards.load(surface.registry, card_id)
     placement = adapter.here(card.placements if card is not None else ())
+    waiting = tuple(i.name for i in card.lead.waiting_for if i.name) if card else ()
     await adapter.post_privately(
-        adapter.words.not_your_card(placement.owner if placement else None)
+        adapter.words.not_your_card(placement.owner if placement else None, waiting)
     )
 
 

@@ -135,6 +135,13 @@ class Acting:
         button = _button(blocks, action_id, block_id)
         trigger = payloads.new_id("trigger.")
         self.api.triggers[trigger] = user
+        # A press on an ephemeral message (a `/countersign pending` list) can have its answer
+        # replace that message, as in Slack.
+        ephemeral = found is not None and found.ephemeral_to is not None
+        extra: dict[str, Any] = {}
+        if ephemeral and channel and ts:
+            url = self.api.response_url(to=(user, channel), replaces=(channel, ts))
+            extra = {"ephemeral": True, "response_url": url}
         payload = payloads.block_action(
             user,
             action_id=action_id,
@@ -149,6 +156,7 @@ class Acting:
             team=team,
             view=view,
             trigger_id=trigger,
+            **extra,
         )
         return await self.delivery.interaction(payload)
 

@@ -3,7 +3,8 @@
 ``GET /`` and ``/static/*`` are hand-written files (no build step, nothing from the internet).
 ``GET /ui/state`` is a person's whole view; ``GET /ui/feed`` streams it again and then what
 changes for them (Server-Sent Events), already filtered: another person's ephemeral message or modal never
-leaves the server. ``POST /ui/*`` are what the person does. ``guard`` keeps other web sites
+leaves the server. ``POST /ui/*`` are what the person does; ``POST /ui/reset`` starts the demo
+afresh (its data and this workspace). ``guard`` keeps other web sites
 out of all of it (JSON only, same origin, our own host name); refusals are JSON too.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +20,14 @@ from aiohttp import web
 
 from bot.sandbox.acting import Acting, ActingError
 from bot.sandbox.guard import guard
+from bot.sandbox.people import demo_workspace
 from bot.sandbox.workspace import Change
 
-__all__ = ["ACTING", "FEEDS", "Feeds", "add_page_routes"]
+__all__ = ["ACTING", "AFRESH", "FEEDS", "Afresh", "Feeds", "add_page_routes"]
 
 Json = dict[str, Any]
 STATIC = Path(__file__).parent / "static"
-_FILES = {"app.js", "blocks.js", "mrkdwn.js", "style.css"}
+_FILES = {"app.js", "blocks.js", "mrkdwn.js", "rich.js", "style.css"}
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 _KEEPALIVE = 15.0
 _NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
@@ -57,21 +60,28 @@ class Feeds:
             queue.put_nowait(None)
 
 
+Afresh = Callable[[], Awaitable[None]]
+
 ACTING = web.AppKey("sandbox_acting", Acting)
 FEEDS = web.AppKey("sandbox_feeds", Feeds)
+AFRESH: web.AppKey[Afresh] = web.AppKey("sandbox_afresh")
 
 
-def add_page_routes(app: web.Application, acting: Acting, *, host: str = "127.0.0.1") -> None:
+def add_page_routes(
+    app: web.Application, acting: Acting, *, host: str = "127.0.0.1", afresh: Afresh | None = None
+) -> None:
     """Serves the page from ``app`` and guards everything ``app`` serves (the Web API too).
 
     ``host`` is where the page listens (``COUNTERSIGN_HOST``): the one name besides loopback's
-    that requests may address.
+    that requests may address. ``afresh`` starts the demo afresh (the page's button); without
+    it, only the workspace does.
     """
     app.middlewares.append(guard(host))
     feeds = Feeds()
     feeds.acting = acting
     acting.workspace.listeners.append(feeds.listen)
     app[ACTING], app[FEEDS] = acting, feeds
+    app[AFRESH] = afresh or (lambda: _workspace_afresh(acting))
     app.router.add_get("/", _index)
     app.router.add_get("/static/{name}", _static)
     app.router.add_get("/ui/state", _state)
@@ -81,6 +91,7 @@ def add_page_routes(app: web.Application, acting: Acting, *, host: str = "127.0.
     app.router.add_post("/ui/submit", _submit)
     app.router.add_post("/ui/close", _close)
     app.router.add_post("/ui/home", _home)
+    app.router.add_post("/ui/reset", _reset)
     app.on_shutdown.append(_end_feeds)
 
 
@@ -228,4 +239,15 @@ async def _home(request: web.Request) -> web.Response:
     body = await _body(request)
     viewer = _viewer(request, body.get("as"))
     _acted(lambda: request.app[ACTING].open_home(viewer))
+    return web.json_response({"ok": True})
+
+
+async def _workspace_afresh(acting: Acting) -> None:
+    acting.workspace.start_afresh(demo_workspace())
+
+
+async def _reset(request: web.Request) -> web.Response:
+    body = await _body(request)
+    _viewer(request, body.get("as"))
+    await request.app[AFRESH]()
     return web.json_response({"ok": True})

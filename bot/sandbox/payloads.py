@@ -147,8 +147,10 @@ def block_action(
     trigger_id: str | None = None,
     response_url: str = "https://hooks.invalid/actions",
     enterprise: str | None = None,
+    ephemeral: bool = False,
 ) -> Json:
-    """A button press on a message (or, with ``view``, in the App Home).
+    """A button press on a message (or, with ``view``, in the App Home); ``ephemeral`` for a
+    message only its presser sees, which the press's ``response_url`` can replace.
 
     ``channel_name`` is Slack's: the channel's name, or ``directmessage`` in a DM with the
     app. ``message`` is the pressed message as Slack shows it to apps (its text, blocks and
@@ -184,7 +186,7 @@ def block_action(
         "type": "message",
         "message_ts": message_ts,
         "channel_id": channel,
-        "is_ephemeral": False,
+        "is_ephemeral": ephemeral,
     }
     if thread_ts:
         msg["thread_ts"] = container["thread_ts"] = thread_ts

@@ -34,6 +34,7 @@ from bot.settings import Settings
 __all__ = ["PORTS_TRIED", "Sandbox", "run_sandbox", "start_sandbox"]
 
 ServeFn = Callable[[Settings], Awaitable[None]]
+ResetFn = Callable[[], Awaitable[object]]
 PORTS_TRIED = 20
 _LOOPBACK = "127.0.0.1"
 _READY_WAIT = 120.0
@@ -66,10 +67,13 @@ async def start_sandbox(
     token: str,
     retry_delays: tuple[float, ...] = (0.0, 1.0, 5.0),
     state: Path | None = None,
+    reset_data: ResetFn | None = None,
 ) -> Sandbox:
     """Serves the page and the Web API on ``host``, on ``port`` or the next free one.
 
     With ``state``, the workspace is read from that file and kept there as it changes.
+    ``reset_data`` starts the bot's demo data afresh when the page's "Start the demo afresh"
+    is pressed; the workspace starts afresh with it.
     """
     workspace = demo_workspace()
     store = WorkspaceStore(state) if state is not None else None
@@ -78,9 +82,19 @@ async def start_sandbox(
         store.attach(workspace)
     api = WebApi(workspace, token=token)
     acting = Acting(api, Delivery(bot_events, secret, retry_delays=retry_delays))
+
+    async def afresh() -> None:
+        # The data first: were the workspace emptied first, a press on a card still on
+        # someone's screen could reach the old data in between.
+        if reset_data is not None:
+            await reset_data()
+        workspace.start_afresh(demo_workspace())
+        if store is not None:
+            store.save()
+
     app = web.Application()
     api.routes(app)
-    add_page_routes(app, acting, host=host)
+    add_page_routes(app, acting, host=host, afresh=afresh)
     runner = web.AppRunner(app)
     await runner.setup()
     bound = await _bind(runner, host, port)
@@ -128,9 +142,16 @@ def bot_settings(
 
 
 async def run_sandbox(
-    settings: Settings, *, serve_bot: ServeFn, announce: Callable[[str], None]
+    settings: Settings,
+    *,
+    serve_bot: ServeFn,
+    announce: Callable[[str], None],
+    reset_data: ResetFn | None = None,
 ) -> None:
-    """Starts the sandbox and the bot, announces the page's URL once the bot answers, runs until stopped."""
+    """Starts the sandbox and the bot, announces the page's URL once the bot answers, runs until stopped.
+
+    ``reset_data`` is what the page's "Start the demo afresh" does to the bot's database.
+    """
     bot_port = free_port()
     secret, token = secrets.token_hex(24), f"xoxb-sandbox-{secrets.token_hex(12)}"
     sandbox = await start_sandbox(
@@ -140,6 +161,7 @@ async def run_sandbox(
         token=token,
         bot_events=f"http://{_LOOPBACK}:{bot_port}/slack/events",
         state=state_file(settings.database_url),
+        reset_data=reset_data,
     )
     configured = bot_settings(
         settings, api_url=sandbox.api.base_url, port=bot_port, token=token, secret=secret

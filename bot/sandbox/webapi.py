@@ -54,6 +54,9 @@ class WebApi:
         self.responses: list[Json] = []
         # response_url name → (user, channel) of the slash command it answers; None: only recorded
         self.response_targets: dict[str, tuple[str, str] | None] = {}
+        # response_url name → (channel, ts) of the ephemeral message a press was made on, which
+        # an answer with ``replace_original`` replaces, as Slack does
+        self.response_replaces: dict[str, tuple[str, str]] = {}
         self.triggers: dict[str, str] = {}  # trigger_id → the user whose press made it
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -100,14 +103,19 @@ class WebApi:
         """What ``SLACK_API_URL`` is set to (slack_sdk wants the trailing slash)."""
         return f"{self.url}/api/"
 
-    def response_url(self, *, to: tuple[str, str] | None = None) -> str:
-        """A new response URL answering ``to`` = (user, channel) privately.
+    def response_url(
+        self, *, to: tuple[str, str] | None = None, replaces: tuple[str, str] | None = None
+    ) -> str:
+        """A new response URL answering ``to`` = (user, channel) privately; with ``replaces``
+        (channel, ts), an answer that says ``replace_original`` replaces that message.
 
         Its name is random and long: anyone who could guess one could post as the bot into a
         person's view (the first names were a counter anyone could count along).
         """
         name = secrets.token_urlsafe(32)
         self.response_targets[name] = to
+        if replaces is not None:
+            self.response_replaces[name] = replaces
         return f"{self.url}/response/{name}"
 
     # -- serving --------------------------------------------------------------------------------
@@ -162,6 +170,9 @@ class WebApi:
             return _refused(400, "Send a JSON object.")
         self.responses.append(body)
         target = self.response_targets[name]
+        replaced = self.response_replaces.get(name)
+        if replaced is not None and body.get("replace_original"):
+            return self._replace(replaced, body)
         if target is not None:
             user, channel = target
             self.workspace.post(
@@ -174,6 +185,17 @@ class WebApi:
                     ephemeral_to=user,
                 )
             )
+        return web.Response(text="ok")
+
+    def _replace(self, where: tuple[str, str], body: Json) -> web.Response:
+        """An answer to a press on an ephemeral message, replacing that message."""
+        try:
+            original = self.workspace.message(*where)
+        except StopIteration:
+            return _refused(404, "The message to replace is gone.")
+        self.workspace.update(
+            original, text=str(body.get("text", "")), blocks=body.get("blocks") or []
+        )
         return web.Response(text="ok")
 
     # -- methods --------------------------------------------------------------------------------

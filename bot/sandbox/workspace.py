@@ -276,6 +276,19 @@ class Workspace:
         self._tell(Change("home", {"view": shown}, only=user))
         return shown
 
+    def start_afresh(self, fresh: Workspace) -> None:
+        """Takes ``fresh``'s channels and drops every message, modal and App Home view.
+
+        Timestamps carry on from where they were: a page still holding an old message must
+        not mistake a new one for it. Every open page is told (a ``reset`` change) and reloads.
+        """
+        self.channels.clear()
+        self.channels.update(fresh.channels)
+        self.messages.clear()
+        self.modals.clear()
+        self.homes.clear()
+        self._tell(Change("reset", {}))
+
     def _tell(self, change: Change) -> None:
         for listener in list(self.listeners):
             listener(change)

@@ -31,6 +31,7 @@ from bot.slack.blocks import (
     REJECT_VIEW,
     WITHDRAW_ACTION,
 )
+from bot.slack.commands import redraw_list
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
 from bot.surface import Surface
@@ -63,9 +64,17 @@ def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
         await ack()
         adapter = _adapter(surface, client, pressed_where(body, context))
         press = _button_press(adapter.where, body, action, verb=verb)
-        surface.tasks.press(decide(surface, adapter, press), name=f"{verb} by {press.user}")
+        work = decide(surface, adapter, press, redraw=_ephemeral_list(body))
+        surface.tasks.press(work, name=f"{verb} by {press.user}")
 
     return on_press
+
+
+def _ephemeral_list(body: dict[str, Any]) -> str | None:
+    """The response URL of the private list a press was made on, if it was made on one."""
+    container = body.get("container") or {}
+    url = body.get("response_url")
+    return str(url) if container.get("is_ephemeral") and url else None
 
 
 def _on_reject(surface: Surface) -> Listener:
@@ -147,14 +156,19 @@ def _rejection(
     return where, press
 
 
-async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) -> None:
+async def decide(
+    surface: Surface, adapter: SlackAdapter, press: presses.Press, *, redraw: str | None = None
+) -> None:
     """Decides the press, then refreshes the App Home of everyone the card concerns.
 
     Only the presser's own home tab used to be refreshed, and only for a press made there:
     the asker's "Waiting for others" and the other approvers' "Waiting for you" kept a card
-    somebody had already decided, with live buttons.
+    somebody had already decided, with live buttons. ``redraw`` is the response URL of the
+    private list the press was made on, drawn again as it stands now.
     """
     ended = await presses.decide(surface, adapter, press)
+    if redraw is not None:
+        await redraw_list(surface, adapter, redraw)
     if ended.outcome not in ("decided", "failed", "refused") or ended.card_id is None:
         return
     card = await cards.load(surface.registry, ended.card_id)
@@ -163,7 +177,16 @@ async def decide(surface: Surface, adapter: SlackAdapter, press: presses.Press) 
     record = card.items[0]  # whom a card of several concerns: its first item's people
     if ended.outcome == "refused" and record.status is not CardStatus.EXPIRED:
         return  # nothing moved: the card is as every home already shows it
-    await refresh_homes(surface, adapter.client, record, adapter.where.installation)
+    # A press from the App Home (no channel): its presser sees the card as it now stands there.
+    from_home = adapter.where.channel is None and not card.open
+    await refresh_homes(
+        surface,
+        adapter.client,
+        record,
+        adapter.where.installation,
+        pressed_by=adapter.where.user if from_home else None,
+        decided=card.spec(now=surface.registry.now()) if from_home else None,
+    )
 
 
 async def open_reject(

@@ -23,7 +23,7 @@ from bot.adapter import Form, Home, Words
 from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import outbound, texts
-from bot.slack.blocks import reject_modal
+from bot.slack.blocks import Block, reject_modal, rich_text
 from bot.slack.cards import render
 from bot.slack.outbound import POST_OPTIONS, slack_error
 from tools import Caller, Routing
@@ -31,6 +31,14 @@ from tools import Caller, Routing
 __all__ = ["SlackAdapter", "Where"]
 
 log = structlog.get_logger("bot.slack.adapter")
+
+
+def _shown(text: str) -> list[Block] | None:
+    """The blocks of a message whose words carry data: its lines, as typed (none for words
+    that are ours alone, which mrkdwn shows)."""
+    if isinstance(text, texts.Said) and text.lines:
+        return [rich_text([line], "said") for line in text.lines[:50]]
+    return None
 
 
 def _vouched(found: dict[str, Any]) -> str | None:
@@ -123,6 +131,7 @@ class SlackAdapter:
             channel=self.where.channel or self.where.user,
             thread_ts=self.where.thread_ts,
             text=text,
+            blocks=_shown(text),
             **POST_OPTIONS,
         )
 
@@ -176,9 +185,12 @@ class SlackAdapter:
                 user=self.where.user,
                 text=text,
                 thread_ts=self.where.thread_ts,
+                blocks=_shown(text),
             )
         else:
-            await self.client.chat_postMessage(channel=self.where.user, text=text, parse="none")
+            await self.client.chat_postMessage(
+                channel=self.where.user, text=text, parse="none", blocks=_shown(text)
+            )
         log.info("told_privately", channel=self.where.channel, slack_user=self.where.user)
 
     async def notify(self, user: str, text: str) -> None:

@@ -1,9 +1,11 @@
 """Renders a card and the reject modal as Block Kit; never calls Slack.
 
 A card is rendered from its neutral description (``bot.cards.cardspec.CardSpec``), so its words, values
-and cuts are the ones every surface shows; Slack's mrkdwn escaping and markup are added here.
-Everything here is a pure function from a card to a payload within Slack's limits (header 150,
-section 3,000, field 2,000, ten fields a section, 50 blocks, button value 2,000). Every block
+and cuts are the ones every surface shows. Its data — the summary, each detail, the warning,
+who decided, the outcome, a note — is ``rich_text`` (``bot.slack.rich``), which Slack shows as
+typed, so what a person copies from a card is what runs; mrkdwn holds only our own words,
+mentions and times. Everything here is a pure function from a card to a payload within Slack's
+limits (header 150, section 3,000, a detail 2,000, 50 blocks, button value 2,000). Every block
 gets a fresh ``block_id``: Slack keeps a client's stale state keyed by block id, and reusing one
 across an update can leave the old buttons showing on a phone. Lists of cards (the App Home,
 ``/countersign pending``) are ``bot.slack.lists``.
@@ -17,8 +19,9 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from bot.cards.cardspec import CardAction, CardSpec, Verb
-from bot.slack import texts
-from bot.slack.texts import clip, esc, esc_data
+from bot.slack import rich, texts
+from bot.slack.rich import Line
+from bot.slack.texts import clip
 
 __all__ = [
     "APPROVE_ACTION",
@@ -38,6 +41,7 @@ __all__ = [
     "reject_modal",
     "render_decided",
     "render_pending",
+    "rich_text",
     "section",
 ]
 
@@ -68,7 +72,7 @@ _ACTION_IDS: Final[dict[Verb, str]] = {
 }
 _STYLES: Final[dict[Verb, str]] = {"approve": "primary", "reject": "danger"}
 
-_MAX_BLOCKS, _MAX_FIELDS, _FIELD, _SECTION, _HEADER, _VALUE = 50, 10, 2000, 3000, 150, 2000
+_MAX_BLOCKS, _MAX_LINES, _FIELD, _SECTION, _HEADER, _VALUE = 50, 10, 2000, 3000, 150, 2000
 
 
 def _id(kind: str, card_id: str = "") -> str:
@@ -83,8 +87,10 @@ def card_id_of_block(block_id: str) -> str | None:
     return parts[1] if len(parts) == 3 and parts[0] == "card" else None
 
 
-def plain(text: str, limit: int) -> dict[str, Any]:
-    return {"type": "plain_text", "text": clip(text, limit), "emoji": True}
+def plain(text: str, limit: int, *, emoji: bool = True) -> dict[str, Any]:
+    """Plain text, which Slack never parses; ``emoji`` False where it holds data, so a name
+    holding ``:tada:`` is shown as typed, not as a picture."""
+    return {"type": "plain_text", "text": clip(text, limit), "emoji": emoji}
 
 
 def _mrkdwn(text: str, limit: int = _SECTION) -> dict[str, Any]:
@@ -104,20 +110,35 @@ def divider() -> Block:
     return {"type": "divider", "block_id": _id("div")}
 
 
-def _fields(details: Sequence[tuple[str, str]]) -> list[Block]:
-    """Details as two-column fields: one short line each, readable on a phone."""
-    fields = [_mrkdwn(f"*{esc(label)}*\n{esc_data(value)}", _FIELD) for label, value in details]
-    return [
-        {"type": "section", "block_id": _id("fields"), "fields": fields[i : i + _MAX_FIELDS]}
-        for i in range(0, len(fields), _MAX_FIELDS)
+def rich_text(lines: Sequence[Line], kind: str = "rich") -> Block:
+    """Lines one under the other in a rich_text block: shown as typed, never parsed."""
+    section = {"type": "rich_text_section", "elements": rich.joined(lines)}
+    return {"type": "rich_text", "block_id": _id(kind), "elements": [section]}
+
+
+def _details(details: Sequence[tuple[str, str]]) -> list[Block]:
+    """Details as lines of a bold label and its value, as typed: one short line each on a
+    phone, ten to a block and no block past a section's 3,000 characters."""
+    lines = [
+        rich.line(rich.bold(f"{label}: "), rich.words(v, limit=_FIELD)) for label, v in details
     ]
+    blocks: list[list[Line]] = []
+    for each in lines:
+        last = blocks[-1] if blocks else None
+        size = sum(rich.length(one) + 1 for one in last) if last else 0
+        if last is None or len(last) == _MAX_LINES or size + rich.length(each) > _SECTION:
+            blocks.append([each])
+        else:
+            last.append(each)
+    return [rich_text(group, "fields") for group in blocks]
 
 
 def body(spec: CardSpec) -> list[Block]:
     """What the card is about: its summary, its details, its warning."""
-    blocks = [section(f"*{esc_data(spec.summary)}*"), *_fields(spec.details)]
+    blocks = [rich_text([rich.bold(spec.summary, limit=_SECTION)], "text"), *_details(spec.details)]
     if spec.warning:
-        blocks.append(section(f":warning: {esc_data(spec.warning)}"))
+        warning = rich.line(rich.emoji("warning"), " ", rich.words(spec.warning, limit=_FIELD))
+        blocks.append(rich_text([warning], "warn"))
     return blocks
 
 
@@ -128,7 +149,8 @@ def _confirm(spec: CardSpec, verb: Verb) -> dict[str, Any] | None:
     if verb == "approve" and spec.confirm is not None:
         words = (*spec.confirm, texts.confirm_ok())
     elif verb == "approve":
-        words = (texts.confirm_title(), texts.confirm_text(spec.summary), texts.confirm_ok())
+        said = texts.confirm_text(spec.summary, left=spec.approvals_left, waiting=spec.waiting_for)
+        words = (texts.confirm_title(), said, texts.confirm_ok())
     elif verb == "withdraw" and spec.lines:
         words = (
             texts.withdraw_title(),
@@ -146,7 +168,7 @@ def dialog(title: str, text: str, ok: str) -> dict[str, Any]:
     """The confirm dialog a button opens before its press is sent."""
     return {
         "title": plain(title, 100),
-        "text": plain(text, 300),
+        "text": plain(text, 300, emoji=False),
         "confirm": plain(ok, 30),
         "deny": plain(texts.CONFIRM_DENY, 30),
     }
@@ -185,7 +207,12 @@ def _capped(top: list[Block], tail: list[Block]) -> list[Block]:
 
 
 def head(spec: CardSpec) -> Block:
-    return {"type": "header", "block_id": _id("head"), "text": plain(spec.title, _HEADER)}
+    # The heading names people ("Approval needed from …"): data, shown as typed.
+    return {
+        "type": "header",
+        "block_id": _id("head"),
+        "text": plain(spec.title, _HEADER, emoji=False),
+    }
 
 
 def render_pending(
@@ -197,12 +224,12 @@ def render_pending(
     ``for_user`` is named only when the header cannot say whom the card waits for.
     """
     mention = None if spec.waiting_for else for_user
-    tail = [context(texts.progress(spec.progress))] if spec.progress else []
+    tail = [rich_text([texts.progress(spec.progress)], "ctx")] if spec.progress else []
     tail.append(context(texts.card_for(mention, spec.expires_at)))
     return _capped([head(spec), *body(spec)], [*tail, *buttons(spec, verbs)])
 
 
-def _decided_lines(spec: CardSpec, decided_by_slack: str | None) -> list[str]:
+def _decided_lines(spec: CardSpec, decided_by_slack: str | None) -> list[Line]:
     """Who decided and when, what came of it, and what was left as it was, each said once."""
     decided, outcome = spec.decided, spec.outcome
     lines = []
@@ -227,7 +254,7 @@ def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Bloc
     who-and-when line: a rejected card no longer said who rejected it.
     """
     lines = _decided_lines(spec, decided_by_slack)
-    tail = [context("\n".join(lines))] if lines else []
+    tail = [rich_text(lines, "ctx")] if lines else []
     return _capped([head(spec), *body(spec)], tail)
 
 
@@ -247,7 +274,7 @@ def reject_modal(
         "submit": plain(texts.REJECT, 24),
         "close": plain(texts.CONFIRM_DENY, 24),
         "blocks": [
-            section(texts.rejecting(summary)),
+            rich_text(texts.rejecting(summary), "text"),
             {
                 "type": "input",
                 "block_id": REASON_BLOCK,

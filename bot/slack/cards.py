@@ -14,7 +14,7 @@ from typing import Final
 
 from bot.cards.card import Card
 from bot.cards.cardspec import CardSpec, Verb
-from bot.slack import texts
+from bot.slack import rich, texts
 from bot.slack.blocks import (
     DECIDING,
     EVERY,
@@ -24,17 +24,14 @@ from bot.slack.blocks import (
     head,
     render_decided,
     render_pending,
-    section,
+    rich_text,
 )
-from bot.slack.mrkdwn import esc, esc_data
+from bot.slack.rich import Line
 
 __all__ = ["card_message", "copy_verbs", "render"]
 
-_MARKS: Final = {
-    "done": ":white_check_mark:",
-    "failed": ":x:",
-    "executing": ":hourglass_flowing_sand:",
-}
+_MARKS: Final = {"done": "white_check_mark", "failed": "x", "executing": "hourglass_flowing_sand"}
+_LINE: Final = 2000
 
 
 def copy_verbs(*, private: bool, approved: bool) -> frozenset[Verb]:
@@ -78,32 +75,33 @@ def card_message(
 
 
 def _line(number: int, spec: CardSpec, index: int) -> Block:
+    """One write of several, as typed: its sentence, its warning, its outcome once decided."""
     line = spec.lines[index]
-    said = f"*{number}.* {esc_data(line.summary)}"
+    said = [rich.line(rich.bold(f"{number}. "), rich.words(line.summary, limit=_LINE))]
     if line.warning:
-        said += f"\n:warning: {esc_data(line.warning)}"
+        said.append(rich.line(rich.emoji("warning"), " ", rich.words(line.warning, limit=_LINE)))
     if line.result:
-        mark = _MARKS.get(line.status, ":no_entry_sign:")
-        said += f"\n{mark} {esc_data(line.result)}"
-    return section(said)
+        mark = rich.emoji(_MARKS.get(line.status, "no_entry_sign"))
+        said.append(rich.line(mark, " ", rich.words(line.result, limit=_LINE)))
+    return rich_text(said, "text")
 
 
 def _several(spec: CardSpec, verbs: frozenset[Verb]) -> list[Block]:
     """A card of several writes: heading, what one press does, a section per write, then the
     lines under it and the buttons among ``verbs`` (none once settled)."""
-    blocks: list[Block] = [head(spec), context(esc(spec.intro or ""))]
+    blocks: list[Block] = [head(spec), context(spec.intro or "")]
     blocks += [_line(n, spec, n - 1) for n in range(1, len(spec.lines) + 1)]
-    tail = []
+    tail: list[Line] = []
     if spec.progress:
         tail.append(texts.progress(spec.progress))
-    if spec.is_pending:
-        tail.append(texts.card_for(None, spec.expires_at))
-    elif spec.decided is not None:
+    if spec.decided is not None and not spec.is_pending:
         tail.append(
             texts.decided_line(spec.decided.by, None, spec.decided.at, verb=spec.decided.verb)
         )
     if spec.reason:
         tail.append(texts.outcome_line("Reason", spec.reason))
-    if [t for t in tail if t]:
-        blocks.append(context("\n".join(t for t in tail if t)))
+    if tail:
+        blocks.append(rich_text(tail, "ctx"))
+    if spec.is_pending and spec.expires_at:
+        blocks.append(context(texts.card_for(None, spec.expires_at)))
     return [*blocks, *buttons(spec, verbs)]

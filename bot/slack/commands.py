@@ -21,6 +21,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot import identity
 from bot.slack import texts
@@ -32,7 +33,7 @@ from bot.surface import Surface
 from tools import Caller, Connections, Platform, Role
 from tools.errors import NotFoundError
 
-__all__ = ["COMMAND", "register"]
+__all__ = ["COMMAND", "redraw_list", "register"]
 
 COMMAND = "/countersign"
 # A card's position in the list: ASCII digits, not 0.
@@ -109,6 +110,27 @@ async def answer(
         user=caller.userid,
         cards=len(cards),
         asked=len(asked),
+    )
+
+
+async def redraw_list(surface: Surface, adapter: SlackAdapter, response_url: str) -> None:
+    """Replaces a private ``/countersign pending`` list with the person's cards as they stand.
+
+    Meera approved from her DM, and the list just below kept live buttons on that card; a
+    press on it was refused as already approved, and the list still offered it. A press
+    made on such a list now draws it again, the decided card gone from it.
+    """
+    where = adapter.where
+    caller = await identity.resolve(
+        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
+    )
+    if isinstance(caller, str):
+        return
+    cards, asked = await pending_cards(surface, caller), await asked_cards(surface, caller)
+    await AsyncWebhookClient(response_url).send(
+        text=texts.pending_text(len(cards), len(asked)) if cards or asked else texts.pending_none(),
+        blocks=pending_list(cards, asked, start=0),
+        replace_original=True,
     )
 
 

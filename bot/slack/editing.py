@@ -22,7 +22,7 @@ from bot import identity, turns
 from bot.cards.cardspec import clip
 from bot.placement import Placement, SlackPlacement, first
 from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, section
+from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, rich_text
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
 from bot.slack.texts import editing as texts
 from bot.surface import Surface
@@ -72,7 +72,7 @@ def edit_modal(record: CardRecord, tool: Tool, *, token: str) -> dict[str, Any]:
         "submit": _plain(texts.EDIT_SUBMIT, 24),
         "close": _plain("Cancel", 24),
         "blocks": [
-            section(texts.editing(record.summary)),
+            rich_text(texts.editing(record.summary), "text"),
             *(_input(name, record.args.get(name)) for name in tool.editable),
         ],
     }

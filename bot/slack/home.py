@@ -85,11 +85,17 @@ async def asked_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
 
 
 async def publish_home(
-    surface: Surface, client: AsyncWebClient, *, caller: Caller | None, slack_user: str
+    surface: Surface,
+    client: AsyncWebClient,
+    *,
+    caller: Caller | None,
+    slack_user: str,
+    decided: CardSpec | None = None,
 ) -> None:
+    """Draws the person's App Home; ``decided`` is a card they just decided there, shown first."""
     mine = await pending_cards(surface, caller) if caller is not None else []
     theirs = await asked_cards(surface, caller) if caller is not None else []
-    view = home_view(mine, theirs, linked=caller is not None)
+    view = home_view(mine, theirs, linked=caller is not None, decided=decided)
     await client.views_publish(user_id=slack_user, view=view)
     log.info(
         "home_published",
@@ -102,10 +108,17 @@ async def publish_home(
 
 
 async def refresh_homes(
-    surface: Surface, client: AsyncWebClient, record: CardRecord, installation: str
+    surface: Surface,
+    client: AsyncWebClient,
+    record: CardRecord,
+    installation: str,
+    *,
+    pressed_by: str | None = None,
+    decided: CardSpec | None = None,
 ) -> int:
     """Republishes the App Home of everyone ``record`` concerns (those it is issued to and its
-    asker) who has a Slack identity in ``installation``; returns how many.
+    asker) who has a Slack identity in ``installation``; returns how many. The Slack user
+    ``pressed_by`` (a press from their Home tab) sees ``decided`` at the top of theirs.
 
     A person whose tab cannot be published (they left, the app lost a scope) is logged and
     skipped: the others still see the card as it stands.
@@ -120,7 +133,10 @@ async def refresh_homes(
             if where != installation:
                 continue
             try:
-                await publish_home(surface, client, caller=caller, slack_user=slack_user)
+                shown = decided if slack_user == pressed_by else None
+                await publish_home(
+                    surface, client, caller=caller, slack_user=slack_user, decided=shown
+                )
             except SlackApiError as failed:
                 log.warning("home_publish_failed", slack_user=slack_user, error=slack_error(failed))
                 continue

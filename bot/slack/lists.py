@@ -12,7 +12,18 @@ from typing import Any, Final
 
 from bot.cards.cardspec import CardSpec
 from bot.slack import texts
-from bot.slack.blocks import DECIDING, WITHDRAWING, Block, body, buttons, context, divider, section
+from bot.slack.blocks import (
+    DECIDING,
+    WITHDRAWING,
+    Block,
+    body,
+    buttons,
+    context,
+    divider,
+    rich_text,
+    section,
+)
+from bot.slack.cards import render
 
 __all__ = ["HOME_BLOCKS", "home_view", "pending_list"]
 
@@ -20,28 +31,21 @@ _MAX_BLOCKS: Final = 50
 HOME_BLOCKS: Final = 100  # a Home tab view holds up to 100 blocks; a message, 50
 
 
-def _lines(spec: CardSpec, first: str) -> Block:
-    """The small print of a listed card: whom it waits for or when it expires, its approvals."""
-    said = [first] if first else []
-    if spec.progress:
-        said.append(texts.progress(spec.progress))
-    return context("\n".join(said))
-
-
-def _expiry(spec: CardSpec) -> str:
-    return texts.card_for(None, spec.expires_at)
+def _approvals(spec: CardSpec) -> list[Block]:
+    """The approvals line of a listed card needing two, as typed (it names who approved)."""
+    return [rich_text([texts.progress(spec.progress)], "ctx")] if spec.progress else []
 
 
 def _mine(spec: CardSpec) -> list[Block]:
-    """A card waiting for the reader: the whole card, with Approve and Reject."""
-    return [divider(), *body(spec), _lines(spec, _expiry(spec)), *buttons(spec, DECIDING)]
+    """A card waiting for the reader: the whole card, when it expires, Approve and Reject."""
+    expiry = [context(texts.card_for(None, spec.expires_at))] if spec.expires_at else []
+    return [divider(), *body(spec), *_approvals(spec), *expiry, *buttons(spec, DECIDING)]
 
 
 def _theirs(spec: CardSpec) -> list[Block]:
-    """A card the reader asked for: whom it waits for, with Withdraw."""
-    waiting = texts.waiting_for(spec.waiting_for)
-    first = f"{waiting} · {_expiry(spec).lower()}" if spec.expires_at else waiting
-    return [divider(), *body(spec), _lines(spec, first), *buttons(spec, WITHDRAWING)]
+    """A card the reader asked for: whom it waits for (names, as typed), with Withdraw."""
+    waiting = rich_text([texts.waiting_for(spec.waiting_for, spec.expires_at)], "ctx")
+    return [divider(), *body(spec), *_approvals(spec), waiting, *buttons(spec, WITHDRAWING)]
 
 
 def _whole(
@@ -108,10 +112,21 @@ def pending_list(
 
 
 def home_view(
-    mine: Sequence[CardSpec], others: Sequence[CardSpec] = (), *, linked: bool = True
+    mine: Sequence[CardSpec],
+    others: Sequence[CardSpec] = (),
+    *,
+    linked: bool = True,
+    decided: CardSpec | None = None,
 ) -> dict[str, Any]:
-    """The App Home tab: a short introduction, then the reader's cards (whole ones)."""
+    """The App Home tab: a short introduction, the card its reader just decided here (if
+    any), then the reader's cards (whole ones).
+
+    Approving from the Home tab made the card vanish with no outcome shown: the card just
+    decided stays at the top, as it now stands, until the tab is drawn again.
+    """
     intro = [section(texts.HOME_INTRO), divider()]
+    if decided is not None:
+        intro += [*render(decided, for_user=None), divider()]
     if not linked:
         listed = [section(texts.not_linked())]
     elif mine or others:

@@ -20,8 +20,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.cards import several
 from bot.cards.card import Card
 from bot.placement import Placement, SlackPlacement
-from bot.slack import texts
-from bot.slack.blocks import Block
+from bot.slack import rich, texts
+from bot.slack.blocks import Block, rich_text
 from bot.slack.cards import card_message
 from bot.slack.mrkdwn import esc_data
 
@@ -140,12 +140,17 @@ async def post_audit(
     client: AsyncWebClient, card: Card, placement: SlackPlacement, *, audit: str | None
 ) -> bool:
     """Posts the card's decision in its thread and in the ``audit`` channel when set; False
-    when Slack failed a post in a way a later try may not meet."""
-    text = _audit_text(card)
+    when Slack failed a post in a way a later try may not meet.
+
+    The line is rich_text, its push text the same words escaped: the audit line was mrkdwn
+    alone, and a reason or a name holding ``*``, ``_`` or ``~`` could not be shown as typed.
+    """
+    text, line = _audit(card)
+    blocks = [rich_text([line], "audit")]
     posted = True
     for target in _audit_targets(placement, audit):
         try:
-            await client.chat_postMessage(text=text, **target, **POST_OPTIONS)
+            await client.chat_postMessage(text=text, blocks=blocks, **target, **POST_OPTIONS)
         except SlackApiError as failed:
             log.error(
                 "audit_post_failed",
@@ -165,22 +170,24 @@ async def post_audit(
     return posted
 
 
-def _audit_text(card: Card) -> str:
-    """The decision's line: a card's own, or one line for all the writes of a card of several
-    (the core's words, escaped)."""
+def _audit(card: Card) -> tuple[str, rich.Line]:
+    """The decision's line as push text and as typed: a card's own, or one line for all the
+    writes of a card of several (the core's words)."""
     record = card.single
     if record is None:
         by = next((c.decided_by_name for c in card.items if c.decided_by_name), "") or ""
         titles = [(str(c.status), c.summary, c.outcome) for c in card.items]
-        return texts.clip(esc_data(several.audit_text(by, titles)), 3000)
-    return texts.audit_text(
-        str(record.status),
-        summary=record.summary,
-        by=record.decided_by_name or "",
-        standing=record.standing,
-        reason=record.reason,
-        outcome=record.outcome,
-    )
+        said = several.audit_text(by, titles)
+        return texts.clip(esc_data(said), 3000), rich.words(said, limit=2900)
+    about: dict[str, Any] = {
+        "summary": record.summary,
+        "by": record.decided_by_name or "",
+        "standing": record.standing,
+        "reason": record.reason,
+        "outcome": record.outcome,
+    }
+    status = str(record.status)
+    return texts.audit_text(status, **about), texts.audit_line(status, **about)
 
 
 def _audit_targets(placement: SlackPlacement, audit: str | None) -> list[dict[str, Any]]:

@@ -2,8 +2,9 @@
 
 Everything here is a pure function from a ``CardSpec`` to card JSON. Values from the merchant's
 data, a person or the model go only into ``TextRun``s, which Teams never reads as markdown, so a
-product called ``**[free](https://x)**`` shows as typed and links nowhere; our own words go in
-``TextBlock``s. ``{{`` is broken up in data because Teams expands ``{{DATE(…)}}`` in card text.
+product called ``**[free](https://x)**`` shows as typed and links nowhere, and what a person
+copies from a card is what runs; our own words go in ``TextBlock``s. Only ``{{DATE(`` and
+``{{TIME(`` are broken up in data, because Teams expands them in card text.
 
 Three views of one pending card: everyone sees its status (the message as posted); a person it
 is issued to sees Approve, Edit (when it has values a person may change) and Reject; its asker,
@@ -57,9 +58,16 @@ _SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 _MAX_REFRESH_USERS = 60
 
 
+# Teams expands {{DATE(…)}} and {{TIME(…)}} in card text, TextRuns included. Only those two are
+# broken: every "{{" used to get a zero-width space, so an argument such as {{order_id}} copied
+# from a card was not the one that ran.
+_MACRO = re.compile(r"\{\{(?=(?:DATE|TIME)\()")
+
+
 def safe(text: str) -> str:
-    """Data for a ``TextRun``: no markdown is read there; only Teams' date macro needs breaking."""
-    return text.replace("{{", "{\u200b{")
+    """Data for a ``TextRun``, as typed: no markdown is read there; only a date macro Teams
+    would expand is broken (``{`` zero-width space ``{``)."""
+    return _MACRO.sub("{\u200b{", text)
 
 
 def _words(text: str, **style: Any) -> Json:

@@ -39,21 +39,28 @@ _TEXT = 4000  # a chat message: far below Teams' limit, and readable on a phone
 def not_connected() -> str:
     return (
         "This Microsoft Teams organisation is not connected to a merchant, so I can't show "
-        "or change anything here. Ask your merchant's owner to connect it "
-        '(`countersign connect teams <tenant-id> "<merchant>"`).'
+        "or change anything here. Ask your merchant's owner to connect it with the command: "
+        'countersign connect teams <tenant-id> "<merchant>"'
     )
 
 
 def not_linked() -> str:
     return (
         "I don't know who you are in Countersign yet, so I can't show or change anything. "
-        "Ask your shop's owner to add your work email, or to link you with "
-        "`countersign link teams <tenant-id> <your-aad-object-id> <email>`."
+        "Ask your shop's owner to add your work email, or to link you with the command: "
+        "countersign link teams <tenant-id> <your-aad-object-id> <email>"
     )
 
 
-def not_your_card(owner_name: str | None) -> str:
-    return wording.not_your_card(owner_name or "the person who asked for it")
+# Teams sends these as plain text (textFormat plain): backticks around a command were shown
+# as typed, so a command stands alone at the end of its sentence instead.
+
+
+def not_your_card(owner_name: str | None, waiting: tuple[str, ...] = ()) -> str:
+    # Every other refusal here starts with ⛔; this one, the commonest, did not.
+    if owner_name:
+        return refused(wording.not_your_card(owner_name))
+    return refused(wording.not_waiting_for_you(waiting))
 
 
 def refused(message: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from bot.agent import Assistant
 from bot.agent.offline import normalise, understand
 from bot.settings import Settings
-from tests.agent.conftest import ARJUN, PRIYA, Recorder, tool_calls
+from tests.agent.conftest import ARJUN, PRIYA, RAVI, Recorder, tool_calls
 from tools import Caller, Registry
 from tools.merchant import READ_ONLY_AGENT
 
@@ -116,6 +116,48 @@ async def test_phrasing_calls_the_tool_and_phrases_the_result(
     assert "couldn't" not in reply.text
 
 
+async def test_which_branch_sold_the_most_is_answered_from_the_sales_summary(
+    assistant: Assistant,
+) -> None:
+    """ "which branch sold the most this week?" reads the sales summary and names the branch
+    with the highest net first, the others after it in order; it got "I didn't catch that"."""
+    reply = await assistant.reply(
+        conversation="c", caller=ARJUN, text="Which branch sold the most this week?"
+    )
+    assert tool_calls((await assistant.store.load("c")).messages) == [
+        ("sales_summary", {"period": "this_week"})
+    ]
+    result = await assistant.registry.call(
+        assistant.agent, "sales_summary", {"period": "this_week"}, ARJUN
+    )
+    ranked = sorted(result.rows, key=lambda row: -int(row["net_minor"]))
+    assert reply.text.startswith(f"{ranked[0]['branch']} sold the most: net {ranked[0]['net']}")
+    places = [reply.text.index(f"• {row['branch']}") for row in ranked]
+    assert places == sorted(places)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "what's our best selling item?",
+            ["I can't tell which items sell best", "sales this week"],
+        ),
+        ("cancel order 12", ["I can't cancel orders; I can refund order 12", '"refund order 12"']),
+    ],
+)
+async def test_what_nothing_can_do_is_said_with_the_nearest_thing(
+    assistant: Assistant, text: str, words: list[str]
+) -> None:
+    """Best sellers (orders record no items) and cancelling an order (no tool does) are said
+    to be out of reach, with what can be done instead; both got "I didn't catch that"."""
+    reply = await assistant.reply(conversation="c", caller=ARJUN, text=text)
+    assert tool_calls((await assistant.store.load("c")).messages) == []
+    for word in words:
+        assert word in reply.text
+    assert reply.proposals == []
+
+
 async def test_order_phrasing_names_the_customer(assistant: Assistant) -> None:
     """ "show order <id>" shows the order's customer and total as the tool gave them."""
     reply = await assistant.reply(conversation="c", caller=ARJUN, text="show order 5")
@@ -211,6 +253,18 @@ async def test_several_requests_are_one_call_each_in_one_turn(assistant: Assista
     assert [p.summary.split(" — ")[0] for p in reply.proposals] == [
         f"Approve request {n}" for n in (1, 2, 3)
     ]
+
+
+async def test_a_staff_batch_is_one_card_and_told_as_one(assistant: Assistant) -> None:
+    """Ravi's "approve requests 4, 5 and 6" is one card, told in one line: whom it went to as
+    its strictest change needs (two managers, both named with "and"). It was told both "went
+    to Arjun Mehta or Meera Iyer" and "went to Arjun Mehta and Meera Iyer… It needs 2
+    approvals"."""
+    reply = await assistant.reply(conversation="c", caller=RAVI, text="approve requests 4, 5 and 6")
+    assert len(reply.proposals) == 3
+    assert reply.text.count("Not done yet") == 1
+    assert "It needs 2 approvals from different people." in reply.text
+    assert " or " not in reply.text
 
 
 async def test_rejecting_several_requests_takes_one_reason_for_all(assistant: Assistant) -> None:

@@ -268,6 +268,32 @@ def test_db_upgrade_then_demo_twice_is_idempotent(tmp_path: Path, sqlite_url: st
     assert asyncio.run(_counts(sqlite_url)) == after_first
 
 
+def test_demo_reset_starts_afresh_and_forgets_the_sandboxs_messages(
+    tmp_path: Path, demo_url: str
+) -> None:
+    """`demo --reset` says what it did and removes the sandbox's saved workspace, whose
+    messages carried cards the reset deleted."""
+    saved = tmp_path / ".countersign-sandbox.json"
+    saved.write_text("{}")
+    ran = cli(tmp_path, demo_url, "demo", "--reset")
+    assert ran.code == 0, ran
+    assert "Started the demo afresh" in ran.out
+    assert "(90 orders)" in ran.out
+    assert not saved.exists()
+
+
+def test_time_zone_shows_sets_and_refuses_what_is_no_zone(tmp_path: Path, demo_url: str) -> None:
+    """`time-zone` shows the demo merchant's zone from its city, sets another, and refuses a
+    name that is no zone with one line that suggests real ones."""
+    shown = cli(tmp_path, demo_url, "time-zone", "Fiesta Foods")
+    assert shown.out.strip() == "Fiesta Foods keeps the days of Asia/Kolkata."
+    saved = cli(tmp_path, demo_url, "time-zone", "Harbor Books", "America/Los_Angeles")
+    assert saved.code == 0 and "keeps the days of America/Los_Angeles" in saved.out
+    assert "America/Los_Angeles" in cli(tmp_path, demo_url, "time-zone", "2").out
+    refused = cli(tmp_path, demo_url, "time-zone", "Fiesta Foods", "Kolkata")
+    assert_one_line_failure(refused, "'Kolkata' is not a time zone", "Asia/Kolkata")
+
+
 def test_link_then_resolve_finds_the_person(tmp_path: Path, demo_url: str) -> None:
     """`link` prints who was linked, and Directory.resolve then returns that person."""
     refused = cli(tmp_path, demo_url, "link", "slack", "T123", "U456", "Arjun@Fiesta.example")

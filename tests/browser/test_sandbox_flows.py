@@ -33,7 +33,7 @@ async def test_arjun_approves_and_the_channel_sees_it(
     card = page.locator(
         "#thread .message", has=page.locator(".bk-header", has_text="Approval needed")
     )
-    await expect(card.locator(".bk-fields")).to_contain_text("Indiranagar")
+    await expect(card.locator(".bk-rich").nth(1)).to_contain_text("Indiranagar")
     await page.screenshot(path=SHOTS / "01-card.png")
     await card.locator(".bk-button.primary", has_text="Approve").click()
     await expect(page.locator("#confirm-root .dialog-title")).to_have_text("Approve this change?")
@@ -99,7 +99,7 @@ async def test_reject_with_a_reason_through_the_modal(
     await page.click("#modal-submit")
     await expect(page.locator("#modal-root")).to_be_hidden()
     await expect(page.locator("#thread .bk-header", has_text="Not approved")).to_be_visible()
-    reason = page.locator("#thread .bk-context", has_text="Paneer supplier")
+    reason = page.locator("#thread .bk-rich", has_text="Paneer supplier")
     await expect(reason).to_contain_text("<b>wait</b>")  # shown as text, never as markup
     await expect(
         page.locator("#messages .message", has_text="Not approved (Arjun Mehta): Approve request 3")
@@ -146,3 +146,31 @@ async def test_the_app_home_lists_the_persons_waiting_cards(
     await expect(home).to_contain_text("Waiting for you")
     await expect(home.locator(".bk-button.primary", has_text="Approve").first).to_be_visible()
     await page.screenshot(path=SHOTS / "09-app-home.png")
+
+
+async def test_the_demo_ledger_answers_a_read_and_turns_a_payment_into_a_card(
+    sandbox: Running, browser: BrowserContext
+) -> None:
+    """The demo's own MCP server, as the README shows it: a read is answered at once, a
+    payment becomes a card with the ledger's preview, and Approve records it."""
+    page = await open_as(browser, sandbox.url, "UPRIYA")
+    await page.fill("#composer-text", "@countersign use ledger__list_suppliers")
+    await page.press("#composer-text", "Enter")
+    # The first call starts the ledger (a Python process over stdio): seconds, once.
+    answer = page.locator("#thread .message", has_text="Nandi Dairy")
+    await expect(answer).to_be_visible(timeout=30_000)
+    await ask(
+        page,
+        "@countersign use ledger__record_payment with supplier_id=SUP-001 amount=7800.50 "
+        "reference=INV-2026-001",
+    )
+    card = page.locator(
+        "#thread .message", has=page.locator(".bk-header", has_text="Approval needed")
+    )
+    await expect(card).to_contain_text("Record a payment on the ledger server.")
+    await expect(card).to_contain_text("INV-2026-001")
+    await expect(card).to_contain_text("Preview")
+    await page.screenshot(path=SHOTS / "30-ledger-card.png")
+    await card.locator(".bk-button.primary", has_text="Approve").click()
+    await page.click("#confirm-ok")
+    await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()

@@ -43,7 +43,7 @@ async def test_on_a_phone_the_approve_button_is_on_the_first_screen(
     await expect(approve).to_be_visible()
     reply = page.locator("#thread .message", has_text="Not done yet")
     await expect(reply).to_have_count(1)
-    assert "\n" not in (await reply.locator(".message-text").inner_text()).strip()
+    assert "\n" not in (await reply.locator(".bk-rich").inner_text()).strip()
     await settled(page)  # the new card's highlight faded, for the picture
     # The first screen: the thread from its top (the question), as a person opening it sees it.
     pane = page.locator("#thread-messages")

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
+from sqlalchemy import update as sa_update
 
 from tools.audit import Outcome
 from tools.caller import Caller, Role
@@ -25,6 +26,7 @@ from tools.merchant.models import (
     Product,
     Refund,
     RequestKind,
+    Tenant,
 )
 from tools.merchant.reads_sales import Period
 from tools.registry import Registry
@@ -102,7 +104,8 @@ async def test_list_branches_shows_every_branch_with_counts(registry: Registry) 
         (3, "Whitefield", "open"),
         (4, "MG Road", "closed"),
     ]
-    assert [r["pending_requests"] for r in result.rows] == [2, 2, 2, 0]
+    # 11 to 15, the README tour's own requests, are pending at the three open branches too.
+    assert [r["pending_requests"] for r in result.rows] == [4, 3, 4, 0]
 
 
 async def test_list_branches_filters_by_status(registry: Registry) -> None:
@@ -148,7 +151,7 @@ async def test_get_branch_counts_open_orders_and_pending_requests(
         expected_open = int(await session.scalar(stmt) or 0)
     row = (await read(registry, "get_branch", {"branch": "Koramangala"})).rows[0]
     assert row["open_orders"] == expected_open >= 1
-    assert row["pending_requests"] == 2
+    assert row["pending_requests"] == 3  # requests 2 and 6, and the tour's 11
 
 
 async def test_get_branch_ambiguous_prefix_lists_candidates(
@@ -198,10 +201,10 @@ async def test_ids_beyond_32_bits_are_refused_as_arguments(registry: Registry, t
 
 
 async def test_list_requests_defaults_to_pending_newest_first(registry: Registry) -> None:
-    """By default the six pending Fiesta requests come back newest first, fully described."""
+    """By default the eleven pending Fiesta requests come back newest first, fully described."""
     result = await read(registry, "list_requests")
-    assert result.scope == "Fiesta Foods: 6 pending requests"
-    assert [r["id"] for r in result.rows] == [1, 2, 3, 4, 5, 6]
+    assert result.scope == "Fiesta Foods: 11 pending requests"
+    assert [r["id"] for r in result.rows] == [1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15]
     first = result.rows[0]
     assert first["branch_id"] == 1 and first["branch"] == "Indiranagar"
     assert first["kind"] == "stock" and first["status"] == "pending"
@@ -224,7 +227,9 @@ async def test_list_requests_shows_decisions(registry: Registry) -> None:
     ]
     assert rejected[0]["decided_at"] is not None and rejected[0]["amount"] == "₹12,000.00"
     everything = await read(registry, "list_requests", {"status": None})
-    assert everything.count == 8 and everything.scope == "Fiesta Foods: 8 requests of every status"
+    assert (
+        everything.count == 13 and everything.scope == "Fiesta Foods: 13 requests of every status"
+    )
 
 
 async def test_list_requests_filters_by_branch_and_kind(registry: Registry) -> None:
@@ -258,9 +263,9 @@ async def test_list_requests_caps_at_fifty_with_true_count(
         ),
     )
     result = await read(registry, "list_requests")
-    assert result.count == 66 and len(result.rows) == 50
+    assert result.count == 71 and len(result.rows) == 50
     assert result.scope == (
-        "Fiesta Foods: 50 of 66 pending requests (truncated; narrow the search to see the rest)"
+        "Fiesta Foods: 50 of 71 pending requests (truncated; narrow the search to see the rest)"
     )
     assert [r["reason"] for r in result.rows[:2]] == ["Extra 0", "Extra 1"]
     harbor = await read(registry, "list_requests", caller=SAM)
@@ -473,8 +478,11 @@ def sale(
 
 @pytest.fixture
 async def week_of_sales(db: Database) -> Registry:
-    """Orders placed around WEDNESDAY, and a registry whose clock stands at WEDNESDAY."""
+    """Orders placed around WEDNESDAY, and a registry whose clock stands at WEDNESDAY, for
+    merchants keeping UTC days (the windows below are UTC's; a zone of their own is pinned
+    by the tests after them)."""
     at = WEDNESDAY.replace
+    await _set_zones(db, "UTC")
     await add_rows(
         db,
         sale(1, 100000, at(hour=10)),
@@ -487,6 +495,32 @@ async def week_of_sales(db: Database) -> Registry:
         sale(5, 777700, at(hour=9), tenant=2),
     )
     return make_registry(db, lambda: WEDNESDAY)
+
+
+async def _set_zones(db: Database, zone: str) -> None:
+    async with db.session(write=True) as session, session.begin():
+        await session.execute(sa_update(Tenant).values(time_zone=zone))
+
+
+async def test_a_merchants_today_and_week_are_its_own_days(db: Database) -> None:
+    """Fiesta Foods keeps Bengaluru's days: at 02:00 on a Thursday there (20:30 UTC the day
+    before), "today" starts at its midnight, not UTC's, and the note names the zone; it
+    once said "orders today (since 00:00 UTC)" for a shop in Bengaluru."""
+    thursday = datetime(2030, 1, 9, 20, 30, tzinfo=UTC)  # Thu 10 Jan, 02:00 in Kolkata
+    await add_rows(
+        db,
+        sale(1, 100000, datetime(2030, 1, 9, 18, 45, tzinfo=UTC)),  # 00:15 Thursday there
+        sale(1, 200000, datetime(2030, 1, 9, 17, 0, tzinfo=UTC)),  # 22:30 Wednesday there
+    )
+    registry = make_registry(db, lambda: thursday)
+    today = await read(registry, "sales_summary", {"period": "today", "branch": 1})
+    assert [r["orders"] for r in today.rows] == [1]
+    assert today.note.startswith(
+        "Total today (2030-01-10 00:00 to 2030-01-10 02:00 Asia/Kolkata): 1 order"
+    )
+    orders = await read(registry, "list_orders", {"today": True, "branch": 1})
+    assert "today (since 00:00 Asia/Kolkata)" in orders.scope
+    assert orders.count == 1
 
 
 @pytest.mark.parametrize(
@@ -567,7 +601,7 @@ async def test_reads_are_audited(registry: Registry) -> None:
     await read(registry, "list_requests", {"branch": "Indiranagar"})
     [entry] = await registry.audit.recent(tenantid=1, limit=1)
     assert (entry.tool, entry.scope, entry.outcome) == ("list_requests", "read", Outcome.OK)
-    assert (entry.user_id, entry.agent, entry.rows) == (4, DEFAULT_AGENT.name, 2)
+    assert (entry.user_id, entry.agent, entry.rows) == (4, DEFAULT_AGENT.name, 4)
     assert entry.args == {"status": "pending", "branch": "Indiranagar", "kind": None}
 
 

@@ -161,6 +161,19 @@ async def _refund(registry: Registry, amount: str | None) -> Proposal:
     return await propose(registry, "refund_order", args, ARJUN)
 
 
+async def test_the_identical_write_is_told_which_card_waits(db: Database) -> None:
+    """Asking again for the identical change names the waiting card by what it does and
+    whom it waits for; it said only "a card"."""
+    registry = make_registry(db)
+    first = await _refund(registry, "100")
+    with pytest.raises(CardLiveError) as told:
+        await _refund(registry, "100")
+    assert (
+        f"already waiting on a card: {first.summary.rstrip('.')}, waiting for Arjun Mehta."
+        in str(told.value)
+    )
+
+
 async def test_one_live_card_per_target(db: Database) -> None:
     """The identical write points to its live card; another write on the same order replaces
     it, and the replaced card can no longer run."""

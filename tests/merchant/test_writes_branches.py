@@ -40,7 +40,7 @@ async def _add_branch(db: Database, name: str) -> int:
 
 
 async def test_close_card_warns_of_open_orders_and_requests(db: Database) -> None:
-    """Closing Whitefield names it by id and name and warns of its open orders and 2 pending requests."""
+    """Closing Whitefield names it by id and name and warns of its open orders and 4 pending requests (3, 5 and the tour's 12 and 14)."""
     open_orders = await count(db, Order, Order.branch_id == 3, Order.status == "open")
     assert open_orders > 0  # the demo data keeps the newest orders open
     proposal = await propose(make_registry(db), "close_branch", {"branch": "whitefield"}, PRIYA)
@@ -49,11 +49,11 @@ async def test_close_card_warns_of_open_orders_and_requests(db: Database) -> Non
         "Branch": "Whitefield (branch 3, Bengaluru)",
         "Status": "open → closed",
         "Open orders": str(open_orders),
-        "Pending requests": "2",
+        "Pending requests": "4",
     }
     plural = "s" if open_orders != 1 else ""
     assert proposal.warning == (
-        f"Whitefield still has {open_orders} open order{plural} and 2 pending requests; "
+        f"Whitefield still has {open_orders} open order{plural} and 4 pending requests; "
         "closing it does not cancel or decide them."
     )
 
@@ -104,7 +104,7 @@ async def test_close_after_approval(db: Database) -> None:
     assert branch.status == "closed"
     assert branch.status_changed_at == decision.card.decided_at
     assert await count(db, Order, Order.branch_id == 3, Order.status == "open") == orders_before
-    assert await count(db, BranchRequest, BranchRequest.branch_id == 3) == 2
+    assert await count(db, BranchRequest, BranchRequest.branch_id == 3) == 4
 
 
 async def test_reopen_after_approval(db: Database) -> None:

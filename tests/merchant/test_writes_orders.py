@@ -67,7 +67,7 @@ async def test_full_refund_card(db: Database) -> None:
         f"{branch} (branch {order.branch_id})."
     )
     assert details(proposal) == {
-        "Order": f"{order.id} — {order.customer}, {order.created_at:%Y-%m-%d}",
+        "Order": f"{order.id} — {order.customer}, placed {order.created_at:%Y-%m-%d %H:%M} UTC",
         "Branch": f"{branch} (branch {order.branch_id}, Bengaluru)",
         "Order total": rupees(order.total),
         "Refund": f"{rupees(order.total)} (all that is left)",

@@ -142,7 +142,8 @@ async def test_injected_instructions_write_nothing_and_render_escaped(
         for sent in _posted(slack):
             assert not any(live in sent for live in LIVE), sent
         shown = json.dumps(card.blocks)
-        assert "&lt;!here&gt;" in shown and "&amp; Co" in shown  # the branch, in its sentence
+        # The branch, in its sentence, as typed: rich_text, which Slack does not parse.
+        assert "<!here> & Co" in shown
         assert "Approve request 2" in shown and "Refund" in shown and "Close" in shown
         # The batch lists each write's sentence; the injected reasons reach the thread only
         # through the model's reply, escaped like everything else.
@@ -159,4 +160,4 @@ async def test_injected_instructions_write_nothing_and_render_escaped(
         assert ended <= {CardStatus.DONE, CardStatus.FAILED}
         for sent in _posted(slack):
             assert not any(live in sent for live in LIVE), sent
-        assert "&lt;!here&gt;" in json.dumps(slack.message(CHANNEL, card.ts).blocks)
+        assert "<!here> & Co" in json.dumps(slack.message(CHANNEL, card.ts).blocks)

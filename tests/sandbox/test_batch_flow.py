@@ -9,12 +9,12 @@ from tools.db import Database
 
 
 async def test_approve_all_in_the_sandbox_runs_each_request(stack: Stack, db: Database) -> None:
-    """ "approve requests 1 and 2" in #fiesta-ops shows one card; Arjun's Approve all 2 (as the
+    """ "approve requests 1 and 2" in #fiesta-ops shows one card; Arjun's Approve both (as the
     page sends it) approves both and the card and the channel say so."""
     await ask(stack, "UARJUN", "@countersign approve requests 1 and 2")
     [card] = stack.cards(FIESTA_OPS)
     actions = next(b for b in card.blocks if b["type"] == "actions")
-    assert actions["elements"][0]["text"]["text"] == "Approve all 2"
+    assert actions["elements"][0]["text"]["text"] == "Approve both"
     outcome = await stack.acting.press(
         "UARJUN",
         action_id="card_approve",

@@ -210,12 +210,32 @@ def card_id(card: Message) -> str:
 
 
 def said(blocks: Sequence[dict[str, Any]]) -> str:
-    """Every text a card shows, in order, one per line."""
+    """Every text a card shows, in order, one per line (a rich_text block as ``rich_said``)."""
     out: list[str] = []
     for block in blocks:
+        if block.get("type") == "rich_text":
+            out.append(rich_said(block))
+            continue
         texts = [block.get("text"), *(block.get("fields") or block.get("elements") or [])]
         out += [t["text"] for t in texts if isinstance(t, dict) and isinstance(t.get("text"), str)]
     return "\n".join(out)
+
+
+def rich_said(block: dict[str, Any]) -> str:
+    """A rich_text block's text as typed, with a time, a mention and an emoji written as the
+    mrkdwn tokens Slack shows the same way (``<!date^…|…>``, ``<@U…>``, ``:name:``)."""
+    out: list[str] = []
+    for part in block["elements"]:
+        for e in part["elements"]:
+            if e["type"] == "text":
+                out.append(e["text"])
+            elif e["type"] == "date":
+                out.append(f"<!date^{e['timestamp']}^{e['format']}|{e['fallback']}>")
+            elif e["type"] == "user":
+                out.append(f"<@{e['user_id']}>")
+            elif e["type"] == "emoji":
+                out.append(f":{e['name']}:")
+    return "".join(out)
 
 
 def validate(blocks: list[dict[str, Any]]) -> None:

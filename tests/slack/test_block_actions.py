@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.sandbox import Message
 from bot.sandbox.payloads import TEAM
-from tests.slack.conftest import CHANNEL, Bot, request_status, validate
+from tests.slack.conftest import CHANNEL, Bot, request_status, rich_said, validate
 from tools import CardStatus
 from tools.connections import Platform
 from tools.merchant.models import BranchRequest
@@ -34,6 +34,8 @@ def shape(blocks: list[dict[str, Any]]) -> list[Any]:
             kept["fields"] = [f["text"] for f in block["fields"]]
         elif block["type"] == "context":
             kept["context"] = [e["text"].split(" · ")[0] for e in block["elements"]]
+        elif block["type"] == "rich_text":
+            kept["rich_text"] = rich_said(block)
         else:
             kept["text"] = block["text"]["text"]
         out.append(kept)
@@ -50,10 +52,10 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
     validate(card.blocks)
     assert shape(card.blocks) == [
         {"type": "header", "text": "Approval needed from Arjun Mehta"},
-        {"type": "section", "text": card.blocks[1]["text"]["text"]},
-        {"type": "section", "fields": [f["text"] for f in card.blocks[2]["fields"]]},
+        {"type": "rich_text", "rich_text": rich_said(card.blocks[1])},
+        {"type": "rich_text", "rich_text": rich_said(card.blocks[2])},
         *(
-            [{"type": "section", "text": card.blocks[3]["text"]["text"]}]
+            [{"type": "rich_text", "rich_text": rich_said(card.blocks[3])}]
             if len(card.blocks) == 6
             else []
         ),
@@ -68,11 +70,8 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
             ],
         },
     ]
-    assert (
-        "request 3" in card.blocks[1]["text"]["text"].lower()
-        or "#3" in card.blocks[1]["text"]["text"]
-    )
-    fields = " ".join(f["text"] for f in card.blocks[2]["fields"])
+    assert "request 3" in rich_said(card.blocks[1]).lower() or "#3" in rich_said(card.blocks[1])
+    fields = rich_said(card.blocks[2])
     assert "Whitefield" in fields
     assert card.blocks[-2]["elements"][0]["text"].startswith("Expires <!date^")
     confirm = card.blocks[-1]["elements"][0]["confirm"]
@@ -104,7 +103,7 @@ async def test_approve_by_the_owner_runs_once_and_everyone_sees_it(bot: Bot) -> 
     validate(updated.blocks)
     assert not [b for b in updated.blocks if b["type"] == "actions"]
     assert updated.blocks[0]["text"]["text"] == "Approved and done"
-    said = updated.blocks[-1]["elements"][0]["text"]
+    said = rich_said(updated.blocks[-1])
     # Said once: the outcome names who approved, so there is no separate "Approved by" line.
     assert said.startswith("Request 3 was approved by Arjun Mehta · <!date^"), said
     assert "\n" not in said and "Outcome" not in said and "<@UARJUN>" not in said
@@ -163,7 +162,7 @@ async def test_expired_card_says_so_on_the_card(bot: Bot) -> None:
     updated = bot.slack.message(CHANNEL, card.ts)
     validate(updated.blocks)
     assert updated.blocks[0]["text"]["text"] == "Expired"
-    assert "Ask me again" in updated.blocks[-1]["elements"][0]["text"]
+    assert "Ask me again" in rich_said(updated.blocks[-1])
     assert not [m for m in bot.slack.messages if m.reply_broadcast]
     record = await bot.registry.card(card_id)
     assert record is not None and record.status is CardStatus.EXPIRED
@@ -191,7 +190,7 @@ async def test_failed_revalidation_is_shown_on_the_card(bot: Bot) -> None:
     await bot.press("UARJUN", first)
     updated = bot.slack.message(CHANNEL, first.ts)
     assert updated.blocks[0]["text"]["text"] == "Approved, but it failed"
-    assert "nothing was changed" in updated.blocks[-1]["elements"][0]["text"].lower()
+    assert "nothing was changed" in rich_said(updated.blocks[-1]).lower()
 
 
 async def test_audit_channel_gets_a_copy(bot: Bot) -> None:
@@ -288,7 +287,10 @@ async def test_a_press_on_a_card_whose_message_is_gone_posts_it_anew(bot: Bot) -
     anew = [
         m
         for m in bot.slack.messages
-        if m.channel == CHANNEL and "Approved and done" in str(m.blocks)
+        if m.channel == CHANNEL
+        and m.blocks
+        and m.blocks[0]["type"] == "header"
+        and "Approved and done" in str(m.blocks[0])
     ]
     assert len(anew) == 1 and anew[0].thread_ts is None
     validate(anew[0].blocks)

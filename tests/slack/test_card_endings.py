@@ -70,7 +70,7 @@ async def test_a_declined_card_reads_not_approved_and_says_what_stands(bot: Bot)
     words = said(shown.blocks)
     assert shown.blocks[0]["text"]["text"] == "Not approved"
     assert "Not approved by Arjun Mehta · <!date^" in words
-    assert "*Reason:* keep it open" in words
+    assert "Reason: keep it open" in words
     assert "Nothing was changed; request 6 is still pending." in words
     assert "pending → rejected" not in words and "pending (rejected was proposed)" in words
     assert await request_status(bot, 6) == "pending"

@@ -18,6 +18,7 @@ from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import reject_modal, render_decided, render_pending
 from bot.slack.lists import home_view, pending_list
 from bot.slack.texts import esc_data, reply
+from tests.slack.conftest import rich_said
 from tests.support.cards import card_record
 from tools import CardStatus
 
@@ -96,7 +97,7 @@ def test_a_settled_card_says_who_decided_once() -> None:
         decided=Decided("Approved", "Arjun Mehta", AT, in_outcome=True),
         outcome=("", "Request 1 was approved by Arjun Mehta."),
     )
-    line = render_decided(named, decided_by_slack="UARJUN")[-1]["elements"][0]["text"]
+    line = rich_said(render_decided(named, decided_by_slack="UARJUN")[-1])
     assert TOKEN_OF.fullmatch(line.split(" · ")[1]), line
     assert line.startswith("Request 1 was approved by Arjun Mehta · ")
     assert "\n" not in line and "<@UARJUN>" not in line and "Outcome" not in line
@@ -105,7 +106,7 @@ def test_a_settled_card_says_who_decided_once() -> None:
         decided=Decided("Approved", "Arjun Mehta", AT),
         outcome=("", "Refunded ₹250.00 on order 12."),
     )
-    lines = render_decided(other, decided_by_slack="UARJUN")[-1]["elements"][0]["text"]
+    lines = rich_said(render_decided(other, decided_by_slack="UARJUN")[-1])
     first, second = lines.split("\n")
     assert first.startswith("Approved by <@UARJUN> · <!date^") and "Arjun Mehta" not in first
     assert second == "Refunded ₹250.00 on order 12."
@@ -121,6 +122,20 @@ def test_utc_times_in_data_and_replies_become_slack_date_tokens() -> None:
         assert "<!channel>" not in shown and "&lt;!channel&gt;" in shown
         assert TOKEN_OF.search(reply(f"Created at: {said}"))
     assert "<!date" not in esc_data("Order 12 — Asha, 2026-11-29")  # a date alone has no zone
+
+
+def test_a_time_after_at_reads_once_and_refusals_show_times_as_tokens() -> None:
+    """ "…approved by Arjun Mehta at <token>" read "at today at 8:16 PM": the "at" goes with
+    the token, which says it itself; and a refusal's UTC time is a token like the card's, not
+    "2026-12-01 20:19 UTC" under a card saying "today at 8:19 PM"."""
+    from bot.slack.texts import refused
+
+    unix = int(AT.timestamp())
+    shown = reply("Request 1 was already approved by Arjun Mehta at 2026-11-30 02:08 UTC.")
+    assert f"approved by Arjun Mehta <!date^{unix}^" in shown
+    said = refused("This card was already approved by Meera Iyer at 2026-11-30 02:08 UTC.")
+    assert said.startswith(":no_entry: This card was already approved by Meera Iyer <!date^")
+    assert " UTC." not in said.replace("02:08 UTC>", "")
 
 
 def test_a_long_list_shows_whole_cards_then_how_many_more() -> None:
@@ -160,7 +175,7 @@ def test_the_reject_modal_says_what_is_rejected_and_that_a_reason_is_optional() 
     card" over a bare summary, and an empty reason seemed to submit into nothing)."""
     modal = reject_modal(token="t", channel="C1", thread_ts=None, summary="Refund order 12.")
     assert modal["title"]["text"] == "Reject this change"
-    said = modal["blocks"][0]["text"]["text"]
+    said = rich_said(modal["blocks"][0])
     assert "You are rejecting this change" in said and "Refund order 12." in said
     reason = modal["blocks"][1]
     assert reason["optional"] is True

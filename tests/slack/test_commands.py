@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from urllib.parse import urlencode
 
-from bot.sandbox.payloads import TEAM, message
+from bot.sandbox.payloads import TEAM, block_action, message
 from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import command, event
 from tools.connections import Connections, Platform
@@ -85,6 +85,29 @@ async def test_approve_from_app_home_updates_the_channel_card(bot: Bot) -> None:
     assert len(bot.slack.called("views.publish")) == 2
 
 
+async def test_a_card_approved_from_the_app_home_stays_there_decided(bot: Bot) -> None:
+    """After Arjun approves from his App Home, the tab shows that card at its top as approved
+    and done, with no buttons; it used to vanish with no outcome shown."""
+    await bot.mention("UARJUN", "approve request 3")
+    await bot.send(event({"type": "app_home_opened", "user": "UARJUN", "tab": "home"})["event"])
+    home = bot.slack.called("views.publish")[-1]["view"]
+    block = next(b for b in home["blocks"] if b["type"] == "actions")
+    payload = block_action(
+        "UARJUN",
+        action_id="card_approve",
+        value=block["elements"][0]["value"],
+        block_id=block["block_id"],
+        channel="",
+        message_ts="",
+        view={"id": home.get("id", "V1"), **home},
+    )
+    await bot.interact(payload)
+    after = bot.slack.called("views.publish")[-1]["view"]
+    shown = str(after["blocks"])
+    assert "Approved and done" in shown and "request 3" in shown.lower()
+    assert not [b for b in after["blocks"] if b["type"] == "actions"]
+
+
 async def _connected(bot: Bot) -> Connections:
     connections = Connections(bot.registry.db)
     await connections.connect(Platform.SLACK, TEAM, 1)
@@ -139,3 +162,37 @@ async def test_pending_from_a_number_lists_the_rest(bot: Bot) -> None:
     blocks = bot.slack.responses[-1]["blocks"]
     assert len([b for b in blocks if b["type"] == "actions"]) == 1
     assert "request 6" in str(blocks) and "request 3" not in str(blocks)
+
+
+async def test_a_press_on_a_stale_pending_list_draws_it_again(bot: Bot) -> None:
+    """Meera lists her cards, approves Ravi's from her DM, then presses the list's copy: she is
+    told it was already approved, and the list is drawn again without its buttons; it kept
+    live Approve/Edit/Reject on a card she had decided."""
+    await bot.mention("URAVI", "approve request 1")
+    [copy] = bot.cards(bot.dm("UMEERA"))
+    url = bot.slack.response_url(to=("UMEERA", CHANNEL))
+    body = urlencode(command("UMEERA", "pending", channel=CHANNEL, response_url=url))
+    await bot.post(body, "application/x-www-form-urlencoded")
+    await bot.settle()
+    [listed] = [m for m in bot.slack.messages if m.ephemeral_to == "UMEERA" and m.blocks]
+    assert "card_approve" in str(listed.blocks)
+
+    assert await bot.press("UMEERA", copy) == 200
+    block = next(b for b in listed.blocks if b["type"] == "actions")
+    button = next(e for e in block["elements"] if e["action_id"] == "card_approve")
+    replace = bot.slack.response_url(to=("UMEERA", CHANNEL), replaces=(CHANNEL, listed.ts))
+    pressed = block_action(
+        "UMEERA",
+        action_id="card_approve",
+        value=button["value"],
+        block_id=block["block_id"],
+        channel=CHANNEL,
+        message_ts=listed.ts,
+        response_url=replace,
+        ephemeral=True,
+    )
+    assert await bot.interact(pressed) == 200
+
+    assert any("already approved" in text for text in bot.ephemerals("UMEERA"))
+    assert listed.edited and "card_approve" not in str(listed.blocks)
+    assert listed.text == "No cards are waiting for you."

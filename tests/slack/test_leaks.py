@@ -7,8 +7,9 @@ import re
 
 from tests.slack.conftest import CHANNEL, Bot
 
-# A Slack date token carries a UTC fallback for old clients; only what is outside one is read.
-_TOKEN = re.compile(r"<!date\^\d+\^[^|>]*\|[^>]*>")
+# A Slack date token, and a rich_text date element, carry a UTC fallback for old clients;
+# only what is outside one is read.
+_TOKEN = re.compile(r"<!date\^\d+\^[^|>]*\|[^>]*>|\"fallback\": \"[^\"]*\"")
 _LEAKS = (
     re.compile(r"\(person \d+\)"),
     re.compile(r"\bperson \d+\b"),

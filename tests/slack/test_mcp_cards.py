@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -38,15 +39,16 @@ async def test_a_write_becomes_a_card_and_approve_sends_it_once(
     assert "destructive" in text
     assert "card_approve" in buttons(card.blocks)
     assert len(hostile_state.calls("transfer")) == before
+    as_posted, cid = copy.deepcopy(card), card_id(card)
 
     assert await bot.press("UPRIYA", card) == 200
 
-    cid = card_id(card)
     assert [c["arguments"] for c in _keyed(hostile_state, "transfer", cid)] == [
         {"to": "ACC_77", "amount": 5}
     ]
     assert buttons(bot.shown(card).blocks) == []
-    assert await bot.press("UPRIYA", card) == 200
+    # The same button pressed again (a second tap, a stale copy): refused, nothing sent.
+    assert await bot.press("UPRIYA", as_posted) == 200
     assert len(_keyed(hostile_state, "transfer", cid)) == 1
 
 

@@ -61,12 +61,13 @@ async def test_a_staff_request_is_issued_to_the_managers_each_told_in_a_dm(bot: 
 
 
 async def test_the_asker_pressing_approve_on_a_routed_card_is_refused_privately(bot: Bot) -> None:
-    """Ravi cannot approve his own routed card: he alone is told, and nothing changes."""
+    """Ravi cannot approve his own routed card: he alone is told whom it waits for, by name
+    (he was told to read its heading), and nothing changes."""
     card, _ = await routed(bot)
     assert await bot.press("URAVI", card) == 200
     assert bot.ephemerals("URAVI") == [
-        "This card is not waiting for your approval; its heading says whom it is waiting for. "
-        "Nothing was changed."
+        "This card is waiting for Arjun Mehta or Meera Iyer, not for you, so only they can "
+        "approve or reject it. Nothing was changed."
     ]
     assert bot.slack.called("chat.update") == []
     assert await request_status(bot, 1) == "pending"
@@ -194,7 +195,9 @@ async def test_a_managers_own_request_goes_to_the_other_manager(bot: Bot) -> Non
     assert card.blocks[0]["text"]["text"] == "Waiting for a manager: Meera Iyer"
     assert len(bot.cards(bot.dm("UMEERA"))) == 1 and bot.cards(bot.dm("UARJUN")) == []
     assert await bot.press("UARJUN", card) == 200
-    assert bot.ephemerals("UARJUN")[-1].startswith("This card is not waiting for your approval")
+    assert bot.ephemerals("UARJUN")[-1].startswith(
+        "This card is waiting for Meera Iyer, not for you"
+    )
     assert await request_status(bot, 4) == "pending"
     assert await bot.press("UMEERA", bot.cards(bot.dm("UMEERA"))[0]) == 200
     assert await request_status(bot, 4) == "approved"

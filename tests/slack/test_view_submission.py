@@ -6,7 +6,7 @@ import json
 
 from sqlalchemy import select
 
-from tests.slack.conftest import CHANNEL, Bot
+from tests.slack.conftest import CHANNEL, Bot, rich_said
 from tests.support.slack_requests import view_submission
 from tools.merchant.models import BranchRequest
 
@@ -29,7 +29,7 @@ async def test_reject_with_a_reason_through_the_modal(bot: Bot) -> None:
     )
     updated = bot.slack.message(CHANNEL, card.ts)
     assert updated.blocks[0]["text"]["text"] == "Not approved"
-    assert "Budget is frozen &lt;!here&gt;" in updated.blocks[-1]["elements"][0]["text"]
+    assert "Budget is frozen <!here>" in rich_said(updated.blocks[-1])
     audit = [m for m in bot.slack.thread(CHANNEL, thread) if m.reply_broadcast]
     assert len(audit) == 1
     assert audit[0].text.startswith(":no_entry_sign: Not approved (Arjun Mehta): Approve request 3")
@@ -51,7 +51,7 @@ async def test_reject_without_a_reason(bot: Bot) -> None:
     view = bot.slack.called("views.open")[0]["view"]
     await bot.interact(view_submission("UARJUN", view, reason=None))
     assert bot.slack.message(CHANNEL, card.ts).blocks[0]["text"]["text"] == "Not approved"
-    assert "none given" in bot.slack.message(CHANNEL, card.ts).blocks[-1]["elements"][0]["text"]
+    assert "none given" in rich_said(bot.slack.message(CHANNEL, card.ts).blocks[-1])
 
 
 async def test_someone_elses_reject_opens_no_modal(bot: Bot) -> None:

@@ -65,7 +65,7 @@ class PlainWords:
     def refused(self, message: str) -> str:
         return f"refused:{message}"
 
-    def not_your_card(self, owner: str | None) -> str:
+    def not_your_card(self, owner: str | None, waiting: tuple[str, ...] = ()) -> str:
         return f"not_your_card:{owner or ''}"
 
     def reply(self, text: str) -> str:

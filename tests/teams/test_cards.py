@@ -39,6 +39,23 @@ def test_data_goes_only_into_text_runs_and_date_macros_are_broken() -> None:
     assert "{\u200b{DATE(2020" in texts(card)
 
 
+def test_data_in_text_runs_is_exactly_as_typed() -> None:
+    """An id, a path, a template placeholder and markdown characters reach the card's TextRuns
+    unchanged, so what a person copies from it is what runs; only a date macro Teams would
+    expand is broken. Every ``{{`` used to get a zero-width space, so ``{{order_id}}`` copied
+    from a card was not the argument that ran."""
+    typed = "INV_2026_001 /data/notes_q4.txt {{order_id}} *a* _b_ ~c~ `d` <at>x</at>"
+    card = render(spec(details=(("supplier_ref", typed),)), view="issuee", issuee="29:1arjun")
+    runs = [
+        run["text"]
+        for block in card["body"]
+        if block["type"] == "RichTextBlock"
+        for run in block["inlines"]
+    ]
+    assert typed in runs, runs
+    assert not [b for b in card["body"] if b["type"] == "TextBlock" and "INV_" in b["text"]]
+
+
 def test_everyone_sees_status_and_the_issuee_sees_buttons() -> None:
     """The same pending card: no buttons for everyone, Approve/Reject and a reason for the
     issuee, Withdraw alone (and no reason) for an asker someone else decides for."""
@@ -212,3 +229,58 @@ def test_a_time_in_a_detail_is_shown_in_the_readers_zone() -> None:
     assert stamp in blocks
     assert "Closed since:" in texts(card)
     assert "Note: at 2026-11-01 10:00 UTC" in texts(card)
+
+
+def test_a_card_that_changed_nothing_shows_no_before_and_after() -> None:
+    """A failed or interrupted stock card shows what stays ("52 (12 was proposed)"), never
+    "52 → 12" beside "so nothing was changed"; outcome unknown keeps its arrow."""
+    from bot.cards.cardspec import of_record
+
+    at = datetime(2026, 3, 1, 10, 5, tzinfo=UTC)
+    for status in (CardStatus.FAILED, CardStatus.INTERRUPTED):
+        record = card_record(
+            status=status,
+            decided_by=3,
+            decided_by_name="Meera Iyer",
+            decided_at=at,
+            outcome="Stock of FF-PANEER-WRAP changed, so nothing was changed",
+            details=(("Quantity", "52 → 12"),),
+        )
+        shown = texts(render(of_record(record)))
+        assert "52 (12 was proposed)" in shown and "→" not in shown, status
+    unknown = card_record(status=CardStatus.UNKNOWN, details=(("Quantity", "52 → 12"),))
+    assert "52 → 12" in texts(render(of_record(unknown)))
+
+
+def test_a_rejected_stock_card_says_reason_once() -> None:
+    """A stock card's own "Reason" detail and why it was rejected are told apart: it showed
+    two "Reason:" lines."""
+    from bot.cards.cardspec import of_record
+
+    record = card_record(
+        tool="adjust_stock",
+        status=CardStatus.REJECTED,
+        decided_by=3,
+        decided_by_name="Meera Iyer",
+        decided_at=datetime(2026, 3, 1, 10, 5, tzinfo=UTC),
+        reason="Over budget",
+        details=(("Quantity", "52 → 12"), ("Reason", "delivery arrived")),
+    )
+    shown = texts(render(of_record(record)))
+    assert shown.count("Reason:") == 1
+    assert "Why it was not approved: Over budget" in shown
+
+
+def test_plain_text_notices_show_no_markup_and_refusals_start_alike() -> None:
+    """Teams sends notices as plain text: the not-linked and not-connected ones showed their
+    commands in literal backticks; the not-your-card notice had no ⛔ where others do."""
+    from bot.teams import texts as words
+
+    assert "`" not in words.not_linked() and "`" not in words.not_connected()
+    assert words.not_linked().endswith(
+        "countersign link teams <tenant-id> <your-aad-object-id> <email>"
+    )
+    assert words.not_your_card("Arjun Mehta").startswith("⛔ This approval belongs to Arjun Mehta")
+    assert words.not_your_card(None, ("Arjun Mehta", "Meera Iyer")).startswith(
+        "⛔ This card is waiting for Arjun Mehta or Meera Iyer, not for you"
+    )

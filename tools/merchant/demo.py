@@ -191,6 +191,19 @@ _REQUESTS = [
         30,
     ),
 ]
+# Requests 11 to 15 are the README tour's own, so each of its steps has requests no earlier
+# step used up: Arjun's batch (11, 12, 13) and Ravi's (14, 15). Walked in order on one demo,
+# the tour once reached its batch with request 1 already approved in its first step, and
+# "Approve all 3" never appeared. Kinds and branches differ from the tour's earlier requests,
+# so nothing adds up to the two-approver amount.
+_TOUR_REQUESTS = [
+    (11, FIESTA, 2, RequestKind.STOCK, 320000, 4, "Filter coffee beans and milk for the week."),
+    (12, FIESTA, 3, RequestKind.REFUND, 86000, 4, "An order came without its raita."),
+    (13, FIESTA, 1, RequestKind.DISCOUNT, 150000, 4, "Weekday lunch offer for the office crowd."),
+    (14, FIESTA, 3, RequestKind.EXPENSE, 450000, 4, "A new gas regulator for the tandoor."),
+    (15, FIESTA, 1, RequestKind.REFUND, 64000, 4, "A card payment was charged twice."),
+]
+_REQUESTS += [(*r, "pending", None, None, 50 + 2 * n) for n, r in enumerate(_TOUR_REQUESTS)]
 _CUSTOMERS = {
     FIESTA: [
         "Ananya S",
@@ -222,6 +235,8 @@ class DemoSummary:
     loaded: bool
     tenants: int
     orders: int
+    # Into a demo loaded before the tour had requests of its own: how many were added.
+    tour_requests: int = 0
 
 
 async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary:
@@ -233,11 +248,25 @@ async def load_demo(db: Database, *, now: datetime | None = None) -> DemoSummary
             # workspaces and Fiesta's policy now, so `make run` keeps working on it.
             await _connect_demo_workspaces(session, now)
             await _demo_policy(session)
-            return DemoSummary(loaded=False, tenants=2, orders=0)
+            # ... and the tour's own requests, which the README's steps name.
+            added = await _add_tour_requests(session, now)
+            return DemoSummary(loaded=False, tenants=2, orders=0, tour_requests=added)
         session.add_all(
             [
-                Tenant(id=FIESTA, name="Fiesta Foods", currency="INR", locale="en_IN"),
-                Tenant(id=HARBOR, name="Harbor Books", currency="USD", locale="en_US"),
+                Tenant(
+                    id=FIESTA,
+                    name="Fiesta Foods",
+                    currency="INR",
+                    locale="en_IN",
+                    time_zone="Asia/Kolkata",
+                ),
+                Tenant(
+                    id=HARBOR,
+                    name="Harbor Books",
+                    currency="USD",
+                    locale="en_US",
+                    time_zone="America/New_York",
+                ),
             ]
         )
         session.add_all(
@@ -280,6 +309,19 @@ async def _connect_demo_workspaces(session: AsyncSession, now: datetime) -> None
 async def _demo_policy(session: AsyncSession) -> None:
     if await session.get(PolicyRow, FIESTA) is None:
         session.add(PolicyRow(tenant_id=FIESTA, **FIESTA_POLICY))
+
+
+async def _add_tour_requests(session: AsyncSession, now: datetime) -> int:
+    """Adds the tour's requests a database loaded before them lacks; how many."""
+    tour = {r[0] for r in _TOUR_REQUESTS}
+    missing = [
+        r for r in _requests(now) if r.id in tour and await session.get(BranchRequest, r.id) is None
+    ]
+    if missing:
+        session.add_all(missing)
+        await session.flush()
+        await _advance_sequences(session)
+    return len(missing)
 
 
 def _stock() -> list[Stock]:

@@ -27,7 +27,7 @@ from tools.merchant.reads_common import (
     whose,
 )
 from tools.merchant.reads_sales import period_start
-from tools.merchant.scope import ROW_LIMIT, Money, find_branch, find_product, page
+from tools.merchant.scope import ROW_LIMIT, Money, find_branch, find_product, load_tenant, page
 from tools.schema import RowId
 from tools.tool import Result, Tool, ToolContext
 
@@ -42,7 +42,7 @@ class ListOrdersArgs(ReadArgs):
         description="Part of the customer's name, any case.",
     )
     days: int = Field(default=30, ge=1, le=365, description="Days back (1-365).")
-    today: bool = Field(default=False, description="Only today (UTC).")
+    today: bool = Field(default=False, description="Only today (local).")
 
 
 class GetOrderArgs(ReadArgs):
@@ -76,7 +76,8 @@ def _order_row(order: Order, money: Money) -> dict[str, Any]:
 async def list_orders(ctx: ToolContext, args: ListOrdersArgs) -> Result:
     """Orders of the last ``days`` days, newest first, filtered by branch, status and customer."""
     branch, conditions = await branch_filter(ctx, args.branch, Order.branch_id)
-    conditions += _order_conditions(ctx, args)
+    zone = (await load_tenant(ctx.session, ctx.caller.tenantid)).time_zone
+    conditions += _order_conditions(ctx, args, zone)
     found, total = await counted(
         ctx.session,
         Order,
@@ -86,7 +87,7 @@ async def list_orders(ctx: ToolContext, args: ListOrdersArgs) -> Result:
     )
     money = await money_for(ctx)
     filters = describe(
-        _when(args),
+        _when(args, zone),
         f"at {branch.name}" if branch else None,
         f"for customers matching {args.customer!r}" if args.customer else None,
     )
@@ -95,14 +96,19 @@ async def list_orders(ctx: ToolContext, args: ListOrdersArgs) -> Result:
     return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
 
 
-def _when(args: ListOrdersArgs) -> str:
+def _when(args: ListOrdersArgs, zone: str) -> str:
     if args.today:
-        return "today (since 00:00 UTC)"
+        return f"today (since 00:00 {zone})"
     return "in the last day" if args.days == 1 else f"in the last {args.days} days"
 
 
-def _order_conditions(ctx: ToolContext, args: ListOrdersArgs) -> list[ColumnElement[bool]]:
-    since = period_start("today", ctx.now) if args.today else ctx.now - timedelta(days=args.days)
+def _order_conditions(
+    ctx: ToolContext, args: ListOrdersArgs, zone: str
+) -> list[ColumnElement[bool]]:
+    if args.today:
+        since = period_start("today", ctx.now, zone)
+    else:
+        since = ctx.now - timedelta(days=args.days)
     conditions = [Order.created_at >= since]
     if args.status:
         conditions.append(Order.status == args.status)

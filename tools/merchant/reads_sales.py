@@ -1,9 +1,10 @@
 """Sums up sales per branch over a period: orders, gross, refunded and net; never writes.
 
-Periods are computed in UTC from the time of the call, so every surface and every process gives
-the same figures for the same moment: "today" starts at 00:00 UTC, "this_week" on Monday at
-00:00 UTC, "this_month" on the 1st at 00:00 UTC; "last_7_days" and "last_30_days" reach back
-exactly that long from now.
+Periods are the merchant's days, in its time zone (``Tenant.time_zone``), from the time of the
+call, so every surface and every process gives the same figures for the same moment: "today"
+starts at 00:00 there, "this_week" on Monday at 00:00, "this_month" on the 1st at 00:00;
+"last_7_days" and "last_30_days" reach back exactly that long from now. A shop in Bengaluru
+was once told "orders today (since 00:00 UTC)": its day had begun at 05:30.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, assert_never, cast
+from zoneinfo import ZoneInfo
 
 from pydantic import Field
 from sqlalchemy import Row, Table, bindparam, func, select
@@ -19,11 +21,11 @@ from sqlalchemy import Row, Table, bindparam, func, select
 from tools.caller import Role
 from tools.db.prescoped import execute, tenant_statement
 from tools.merchant.models import Branch, Order, OrderStatus
-from tools.merchant.reads_common import BranchRef, ReadArgs, all_branches, money_for, whose
-from tools.merchant.scope import Money, counted_noun, find_branch, page
+from tools.merchant.reads_common import BranchRef, ReadArgs, all_branches, whose
+from tools.merchant.scope import Money, counted_noun, find_branch, load_tenant, page
 from tools.tool import Result, Tool, ToolContext
 
-__all__ = ["SALES_TOOLS", "Period", "period_start"]
+__all__ = ["SALES_TOOLS", "Period", "local_stamp", "period_start"]
 
 Period = Literal["today", "this_week", "last_7_days", "this_month", "last_30_days"]
 
@@ -40,7 +42,7 @@ class SalesSummaryArgs(ReadArgs):
     branch: BranchRef | None = Field(default=None, description="Branch name or id; omit for all.")
     period: Period = Field(
         default="this_week",
-        description="Default this_week (since Monday 00:00 UTC).",
+        description="Default this_week (since Monday 00:00, local).",
     )
 
 
@@ -60,23 +62,31 @@ class _Sales:
         )
 
 
-def period_start(period: Period, now: datetime) -> datetime:
-    """Where ``period`` begins, in UTC, for a call made at ``now``."""
-    now = now.astimezone(UTC)
-    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+def period_start(period: Period, now: datetime, zone: str = "UTC") -> datetime:
+    """Where ``period`` begins, in UTC, for a call made at ``now`` by a merchant in ``zone``."""
+    local = now.astimezone(ZoneInfo(zone))
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
     match period:
         case "today":
-            return midnight
+            start = midnight
         case "this_week":
-            return midnight - timedelta(days=midnight.weekday())
+            start = midnight - timedelta(days=midnight.weekday())
         case "last_7_days":
             return now - timedelta(days=7)
         case "this_month":
-            return midnight.replace(day=1)
+            start = midnight.replace(day=1)
         case "last_30_days":
             return now - timedelta(days=30)
         case _:
             assert_never(period)
+    # Midnight of that calendar day in the zone (a DST change between then and now moves it).
+    naive = start.replace(tzinfo=None)
+    return naive.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+
+
+def local_stamp(moment: datetime, zone: str) -> str:
+    """A moment as the merchant reads it, with its zone's name: "2026-12-01 00:00 Asia/Kolkata"."""
+    return f"{moment.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M} {zone}"
 
 
 # Read on many turns: a Core statement scoped to the tenant once (``tools.db.prescoped``).
@@ -124,18 +134,20 @@ def _sales_row(branch: Branch | Row[Any], sales: _Sales, money: Money) -> dict[s
 
 async def sales_summary(ctx: ToolContext, args: SalesSummaryArgs) -> Result:
     """Per-branch order count, gross, refunded and net for a period, with totals in the note."""
-    start = period_start(args.period, ctx.now)
+    tenant = await load_tenant(ctx.session, ctx.caller.tenantid)
+    start = period_start(args.period, ctx.now, tenant.time_zone)
     branches: Sequence[Branch | Row[Any]]
     if args.branch is None:
         branches, total = await all_branches(ctx.session)
     else:
         branches, total = [await find_branch(ctx.session, args.branch)], 1
     by_branch = await _sales_by_branch(ctx, start)
-    money = await money_for(ctx)
+    money = Money(tenant)
     rows = [_sales_row(b, by_branch.get(b.id, _Sales()), money) for b in branches]
     shown = {b.id for b in branches} if args.branch else set(by_branch)
     overall = sum((by_branch[i] for i in shown if i in by_branch), _Sales())
-    window = f"{start:%Y-%m-%d %H:%M} to {ctx.now.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    zone = tenant.time_zone
+    window = f"{local_stamp(start, zone).removesuffix(' ' + zone)} to {local_stamp(ctx.now, zone)}"
     label = _LABELS[args.period]
     result = page(
         rows,
@@ -162,7 +174,8 @@ SALES_TOOLS = [
         name="sales_summary",
         title="showing sales",
         description=(
-            "Sales per branch for a period (UTC): orders, gross, refunded, net; totals in the note."
+            "Sales per branch for a period (local days): orders, gross, refunded, net; "
+            "totals in the note."
         ),
         args=SalesSummaryArgs,
         handler=sales_summary,

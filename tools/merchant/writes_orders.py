@@ -21,6 +21,7 @@ from tools.merchant.writes_common import (
     card_key,
     done,
     locked,
+    stamp,
     tenant_money,
 )
 from tools.proposing import write_tool
@@ -119,7 +120,11 @@ async def _propose(ctx: ToolContext, args: RefundOrderArgs) -> Proposal:
             f"Refund {money.show(minor)} on order {order.id} for {order.customer} at {short}."
         ),
         details=(
-            ProposalDetail("Order", f"{order.id} — {order.customer}, {order.created_at:%Y-%m-%d}"),
+            # With its time and zone, so each surface shows it in its reader's zone like every
+            # other time: a bare "2026-11-06" sat beside "Created at: Nov 6".
+            ProposalDetail(
+                "Order", f"{order.id} — {order.customer}, placed {stamp(order.created_at)}"
+            ),
             ProposalDetail("Branch", where),
             ProposalDetail("Order total", money.show(order.total)),
             ProposalDetail("Refund", shown),

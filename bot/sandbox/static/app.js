@@ -487,6 +487,10 @@ function listen(person) {
     S.channels[channel.id] = channel;
     renderSidebar();
   });
+  // The demo was started afresh (by this page or another): the old view is gone, read it anew.
+  feed.addEventListener("reset", () => {
+    if (feed === S.feed) load(S.me.id).then(() => toast("The demo started afresh: its data is as it was at first."));
+  });
   feed.addEventListener("modal", (e) => { S.modal = JSON.parse(e.data).view; renderModal(); });
   feed.addEventListener("home", (e) => { S.home = JSON.parse(e.data).view; if (S.tab === "home") renderChannel(); });
 }
@@ -517,6 +521,22 @@ function composer(form, field, where) {
   });
 }
 
+async function startAfresh() {
+  const sure = await confirm({
+    title: { type: "plain_text", text: "Start the demo afresh?" },
+    text: { type: "plain_text", text: "Every card, message and change made here goes, for everyone, and the demo merchants' data is loaded again as it was at first. The audit log keeps what happened." },
+    confirm: { type: "plain_text", text: "Start afresh" },
+    deny: { type: "plain_text", text: "Cancel" },
+  }, "danger");
+  if (!sure) return;
+  document.body.classList.remove("sidebar-open");
+  try {
+    await api("/ui/reset", {});
+  } catch (failed) {
+    toast(String(failed.message || failed));
+  }
+}
+
 function boot() {
   const people = $("#as");
   fetch("/ui/state?as=UPRIYA").then((r) => r.json()).then((snap) => {
@@ -531,6 +551,7 @@ function boot() {
   people.addEventListener("change", () => load(people.value));
   composer($("#composer"), $("#composer-text"), () => ({ channel: S.current }));
   composer($("#thread-composer"), $("#thread-text"), () => ({ channel: S.thread.channel, thread_ts: S.thread.ts }));
+  $("#afresh").addEventListener("click", startAfresh);
   $("#thread-close").addEventListener("click", () => { S.thread = null; renderThread(); });
   $("#menu").addEventListener("click", () => document.body.classList.toggle("sidebar-open"));
   $("#scrim").addEventListener("click", () => document.body.classList.remove("sidebar-open"));

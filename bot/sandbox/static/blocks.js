@@ -1,8 +1,9 @@
 // Renders Block Kit as DOM: header, section (text, fields, accessory), context, divider,
-// actions with buttons (primary / danger, confirm dialogs), image, input. Text goes through
-// mrkdwn() or plain(), which only ever create text nodes.
+// actions with buttons (primary / danger, confirm dialogs), image, input, rich_text. Text goes
+// through mrkdwn(), plain() or richText(), which only ever create text nodes.
 
 import { mrkdwn, plain } from "./mrkdwn.js";
+import { richText } from "./rich.js";
 
 function el(tag, className, parent) {
   const node = document.createElement(tag);
@@ -124,6 +125,8 @@ export function renderBlock(block, ctx) {
     }
     case "input":
       return input(block, ctx);
+    case "rich_text":
+      return richText(block, ctx);
     default: {
       const unknown = el("div", "bk-unknown");
       unknown.textContent = `Unsupported block: ${block.type}`;

@@ -42,28 +42,31 @@ function decode(text) {
   return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 }
 
+// The node an emoji named `name` is drawn as (a badge, or its glyph), or null when unknown.
+export function emojiNode(name) {
+  const drawn = badge(name);
+  if (drawn) return drawn;
+  const glyph = emoji(name);
+  if (!glyph) return null;
+  const span = document.createElement("span");
+  span.className = "emoji";
+  span.title = `:${name}:`;
+  span.textContent = glyph;
+  return span;
+}
+
 function withEmoji(text, into) {
   const parts = text.split(/(:[a-z0-9_+\-]+:)/g);
   for (const part of parts) {
     if (!part) continue;
     const named = /^:[a-z0-9_+\-]+:$/.test(part) ? part.slice(1, -1) : null;
-    const drawn = named ? badge(named) : null;
-    const glyph = named ? emoji(named) : null;
-    if (drawn) {
-      into.appendChild(drawn);
-    } else if (glyph) {
-      const span = document.createElement("span");
-      span.className = "emoji";
-      span.title = part;
-      span.textContent = glyph;
-      into.appendChild(span);
-    } else {
-      appendLines(part, into);
-    }
+    const drawn = named ? emojiNode(named) : null;
+    if (drawn) into.appendChild(drawn);
+    else appendLines(part, into);
   }
 }
 
-function appendLines(text, into) {
+export function appendLines(text, into) {
   const lines = text.split("\n");
   lines.forEach((line, i) => {
     if (i > 0) into.appendChild(document.createElement("br"));
@@ -80,7 +83,7 @@ export function plain(text, into, { emojis = true } = {}) {
 
 const DAY = 86400000;
 
-function formatDate(seconds, format) {
+export function formatDate(seconds, format) {
   const at = new Date(seconds * 1000);
   const today = new Date();
   today.setHours(0, 0, 0, 0);
@@ -139,7 +142,7 @@ function splitOnce(text, sep) {
   return i < 0 ? [text, ""] : [text.slice(0, i), text.slice(i + 1)];
 }
 
-function pill(kind, text) {
+export function pill(kind, text) {
   const span = document.createElement("span");
   span.className = kind;
   span.textContent = text;

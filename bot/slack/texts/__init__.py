@@ -1,9 +1,11 @@
-"""Every word a Slack user reads, escaped for mrkdwn; never posts anything.
+"""Every word a Slack user reads; never posts anything.
 
 One place for the surface's tone: ``cards`` words a card and what became of it, ``messages``
-everything said around cards (help, refusals, lists, the audit channel). Any string that came
-from the merchant's data, a person or the model goes through ``bot.slack.mrkdwn`` before it is
-placed in mrkdwn. This package is the surface's ``Words`` (``bot.adapter``).
+everything said around cards (help, refusals, lists, the audit channel). Data a person may
+copy is worded into ``bot.slack.rich`` lines, which Slack shows as typed; any string from the
+merchant's data, a person or the model that is still placed in mrkdwn (a message's push text)
+goes through ``bot.slack.mrkdwn`` first. This package is the surface's ``Words``
+(``bot.adapter``).
 """
 
 from bot.cards.cardspec import clip
@@ -16,6 +18,7 @@ from bot.slack.texts.cards import (
     REJECT,
     REJECT_MODAL_TITLE,
     WITHDRAW,
+    audit_line,
     audit_text,
     card_for,
     card_text,
@@ -40,6 +43,7 @@ from bot.slack.texts.messages import (
     HELP,
     HOME_INTRO,
     HOURGLASS,
+    Said,
     audit_not_a_channel,
     audit_not_allowed,
     audit_set,
@@ -72,6 +76,8 @@ __all__ = [
     "REJECT",
     "REJECT_MODAL_TITLE",
     "WITHDRAW",
+    "Said",
+    "audit_line",
     "audit_not_a_channel",
     "audit_not_allowed",
     "audit_set",

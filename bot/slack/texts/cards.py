@@ -1,8 +1,10 @@
-"""The words of a Slack card and of what became of it, escaped for mrkdwn; never posts anything.
+"""The words of a Slack card and of what became of it; never posts anything.
 
 Its heading, buttons and dialogs, the lines under it, the notification and the channel's
-audit line. The sentences are ``bot.cards.wording``'s, shared with Teams; the escaping is
-``bot.slack.mrkdwn``'s.
+audit line. The sentences are ``bot.cards.wording``'s, shared with Teams. A line holding data
+(a name, a note, a reason, an outcome) is a ``bot.slack.rich`` line, which Slack shows as
+typed; mrkdwn carries only our words, mentions and times, and the notification ``text``,
+escaped by ``bot.slack.mrkdwn``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from datetime import datetime
 
 from bot.cards import wording
 from bot.cards.cardspec import clip
+from bot.slack import rich
 from bot.slack.mrkdwn import esc, esc_data, mention, when
+from bot.slack.rich import Line
 
 __all__ = [
     "APPROVE",
@@ -21,6 +25,7 @@ __all__ = [
     "REJECT",
     "REJECT_MODAL_TITLE",
     "WITHDRAW",
+    "audit_line",
     "audit_text",
     "card_for",
     "card_text",
@@ -56,8 +61,9 @@ REASON_HINT = wording.REASON_HINT
 def card_text(summary: str, for_name: str) -> str:
     """The notification: a complete sentence, readable on a lock screen.
 
-    ``text`` is mrkdwn like the blocks, so it is escaped like them: without this, a branch
-    renamed ``<!channel>`` pinged the whole channel through every card's notification text.
+    ``text`` is mrkdwn, so Slack's three characters are escaped in it (Slack shows them as
+    typed): without this, a branch renamed ``<!channel>`` pinged the whole channel through
+    every card's notification text.
     """
     return clip(esc(wording.card_text(summary, for_name)), 3000)
 
@@ -75,27 +81,34 @@ def card_for(slack_user: str | None, expires_at: datetime | None) -> str:
     return f"{who} · expires {when(expires_at)}" if expires_at else who
 
 
-def progress(text: str) -> str:
+def progress(text: str) -> Line:
     """The approvals line of a card that needs two ("Approved by Arjun Mehta, 1 of 2; …")."""
-    return f":ballot_box_with_check: {esc(text)}"
+    return rich.line(rich.emoji("ballot_box_with_check"), " ", text)
 
 
-def waiting_for(names: tuple[str, ...]) -> str:
-    """Whom a card someone asked for is waiting for, in their own list of requests."""
-    return f"Waiting for {esc(wording.who(names))}" if names else "Waiting for an approver"
+def waiting_for(names: tuple[str, ...], expires_at: datetime | None = None) -> Line:
+    """Whom a card someone asked for is waiting for, and when it expires, in their own list."""
+    said = rich.line(f"Waiting for {wording.who(names)}" if names else "Waiting for an approver")
+    return rich.line(said, " · expires ", rich.at(expires_at)) if expires_at else said
 
 
-def rejecting(summary: str) -> str:
+def rejecting(summary: str) -> list[Line]:
     """What the reject modal says it is about, above its (optional) reason."""
-    return f"You are rejecting this change:\n*{esc_data(summary)}*\nNothing will be changed."
+    return [
+        rich.line("You are rejecting this change:"),
+        rich.bold(summary, limit=2000),
+        rich.line("Nothing will be changed."),
+    ]
 
 
 def confirm_title() -> str:
     return "Approve this change?"
 
 
-def confirm_text(summary: str) -> str:
-    return clip(f"{summary} This runs as soon as you confirm.", 300)
+def confirm_text(summary: str, *, left: int = 1, waiting: tuple[str, ...] = ()) -> str:
+    """The Approve dialog: what the press does (runs it, or records 1 of 2), whom the card
+    waits for, then what it approves, cut between words if it must be."""
+    return wording.fitted(wording.confirm_lead(left, waiting), [summary.rstrip(".")], 300)
 
 
 def confirm_ok() -> str:
@@ -103,7 +116,9 @@ def confirm_ok() -> str:
 
 
 def withdraw_title() -> str:
-    return "Withdraw this request?"
+    # A card is withdrawn, not the request it is about: "Withdraw this request?" on a card
+    # approving request 4 read as if request 4 itself would be taken back.
+    return "Withdraw this card?"
 
 
 def withdraw_text(summary: str) -> str:
@@ -121,22 +136,23 @@ def withdraw_ok() -> str:
 # -- decisions ---------------------------------------------------------------------------
 
 
-def decided_line(by: str, slack_user: str | None, at: datetime | None, *, verb: str) -> str:
+def decided_line(by: str, slack_user: str | None, at: datetime | None, *, verb: str) -> Line:
     """Who decided and when, naming them once: their mention when known, else their name."""
-    who = mention(slack_user) if slack_user else esc(by or "someone")
-    return f"{verb} by {who}" + (f" · {when(at)}" if at else "")
+    who = rich.user(slack_user) if slack_user else rich.line(by or "someone")
+    return rich.line(f"{verb} by ", who, *((" · ", rich.at(at)) if at else ()))
 
 
-def outcome_line(label: str, text: str, at: datetime | None = None) -> str:
-    """The outcome (with the decision's time when it also says who decided), escaped."""
-    said = f"*{esc(label)}:* {esc_data(text)}" if label else esc_data(text)
-    return f"{said.rstrip('. ')} · {when(at)}" if at else said
+def outcome_line(label: str, text: str, at: datetime | None = None) -> Line:
+    """The outcome, as typed (with the decision's time when it also says who decided)."""
+    said = text.rstrip(". ") if at else text
+    head = rich.bold(f"{label}: ") if label else []
+    return rich.line(head, said, *((" · ", rich.at(at)) if at else ()))
 
 
-def note(text: str) -> str:
+def note(text: str) -> Line:
     """What a card that did not run left as it was ("Nothing was changed; request 6 is still
-    pending."), escaped."""
-    return esc_data(text)
+    pending."), as typed."""
+    return rich.line(text)
 
 
 def decided_text(status: str, summary: str, by: str, standing: str | None = None) -> str:
@@ -158,6 +174,25 @@ _MARKS = {
 }
 
 
+def _audit(
+    status: str,
+    *,
+    summary: str,
+    by: str,
+    standing: str | None,
+    reason: str | None,
+    outcome: str | None,
+) -> tuple[str, str, str]:
+    """The record of a decision as its mark, its sentence and what follows it."""
+    said = wording.decided_text(status, summary, by or "someone", standing)
+    mark = _MARKS.get(status, "")
+    if status == "rejected" and reason:
+        return mark, said.rstrip() + " ", f"Reason: {reason}"
+    if status in ("failed", "interrupted", "outcome_unknown") and outcome:
+        return mark, said.rstrip(". ") + ". ", outcome
+    return mark, said, ""
+
+
 def audit_text(
     status: str,
     *,
@@ -167,7 +202,7 @@ def audit_text(
     reason: str | None,
     outcome: str | None,
 ) -> str:
-    """The channel-visible record of a decision, in mrkdwn (every value escaped).
+    """The channel-visible record of a decision as its push text: mrkdwn, every value escaped.
 
     The sentence is the decided card's own (``wording.decided_text``), so the channel reads
     what the card says: who decided, by name (both, for a card that needed two), and for a
@@ -175,10 +210,25 @@ def audit_text(
     the person a card was posted for as the decider, which was wrong once a card could be
     decided by someone it was routed to.
     """
-    line = esc_data(wording.decided_text(status, summary, by or "someone", standing))
-    said = f"{_MARKS[status]} {line}" if status in _MARKS else line
-    if status == "rejected" and reason:
-        said = f"{said.rstrip()} Reason: {esc(reason)}"
-    elif status in ("failed", "interrupted", "outcome_unknown") and outcome:
-        said = f"{said.rstrip('. ')}. {esc_data(outcome)}"
-    return clip(said, 3000)
+    mark, said, after = _audit(
+        status, summary=summary, by=by, standing=standing, reason=reason, outcome=outcome
+    )
+    text = esc_data(said + after)
+    return clip(f"{mark} {text}" if mark else text, 3000)
+
+
+def audit_line(
+    status: str,
+    *,
+    summary: str,
+    by: str,
+    standing: str | None,
+    reason: str | None,
+    outcome: str | None,
+) -> Line:
+    """The record of a decision as the channel reads it: ``audit_text``'s words, as typed."""
+    mark, said, after = _audit(
+        status, summary=summary, by=by, standing=standing, reason=reason, outcome=outcome
+    )
+    emoji = rich.line(rich.emoji(mark.strip(":")), " ") if mark else []
+    return rich.line(emoji, rich.words(said + after, limit=2900))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 from bot.cards.wording import field_label
-from bot.slack.mrkdwn import esc_data
+from bot.slack import rich
+from bot.slack.rich import Line
 
 __all__ = [
     "EDIT_MODAL_TITLE",
@@ -27,8 +28,11 @@ def field_hint(name: str) -> str | None:
     return None
 
 
-def editing(summary: str) -> str:
-    return (
-        f"*{esc_data(summary)}*\nChange what you need: a new card is made from live data, "
-        "and this one is replaced."
-    )
+def editing(summary: str) -> list[Line]:
+    """What the Edit modal says above its fields: the change, as typed, and what editing does."""
+    return [
+        rich.bold(summary, limit=2000),
+        rich.line(
+            "Change what you need: a new card is made from live data, and this one is replaced."
+        ),
+    ]

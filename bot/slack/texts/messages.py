@@ -1,18 +1,23 @@
 """What Slack says around cards: help, refusals, failures, lists of cards, the audit channel.
 
-Escaped for mrkdwn like everything a person reads (``bot.slack.mrkdwn``); never posts anything.
+Our own words are mrkdwn. An answer or a refusal holding data is a ``Said``: its push text
+escaped for mrkdwn (``bot.slack.mrkdwn``), and the lines its reader sees as typed
+(``bot.slack.rich``). Never posts anything.
 """
 
 from __future__ import annotations
 
 from bot.cards import wording
-from bot.slack.mrkdwn import esc, esc_data, mention
+from bot.slack import rich
+from bot.slack.mrkdwn import esc_data, mention
+from bot.slack.rich import Line
 
 __all__ = [
     "COMMAND",
     "HELP",
     "HOME_INTRO",
     "HOURGLASS",
+    "Said",
     "audit_not_a_channel",
     "audit_not_allowed",
     "audit_set",
@@ -52,27 +57,63 @@ HOME_INTRO = (
 )
 
 
+class Said(str):
+    """A message's push text (mrkdwn, escaped) carrying the lines its reader sees as typed.
+
+    The core hands a surface's words to the adapter as a string. An answer or a refusal holds
+    data (ids, names, paths, notes) that mrkdwn cannot show as typed, so the Slack adapter
+    posts ``lines`` as rich_text beside the text; the text alone once showed look-alikes.
+    """
+
+    lines: tuple[Line, ...] = ()
+
+
+def _said(text: str, lines: list[Line]) -> Said:
+    said = Said(text)
+    said.lines = tuple(lines)
+    return said
+
+
+_CHUNK = 2900  # a rich_text block's lines stay under a section's 3,000 characters
+
+
+def _chunks(text: str) -> list[Line]:
+    """Long text cut (at line ends where it can) into pieces a block holds, each as typed."""
+    rows = [r[i : i + _CHUNK] for r in text.split("\n") for i in range(0, max(len(r), 1), _CHUNK)]
+    pieces, current = [], ""
+    for row in rows:
+        if current and len(current) + 1 + len(row) > _CHUNK:
+            pieces.append(current)
+            current = ""
+        current = f"{current}\n{row}" if current else row
+    pieces.append(current)
+    return [rich.words(piece) for piece in pieces if piece]
+
+
 # -- refusals and status messages -------------------------------------------------------
 
 
-def not_your_card(owner_slack_user: str | None) -> str:
+def not_your_card(owner_slack_user: str | None, waiting: tuple[str, ...] = ()) -> str:
     """The refusal of a press by someone a card is not issued to.
 
     A card issued to one person names them; one routed to several (or needing two approvers)
-    names nobody here, since its heading already says whom it waits for. It used to say the
-    card "belongs to the person who asked for it", which for a routed card is the one person
-    who may not approve it.
+    names those it waits for. It used to say the card "belongs to the person who asked for
+    it", which for a routed card is the one person who may not approve it; and then "its
+    heading says whom it is waiting for", which sent Ravi looking instead of telling him.
     """
     if owner_slack_user:
         return wording.not_your_card(mention(owner_slack_user))
-    return (
-        "This card is not waiting for your approval; its heading says whom it is waiting for. "
-        "Nothing was changed."
-    )
+    return wording.not_waiting_for_you(waiting)
 
 
-def refused(message: str) -> str:
-    return f":no_entry: {esc(message)}"
+def refused(message: str) -> Said:
+    """Why a press or a command was refused; the ids and names in it shown as typed.
+
+    Its times are shown as on the card, in the reader's zone: "already approved by Meera Iyer
+    at 2026-12-01 20:19 UTC" sat under a card that said "today at 8:19 PM".
+    """
+    line = rich.line(rich.emoji("no_entry"), " ", rich.words(message, limit=_CHUNK))
+    return _said(f":no_entry: {esc_data(message)}", [line])
 
 
 def not_connected() -> str:
@@ -111,10 +152,10 @@ def press_failed() -> str:
     )
 
 
-def reply(text: str) -> str:
-    """The assistant's answer, escaped (the model's words must not ping or link anyone), with
-    its UTC times shown in each reader's own time zone."""
-    return esc_data(text)
+def reply(text: str) -> Said:
+    """The assistant's answer: shown as typed (the model's words ping, link and restyle
+    nothing), its push text escaped; its UTC times in each reader's own time zone."""
+    return _said(esc_data(text), _chunks(text))
 
 
 def pending_none() -> str:

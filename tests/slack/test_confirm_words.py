@@ -1,0 +1,78 @@
+"""What a card's confirm dialogs say before a press is sent: whether it runs, whose card it is, what it approves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.cards import several
+from bot.cards.cardspec import of_record
+from bot.slack.blocks import render_pending
+from tests.support.cards import AT, card_record
+from tools.card_record import Approval, Issuee
+
+ARJUN, MEERA = Issuee(2, "Arjun Mehta"), Issuee(3, "Meera Iyer")
+
+
+def _dialog(blocks: list[dict[str, Any]], action: str) -> dict[str, Any]:
+    for block in blocks:
+        for element in block.get("elements", ()):
+            if element.get("action_id") == action:
+                return dict(element["confirm"])
+    raise AssertionError(f"no {action} button")
+
+
+def _approve_dialog(**changes: Any) -> str:
+    spec = of_record(card_record(**changes), token="t", editable=False)
+    return str(_dialog(render_pending(spec, for_user=None), "card_approve")["text"]["text"])
+
+
+def test_the_first_of_two_approvers_is_not_told_it_runs() -> None:
+    """A card needing two approvals says the press counts as 1 of 2 and runs nothing yet;
+    Meera, the first of two, was told "This runs as soon as you confirm" and only 1 of 2 was
+    recorded."""
+    said = _approve_dialog(issued_to=(ARJUN, MEERA), approvals_needed=2, routed=True)
+    assert said.startswith("Your approval counts as 1 of the 2 needed from different people")
+    assert "runs as soon as" not in said
+    second = _approve_dialog(
+        issued_to=(ARJUN, MEERA),
+        approvals_needed=2,
+        approvals=(Approval(3, "Meera Iyer", AT),),
+        routed=True,
+    )
+    assert second.startswith("It runs as soon as you confirm")
+
+
+def test_the_approve_dialog_says_whose_card_it_is() -> None:
+    """Meera pressing Arjun's card reads, before anything is sent, that only Arjun can
+    approve it; she used to confirm first and only then be refused."""
+    said = _approve_dialog(issued_to=(ARJUN,))
+    assert "Only Arjun Mehta can approve it." in said
+    assert said.endswith("Approve request 3.")
+
+
+def test_a_batch_dialog_lists_whole_summaries_and_how_many_more() -> None:
+    """The batch dialog fits Slack's 300 characters by leaving summaries out whole, saying how
+    many; it was cut mid-word ("…expense for Kor…")."""
+    summaries = [f"Approve request {n} — a ₹2,300.00 expense for Koramangala" for n in range(6)]
+    said = several.confirm_text(summaries, left=2, waiting=("Arjun Mehta", "Meera Iyer"))
+    assert len(said) <= 300
+    assert said.startswith("Your approval counts as 1 of the 2 needed")
+    assert "Only Arjun Mehta or Meera Iyer can approve them." in said
+    assert said.endswith("for Koramangala; and 4 more.")
+    assert several.confirm_text(summaries[:2]).startswith("They run as soon as you confirm")
+
+
+def test_a_batch_of_two_is_approved_as_both_and_never_claims_one_approval() -> None:
+    """Two changes are "Approve both"; the batch's line no longer says "one approval" beside
+    "Needs 2 approvals from different people"."""
+    assert several.approve_all(2) == "Approve both"
+    assert several.confirm_title(2) == "Approve both changes?"
+    assert several.approve_all(3) == "Approve all 3"
+    assert "one approval" not in several.intro(3)
+
+
+def test_withdraw_asks_about_the_card_not_the_request() -> None:
+    """Withdrawing ends a card: its dialog asks "Withdraw this card?", not "this request"."""
+    spec = of_record(card_record(), token="t", editable=False)
+    dialog = _dialog(render_pending(spec, for_user=None), "card_withdraw")
+    assert dialog["title"]["text"] == "Withdraw this card?"
