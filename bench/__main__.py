@@ -19,7 +19,17 @@ from bench.stats import Figure, render
 Bench = Callable[[Path], Awaitable[list[Figure]]]
 
 # In the order they run; each module's ``run`` is imported only when asked for.
-BENCHES = ("ack", "press_load", "cycle", "card_tokens", "burst", "memory", "tokens", "mcp_sources")
+BENCHES = (
+    "ack",
+    "press_load",
+    "cycle",
+    "card_tokens",
+    "burst",
+    "memory",
+    "tokens",
+    "mcp_sources",
+    "mcp_endpoint",
+)
 
 
 def _bench(name: str) -> Bench:

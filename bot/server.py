@@ -83,6 +83,17 @@ class Mounted(Protocol):
         """Refreshes the per-person views of waiting cards (Slack's App Home) it concerns."""
         ...
 
+    async def with_installation(
+        self,
+        installation: str,
+        work: Callable[[Adapter], Awaitable[None]],
+        *,
+        user: str | None = None,
+    ) -> bool:
+        """Runs ``work`` with an adapter for one installation, outside any request and channel
+        (a card asked for at ``/mcp`` goes to people's DMs); False when it cannot."""
+        ...
+
 
 @dataclass
 class Runtime:
@@ -129,6 +140,10 @@ def application(
         )
     if not runtime.mounted:
         raise SettingsError(settings.nothing_to_serve())
+    # Agents elsewhere: their writes' cards reach people through the surfaces mounted here.
+    from bot.mcp import McpEndpoint
+
+    McpEndpoint(surface, list(runtime.mounted.values())).mount(web_app)
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app

@@ -19,6 +19,7 @@ from tools.card_store import DECIDED, CardStore
 from tools.connections import Connection, Connections, Platform
 from tools.directory import Directory, identify_on
 from tools.lease import LeaseState, ProcessLease
+from tools.mcp_tokens import Bearer, McpToken, McpTokens
 from tools.policy import Policies, Policy, SelfApproval
 from tools.proposing import NOT_DONE_NOTE, write_tool
 from tools.registry import ALL_TOOLS, Registry
@@ -39,6 +40,7 @@ __all__ = [
     "Batch",
     "BatchDecision",
     "BatchRecord",
+    "Bearer",
     "Caller",
     "CardClaims",
     "CardRecord",
@@ -53,6 +55,8 @@ __all__ = [
     "Issuee",
     "ItemOutcome",
     "LeaseState",
+    "McpToken",
+    "McpTokens",
     "Outcome",
     "Platform",
     "Policies",

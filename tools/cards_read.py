@@ -9,20 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 from sqlalchemy import select
 
+from tools.caller import Role
 from tools.card_record import CardRecord, CardStatus
 from tools.db import ProposalRow
+from tools.errors import NotFoundError
 from tools.people import Person
 from tools.schema import Args
 from tools.tool import Result, Tool, ToolContext
 
-__all__ = ["CARD_TOOLS", "MyCardsArgs"]
+__all__ = ["CARD_TOOLS", "CardStatusArgs", "MyCardsArgs"]
 
 
 class MyCardsArgs(Args):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CardStatusArgs(Args):
+    card_id: str = Field(
+        min_length=32,
+        max_length=32,
+        pattern="^[0-9a-f]{32}$",
+        description="The card's id, as a proposal's result gave it (32 hex digits).",
+    )
 
 
 def _row(card: CardRecord, ctx: ToolContext, names: dict[int, str]) -> dict[str, Any]:
@@ -67,6 +78,64 @@ async def _my_cards(ctx: ToolContext, args: MyCardsArgs) -> Result:
     )
 
 
+# What a card's state means to whoever asked for it, in words an agent can act on.
+_STATES = {
+    CardStatus.PENDING: "pending",
+    CardStatus.EXECUTING: "running",
+    CardStatus.DONE: "done",
+    CardStatus.FAILED: "failed",
+    CardStatus.REJECTED: "not approved",
+    CardStatus.EXPIRED: "expired",
+    CardStatus.WITHDRAWN: "withdrawn",
+    CardStatus.SUPERSEDED: "replaced",
+    CardStatus.INTERRUPTED: "interrupted",
+    CardStatus.UNKNOWN: "outcome unknown",
+}
+
+
+async def _card_status(ctx: ToolContext, args: CardStatusArgs) -> Result:
+    """One card's state, for its asker, the people it is issued to and the merchant's owners."""
+    row = await ctx.session.scalar(
+        select(ProposalRow).where(
+            ProposalRow.id == args.card_id, ProposalRow.tenant_id == ctx.caller.tenantid
+        )
+    )
+    card = CardRecord.of(row) if row is not None else None
+    me = ctx.caller.userid
+    if card is None or not (
+        card.userid == me
+        or card.issued_to_person(me, ctx.caller.tenantid)
+        or ctx.caller.role is Role.OWNER
+    ):
+        raise NotFoundError(f"No card {args.card_id} of yours was found at this merchant.")
+    status = card.status
+    if status is CardStatus.PENDING and card.expires_at <= ctx.now:
+        status = CardStatus.EXPIRED
+    shown: dict[str, Any] = {
+        "card_id": card.card_id,
+        "status": _STATES[status],
+        "summary": card.summary,
+    }
+    if status is CardStatus.PENDING:
+        shown["waiting_for"] = [i.name for i in card.waiting_for]
+        shown["approvals"] = f"{len(card.approvals)} of {card.approvals_needed}"
+        shown["expires_at"] = card.expires_at.isoformat(timespec="seconds")
+    elif status is CardStatus.EXPIRED:
+        shown["expired_at"] = card.expires_at.isoformat(timespec="seconds")
+    else:
+        if card.decided_by_name:
+            shown["decided_by"] = card.decided_by_name
+        if card.decided_at:
+            shown["decided_at"] = card.decided_at.isoformat(timespec="seconds")
+        if status is CardStatus.DONE:
+            shown["result"] = card.outcome or "done"
+        elif status is CardStatus.REJECTED:
+            shown["reason"] = card.reason or "no reason given"
+        elif card.outcome:
+            shown["reason"] = card.outcome
+    return Result(rows=[shown], count=1, scope=f"card {card.card_id}")
+
+
 CARD_TOOLS: list[Tool] = [
     Tool(
         name="my_cards",
@@ -74,5 +143,16 @@ CARD_TOOLS: list[Tool] = [
         description="Approval cards waiting for this person, then those they asked for.",
         args=MyCardsArgs,
         handler=_my_cards,
-    )
+    ),
+    Tool(
+        name="card_status",
+        title="reading a card's status",
+        description=(
+            "What became of one approval card, by its id: pending (and whom it waits for), "
+            "done with the result, not approved with the reason, expired, withdrawn, failed, "
+            "or outcome unknown. Nothing is changed by asking."
+        ),
+        args=CardStatusArgs,
+        handler=_card_status,
+    ),
 ]

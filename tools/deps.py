@@ -118,6 +118,11 @@ class EngineDeps:
         self._db, self._signer, self._clock, self._lease = db, signer, clock, lease
         self._audit, self._cards = AuditLog(db), CardStore(db)
         self._catalogue, self._agents, self._names = catalogue, agents, names
+        self._families: dict[str, Agent] = {}
+
+    def add_family(self, prefix: str, agent: Agent) -> None:
+        """Agents whose names start with ``prefix`` have ``agent``'s allow-list."""
+        self._families[prefix] = agent
 
     @property
     def db(self) -> Database:
@@ -163,6 +168,11 @@ class EngineDeps:
         known = self._agents.get(name)
         if known is not None:
             return known
+        for prefix, family in self._families.items():
+            if name.startswith(prefix):
+                # One agent per caller of a family ("mcp/Claude Desktop/claude-ai"), each
+                # named for the audit, all with the family's allow-list.
+                return Agent(name, family.tools)
         return presented if presented.name == name else None
 
     async def context(

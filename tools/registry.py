@@ -134,6 +134,11 @@ class Registry(CardDoor):
             raise ValueError(f"agent {agent.name} is registered twice")
         self._agents[agent.name] = agent
 
+    def register_agent_family(self, prefix: str, agent: Agent) -> None:
+        """Agents named ``prefix…`` (one per outside caller, named for the audit) have
+        ``agent``'s allow-list, here and at approval."""
+        self._deps.add_family(prefix, agent)
+
     def proposer(self, name: str, presented: Agent) -> Agent | None:
         """The agent that proposed a card, by the name stored with it; None when unknown
         (``EngineDeps.proposer``)."""

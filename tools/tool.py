@@ -200,6 +200,9 @@ class Tool:
     # A write whose effect leaves the database transaction (an email, a payment API). After a
     # crash its outcome cannot be known, and the reconciler says so instead of "nothing changed".
     external: bool = False
+    # Whether a write may destroy or overwrite what is there (an MCP server's destructiveHint,
+    # or known for a reference tool); None: not known, which the MCP spec reads as true.
+    destructive: bool | None = None
     # The arguments a person the card is issued to may change before approving (Edit on the
     # card): each one proposes again, re-resolved and re-checked (``tools.editing``).
     editable: tuple[str, ...] = ()

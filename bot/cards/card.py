@@ -152,13 +152,15 @@ class Fresh:
     card: Card | None = None
     # The cards it replaced (the same target, another write): shown replaced once it is out.
     replaced: tuple[str, ...] = ()
+    # The agent that asked for it, when it is not Countersign's own chat (``bot.mcp``).
+    agent: str = ""
 
     def spec(self, *, issued_to: str | None = None) -> CardSpec:
         """The fresh card as drawn for everyone where it was asked."""
         if self.card is not None:
             return self.card.spec(token=self.token)
         assert self.proposal is not None, "a fresh card is one proposal or several items"
-        return cardspec.of_proposal(self.proposal, issued_to=issued_to)
+        return cardspec.of_proposal(self.proposal, issued_to=issued_to, agent=self.agent)
 
     @property
     def editable(self) -> tuple[str, ...]:

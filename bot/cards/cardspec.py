@@ -151,6 +151,12 @@ def _details(details: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...
     return (*kept[: LIMITS.details - 1], ("More", f"{more} more details not shown"))
 
 
+def shown_details(record: CardRecord) -> tuple[tuple[str, str], ...]:
+    """A stored card's details, and which outside agent asked for it when one did."""
+    agent = wording.outside_agent(record.agent)
+    return (*record.details, (wording.ASKED_BY_AGENT, agent)) if agent else record.details
+
+
 def pending(
     *,
     card_id: str,
@@ -204,14 +210,17 @@ def pending(
     )
 
 
-def of_proposal(proposal: Proposal, *, issued_to: str | None = None) -> CardSpec:
-    """A fresh card, straight from the registry's proposal (it carries the signed token)."""
+def of_proposal(proposal: Proposal, *, issued_to: str | None = None, agent: str = "") -> CardSpec:
+    """A fresh card, straight from the registry's proposal (it carries the signed token);
+    ``agent`` is the one that asked for it (its line is added when it is an outside agent)."""
     routing = proposal.routing
     waiting = tuple(i.name for i in routing.issued_to) if routing and routing.issued_to else None
+    outside = wording.outside_agent(agent)
+    details = tuple((d.label, d.value) for d in proposal.details)
     return pending(
         card_id=proposal.card_id,
         summary=proposal.summary,
-        details=tuple((d.label, d.value) for d in proposal.details),
+        details=(*details, (wording.ASKED_BY_AGENT, outside)) if outside else details,
         warning=proposal.warning,
         expires_at=proposal.expires_at,
         token=proposal.card,
@@ -247,7 +256,7 @@ def of_record(
         return pending(
             card_id=record.card_id,
             summary=record.summary,
-            details=record.details,
+            details=shown_details(record),
             warning=record.warning,
             expires_at=record.expires_at,
             token=token,
@@ -301,9 +310,9 @@ def decided(
         # budget": the second is why it was not approved, and says so.
         found = (wording.REJECTED_BECAUSE, found[1])
     changed = status not in _UNCHANGED
-    details = (
-        record.details if changed else tuple((k, wording.proposed(v)) for k, v in record.details)
-    )
+    details = shown_details(record)
+    if not changed:
+        details = tuple((k, wording.proposed(v)) for k, v in details)
     return CardSpec(
         card_id=record.card_id,
         status=status,

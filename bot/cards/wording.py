@@ -11,8 +11,10 @@ from typing import Final
 
 __all__ = [
     "APPROVE",
+    "ASKED_BY_AGENT",
     "EDIT",
     "EXPIRED_NOTE",
+    "MCP_AGENT_PREFIX",
     "PENDING_TITLE",
     "REASON_HINT",
     "REASON_LABEL",
@@ -30,6 +32,7 @@ __all__ = [
     "names_decider",
     "not_your_card",
     "outcome",
+    "outside_agent",
     "pending_title",
     "progress",
     "proposed",
@@ -310,3 +313,17 @@ _FIELD_LABELS: Final = {
 def field_label(name: str) -> str:
     """The label of an argument a person may edit before approving."""
     return _FIELD_LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+# An agent elsewhere, through Countersign's MCP endpoint: "mcp/<token's name>/<client's name>".
+MCP_AGENT_PREFIX = "mcp/"
+ASKED_BY_AGENT = "Asked by an agent"
+
+
+def outside_agent(agent: str) -> str | None:
+    """Which agent asked, as the card's line says it ("Laptop (Claude Desktop)"); None for
+    Countersign's own chat."""
+    if not agent.startswith(MCP_AGENT_PREFIX):
+        return None
+    token, _, client = agent.removeprefix(MCP_AGENT_PREFIX).partition("/")
+    return f"{token} ({client})" if client else token

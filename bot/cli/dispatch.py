@@ -17,6 +17,7 @@ from bot.cli.audit import show_audit
 from bot.cli.commands import db_upgrade, demo, link, reconcile_cards, serve
 from bot.cli.connections import connect, disconnect, invite, list_connections
 from bot.cli.failures import CliError
+from bot.cli.mcp_tokens import create_token, list_tokens, revoke_token
 from bot.cli.policy import set_policy, show_policy, time_zone
 from bot.cli.sandbox import run, sandbox
 from bot.runtime.logging import LogLevelError, configure_logging
@@ -46,6 +47,9 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("policy", "show"): show_policy,
     ("policy", "set"): set_policy,
     **{("mcp", action): _mcp for action in ("add", "tools", "list", "remove", "import")},
+    ("mcp-token", "create"): create_token,
+    ("mcp-token", "list"): list_tokens,
+    ("mcp-token", "revoke"): revoke_token,
     ("time-zone", None): time_zone,
     ("link", None): link,
     ("audit", None): show_audit,
@@ -69,6 +73,7 @@ def execute(args: argparse.Namespace) -> int:
         getattr(args, "db_command", None)
         or getattr(args, "policy_command", None)
         or getattr(args, "mcp_command", None)
+        or getattr(args, "token_command", None)
     )
     command = _COMMANDS[(args.command, action)]
     try:

@@ -11,9 +11,11 @@ from bot.cli.failures import CliError
 from tools.db import AuditRow, Database
 from tools.merchant.models import Person, Tenant
 
-__all__ = ["find_card_id", "find_tenant", "person_names", "tenant_names"]
+__all__ = ["find_card_id", "find_person", "find_tenant", "person_names", "tenant_names"]
 
 # A card id is 32 hex digits; the audit table shows the first 8.
+# The most emails a "no such person" message lists; past this, it says how many more.
+_LISTED_PEOPLE = 20
 _FULL_CARD_ID = 32
 _HEX = frozenset("0123456789abcdef")
 
@@ -38,6 +40,27 @@ async def find_tenant(db: Database, ref: str) -> Tenant:
         raise CliError(f"There is no merchant {text!r}. Merchants: {listing}.")
     raise CliError(
         f"{text!r} matches more than one merchant; please use its id. Merchants: {listing}."
+    )
+
+
+async def find_person(db: Database, tenant: Tenant, email: str) -> Person:
+    """The person of this merchant with this email (any case).
+
+    Raises:
+        CliError: nobody of this merchant has it; the message lists the merchant's emails.
+    """
+    wanted = email.strip()
+    people = select(Person).where(Person.tenant_id == tenant.id).order_by(Person.id)
+    async with db.session() as session:
+        known = list((await session.scalars(people)).all())
+    found = [p for p in known if p.email.lower() == wanted.lower()]
+    if found:
+        return found[0]
+    emails = [p.email for p in known[:_LISTED_PEOPLE]]
+    more = len(known) - len(emails)
+    listing = ", ".join(emails) + (f" and {more} more" if more else "") or "nobody yet"
+    raise CliError(
+        f"Nobody with the email {wanted} is set up in {tenant.name}. Its people: {listing}."
     )
 
 

@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_connect(commands)
     _add_policy(commands)
     _add_mcp(commands)
+    _add_mcp_token(commands)
     zone = commands.add_parser(
         "time-zone",
         help="show or set a merchant's time zone (whose days today and this week are)",
@@ -231,6 +232,64 @@ def _add_policy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "someone else could; never: nor any card they asked for; allowed: the asker's role is "
         "enough",
     )
+
+
+# The longest a token may be made for: ten years, beyond which "never" says it better.
+_MAX_TOKEN_DAYS = 3650
+
+
+def _token_name(text: str) -> str:
+    name = " ".join(text.split())
+    if not 1 <= len(name) <= 100:
+        raise argparse.ArgumentTypeError("a token's name is 1 to 100 characters")
+    return name
+
+
+def _add_mcp_token(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    token = commands.add_parser(
+        "mcp-token",
+        help="create, list or revoke the personal tokens agents send to /mcp",
+        description="A token means one person at one merchant: an agent sending it to /mcp "
+        "(Authorization: Bearer <token>) sees what that person's role sees, and each change it "
+        "asks for waits for approval like any other. Only the token's hash is stored.",
+    )
+    actions = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+    create = actions.add_parser(
+        "create",
+        help="create a token for a person; it is printed once, on the last line",
+        description="Creates a token for the person with this email at this merchant and "
+        "prints it once, alone on the last line of output. It cannot be shown again.",
+    )
+    create.add_argument("merchant", help="the merchant's name (or its id)")
+    create.add_argument("email", help="the email of the person the token means")
+    create.add_argument(
+        "--name",
+        type=_token_name,
+        default="MCP token",
+        help="what the token is for, shown on each card its agent asks for "
+        '(e.g. "Claude Desktop on Arjun\'s laptop"; default: MCP token)',
+    )
+    create.add_argument(
+        "--expires",
+        type=_whole(_MAX_TOKEN_DAYS),
+        metavar="DAYS",
+        help="the token stops working after this many days (default: never; revoke it instead)",
+    )
+    listing = actions.add_parser(
+        "list",
+        help="list a merchant's tokens (never the tokens themselves)",
+        description="Lists the merchant's tokens, newest first: id, first characters, person, "
+        "name, state, when created, expiring, last used and revoked. Times are UTC.",
+    )
+    listing.add_argument("merchant", help="the merchant's name (or its id)")
+    revoke = actions.add_parser(
+        "revoke",
+        help="revoke a token: an agent sending it is refused from then on",
+        description="Revokes one of the merchant's tokens, named by the id or the first "
+        "characters (cs_mcp_…) the list shows.",
+    )
+    revoke.add_argument("merchant", help="the merchant's name (or its id)")
+    revoke.add_argument("token", metavar="id-or-prefix", help="the token's id or its prefix")
 
 
 def _seconds(text: str) -> int:

@@ -38,17 +38,19 @@ async def send_copies(
     *,
     installation: str,
     token: str,
+    asker_too: bool = False,
 ) -> list[Placement]:
     """Sends each of ``people`` (but the asker) a private copy, and stores where they went.
 
     ``installation`` is where the card was asked: a person is reached through their
     identity there (the adapter speaks for that installation only; another workspace of the
-    same merchant would need its own token).
+    same merchant would need its own token). ``asker_too``: the card was asked outside any
+    conversation (an agent elsewhere, ``bot.mcp``), so its asker gets a copy like anyone.
     """
     sent: list[Placement] = []
     push = await _push(surface, card)
     for person in people:
-        if person.userid == card.userid:
+        if person.userid == card.userid and not asker_too:
             continue
         user = await address(surface, adapter, person.userid, installation)
         if user is None:

@@ -152,7 +152,9 @@ class SlackAdapter:
         )
         return SlackPlacement(
             team=self.where.installation,
-            channel=channel,
+            # Posted to a person (their DM with the app, a card asked for at /mcp), Slack
+            # answers with the DM's channel id, which is what updating the card needs.
+            channel=str(response.get("channel") or channel),
             thread_ts=self.where.thread_ts,
             user=self._owner(fresh.routing, caller),
             conversation=conversation,

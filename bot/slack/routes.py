@@ -112,6 +112,24 @@ class SlackRoutes:
         await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
         return True
 
+    async def with_installation(
+        self,
+        installation: str,
+        work: Callable[[Adapter], Awaitable[None]],
+        *,
+        user: str | None = None,
+    ) -> bool:
+        """Runs ``work`` with an adapter for a workspace, outside any request and channel (a
+        card born elsewhere goes to DMs): with ``user``, speaking in that person's DM with the
+        app. False without an installation."""
+        client = await self._client_for(installation)
+        if client is None:
+            log.warning("reach_no_installation", team=installation)
+            return False
+        where = Where(installation, user or "")
+        await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
+        return True
+
     async def _events(self, request: web.Request) -> web.Response:
         if not signable(request.headers):
             log.warning("slack_request_unsigned", why="timestamp")

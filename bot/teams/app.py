@@ -229,6 +229,20 @@ class TeamsRoutes:
         await self.teams.proactively(reference, run)
         return True
 
+    async def with_installation(
+        self,
+        installation: str,
+        work: Callable[[Adapter], Awaitable[None]],
+        *,
+        user: str | None = None,
+    ) -> bool:
+        """Teams opens a 1:1 chat only through a service URL a conversation gave this process,
+        and a card asked for at ``/mcp`` comes with none: its people are reached in Slack, and
+        the agent is told whom the card could not reach, until a Teams conversation reference
+        is kept per tenant."""
+        del installation, work, user
+        return False
+
 
 class _Request:
     """The request as the SDK's adapter reads it, with the identity the token check found."""

@@ -11,7 +11,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.sandbox import WebApi as FakeSlack
@@ -23,11 +26,13 @@ from tests.reliability.harness import (
     wait_until,
 )
 from tests.support.slack_requests import message
+from tools import McpTokens
 from tools.db import Database
 
 pytestmark = [pytest.mark.slow]
 
 _EVENTS = 60
+_MCP_CALLS = 30
 
 
 @pytest.fixture
@@ -254,3 +259,41 @@ async def test_workers_stop_by_themselves_when_the_server_is_killed_outright(
         await again.start(http)
     finally:
         again.stop()
+
+
+async def test_two_workers_answer_one_mcp_clients_calls(
+    db: Database, database_url: str, slack: FakeSlack, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """/mcp keeps no session: one client's calls, each on a new connection, are answered by
+    both workers, and every answer is right whichever worker gave it."""
+    served = await _two_workers(db, database_url, slack, http, tmp_path)
+    try:
+        workers = _workers_of(served)
+        token, _ = await McpTokens(db).create(1, 2, name="Job")
+        # A new connection per request: each is accepted by one worker or the other.
+        fresh = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"},
+            limits=httpx2.Limits(max_keepalive_connections=0),
+        )
+        async with (
+            fresh,
+            Client(streamable_http_client(f"{served.url}/mcp", http_client=fresh)) as client,
+        ):
+            listed = await client.list_tools()
+            answers = [await client.call_tool("list_branches", {}) for _ in range(_MCP_CALLS)]
+        assert "list_branches" in {tool.name for tool in listed.tools}
+        assert all(
+            not a.is_error and "Whitefield" in json.dumps(a.structured_content) for a in answers
+        )
+
+        def called_by() -> Counter[object]:
+            lines = _log_lines(served)
+            return Counter(line.get("worker") for line in lines if line.get("event") == "mcp_call")
+
+        async def all_logged() -> bool:
+            return sum(called_by().values()) == _MCP_CALLS
+
+        await wait_until(all_logged, what="every MCP call in the workers' logs")
+        assert set(called_by()) == set(workers), called_by()
+    finally:
+        served.stop()

@@ -15,6 +15,7 @@ __all__ = [
     "AUDIT",
     "BATCHES",
     "LEASES",
+    "MCP_TOKENS",
     "PROPOSALS",
     "AuditRow",
     "BatchRow",
@@ -23,6 +24,7 @@ __all__ = [
     "InviteRow",
     "LeaseRow",
     "McpSourceRow",
+    "McpTokenRow",
     "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
@@ -271,6 +273,29 @@ class McpSourceRow(Base):
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class McpTokenRow(Base):
+    """A personal token an agent sends to Countersign's ``/mcp`` endpoint: it means one person.
+
+    Only the token's SHA-256 is kept, so a copy of the database holds no usable token; the
+    ``prefix`` (8 characters of the secret) is what lists show to tell tokens apart. Revoking
+    sets ``revoked_at``; the row stays for the audit.
+    """
+
+    __tablename__ = "mcp_tokens"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(Integer, index=True)
+    # The person the token means (``tools.people.Person``); their live role decides what it sees.
+    person_id: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(100))
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(8))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
 class LeaseRow(Base):
     """A running process that may be executing cards, and when it last said it was alive.
 
@@ -294,3 +319,4 @@ PROPOSALS = cast("Table", ProposalRow.__table__)
 AUDIT = cast("Table", AuditRow.__table__)
 BATCHES = cast("Table", BatchRow.__table__)
 LEASES = cast("Table", LeaseRow.__table__)
+MCP_TOKENS = cast("Table", McpTokenRow.__table__)

@@ -104,6 +104,9 @@ def _base(
         title=f"{_title(name, tool).lower()} on the {config.name} server",
         role=rule.role or Role.STAFF,
         external=True,
+        destructive=tool.annotations.destructive_hint
+        if tool is not None and tool.annotations is not None
+        else None,
         editable=editable,
         schema=dict(tool.input_schema) if tool is not None else None,
     )

@@ -157,6 +157,7 @@ async def _execute_reopen(ctx: ToolContext, args: ReopenBranchArgs) -> Result:
 CLOSE_BRANCH = write_tool(
     Tool(
         name="close_branch",
+        destructive=True,
         title="closing a branch",
         description="Close an open branch (by id or name). " + APPROVAL_NOTE,
         args=CloseBranchArgs,
@@ -169,6 +170,7 @@ CLOSE_BRANCH = write_tool(
 REOPEN_BRANCH = write_tool(
     Tool(
         name="reopen_branch",
+        destructive=False,
         title="reopening a branch",
         description="Reopen a closed branch (by id or name). " + APPROVAL_NOTE,
         args=ReopenBranchArgs,

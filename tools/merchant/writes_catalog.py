@@ -260,6 +260,7 @@ async def _execute_price(ctx: ToolContext, args: SetPriceArgs) -> Result:
 ADJUST_STOCK = write_tool(
     Tool(
         name="adjust_stock",
+        destructive=False,
         title="adjusting stock",
         description=(
             "Add or remove units of a product in a branch's stock (never below zero), with a "
@@ -276,6 +277,7 @@ ADJUST_STOCK = write_tool(
 SET_PRICE = write_tool(
     Tool(
         name="set_price",
+        destructive=True,
         title="changing a price",
         description="Set a product's price for every branch. " + APPROVAL_NOTE,
         args=SetPriceArgs,

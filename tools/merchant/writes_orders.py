@@ -173,6 +173,7 @@ async def _execute(ctx: ToolContext, args: RefundOrderArgs) -> Result:
 REFUND_ORDER = write_tool(
     Tool(
         name="refund_order",
+        destructive=True,
         title="refunding an order",
         description=(
             "Refund an order, in full or in part (never more than what is left to refund). "

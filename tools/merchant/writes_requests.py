@@ -213,6 +213,7 @@ async def _execute_reject(ctx: ToolContext, args: RejectRequestArgs) -> Result:
 APPROVE_REQUEST = write_tool(
     Tool(
         name="approve_request",
+        destructive=True,
         title="approving a request",
         description=(
             "Approve a pending branch request (stock purchase, refund, discount or expense). "
@@ -229,6 +230,7 @@ APPROVE_REQUEST = write_tool(
 REJECT_REQUEST = write_tool(
     Tool(
         name="reject_request",
+        destructive=True,
         title="rejecting a request",
         description=(
             "Reject a pending branch request, with the reason the branch will read. "
