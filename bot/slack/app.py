@@ -32,9 +32,11 @@ from bot.surface import Surface
 __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
 
 # Exactly what the listeners use; manifest.yml lists the same scopes. ``im:write`` opens the
-# DM a private copy of a card goes to (``conversations.open``).
+# DM a private copy of a card goes to (``conversations.open``); ``assistant:write`` sets an
+# assistant thread's status, suggested prompts and title (``bot.slack.assistant``).
 BOT_SCOPES = (
     "app_mentions:read",
+    "assistant:write",
     "channels:history",
     "groups:history",
     "im:history",
