@@ -25,7 +25,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.settings import Settings, SlackMode
-from bot.slack import actions, commands, editing, events, home
+from bot.slack import actions, assistant, commands, editing, events, home
 from bot.slack.install import on_installed
 from bot.surface import Surface
 
@@ -94,6 +94,7 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
         # and a caller waiting for the work in flight could find none yet.
         process_before_response=True,
     )
+    assistant.register(app, surface)
     events.register(app, surface, ignore_uninstall=oauth is None)
     if oauth is not None:
         app.enable_token_revocation_listeners()
