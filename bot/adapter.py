@@ -14,7 +14,7 @@ copies (a thread, a DM to each approver) is shown by calling them once per copy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -22,7 +22,7 @@ from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform
 from tools import Caller
 
-__all__ = ["Adapter", "Form", "Home", "Words"]
+__all__ = ["Adapter", "Form", "Home", "Step", "Steps", "Words"]
 
 
 class Words(Protocol):
@@ -45,6 +45,19 @@ class Words(Protocol):
     def not_your_card(self, owner: str | None, waiting: tuple[str, ...] = ()) -> str: ...
 
     def reply(self, text: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The step a turn is on: the tool being called, and whether it is a write (a card)."""
+
+    tool: str
+    write: bool
+
+
+# Told of each tool call as it starts, so a surface can say what the agent is doing. It is
+# given the tool, never the model's words, and must return at once: it may not hold up a turn.
+Steps = Callable[[Step], None]
 
 
 @dataclass(frozen=True, slots=True)

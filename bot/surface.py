@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 import structlog
 
+from bot.adapter import Steps
 from bot.runtime.lanes import Conversations, Lane, LaneName
 from bot.runtime.metrics import Metrics
 from bot.runtime.turn_order import TurnOrder
@@ -42,7 +43,9 @@ class ModelReply(Protocol):
 class Conversing(Protocol):
     """A model the core can talk to: answer a person, be told what happened to a card, close."""
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply: ...
+    async def reply(
+        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+    ) -> ModelReply: ...
 
     async def record(self, *, conversation: str, text: str) -> None: ...
 

@@ -25,6 +25,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 from structlog.typing import FilteringBoundLogger as Log
 
+from bot.adapter import Steps
 from bot.agent import replies
 from bot.agent.history import MAX_MESSAGES, ConversationStore, Stored
 from bot.agent.models import build_model
@@ -107,8 +108,13 @@ class Assistant:
         await self.model.__aenter__()
         await self.model.__aexit__(None, None, None)
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> Reply:
-        """Answers one message in a conversation, acting as ``caller`` and nobody else."""
+    async def reply(
+        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+    ) -> Reply:
+        """Answers one message in a conversation, acting as ``caller`` and nobody else.
+
+        ``steps`` is told of each tool call as it starts (what the surface shows as a status).
+        """
         started = time.perf_counter()
         bound = log.bind(
             conversation=conversation,
@@ -122,7 +128,7 @@ class Assistant:
             # (a shared channel) must not get a model that has read it.
             bound.warning("agent.foreign_conversation", owner=stored.tenant_id)
             return Reply(replies.FOREIGN, [])
-        deps = TurnDeps(self.registry, self.agent, caller)
+        deps = TurnDeps(self.registry, self.agent, caller, steps=steps)
         turn = await self._run(spoken(caller, text), stored, deps, bound)
         await self._keep(conversation, turn.added, caller.tenantid, stored, bound)
         bound.info(

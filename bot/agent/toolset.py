@@ -21,6 +21,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.tools import Tool as ModelTool
 from pydantic_ai.toolsets import FunctionToolset
 
+from bot.adapter import Step, Steps
 from tools import MAX_ITEMS, Agent, Caller, Proposal, Registry, Routing, Scope, Tool, json_schema
 from tools.errors import CountersignError, InvalidArgumentsError
 
@@ -40,6 +41,7 @@ class TurnDeps:
     # shown on waits for (None while there is one write, or they cannot be grouped).
     proposed: dict[str, Proposal] = field(default_factory=dict[str, Proposal])
     together: Routing | None = None
+    steps: Steps | None = None
 
 
 ToolFn = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
@@ -50,7 +52,7 @@ def build_toolset(tools: Sequence[Tool]) -> FunctionToolset[TurnDeps]:
     return FunctionToolset(
         [
             ModelTool.from_schema(
-                _caller_of(tool.name),
+                _caller_of(tool.name, write=tool.scope is Scope.WRITE),
                 name=tool.name,
                 description=tool.description,
                 json_schema=copy.deepcopy(_schema_of(tool)),
@@ -81,10 +83,12 @@ def _model_schema(args: type[BaseModel]) -> dict[str, Any]:
     return _without_docstring(inline_definitions(compact_schema(json_schema(args))))
 
 
-def _caller_of(name: str) -> ToolFn:
+def _caller_of(name: str, *, write: bool) -> ToolFn:
     async def call(ctx: RunContext[TurnDeps], **args: Any) -> dict[str, Any]:
         deps = ctx.deps
         deps.calls += 1
+        if deps.steps is not None:
+            deps.steps(Step(name, write))
         try:
             result = await deps.registry.call(deps.agent, name, args, deps.caller)
         except InvalidArgumentsError as invalid:

@@ -2,8 +2,9 @@
 
 The bot is pointed here through ``SLACK_API_URL``. Every call is recorded in ``calls`` with its
 parameters, and the methods the bot uses (``auth.test``, ``chat.*``, ``reactions.*``,
-``users.info``, ``views.*``, ``conversations.info`` and ``conversations.open``, which gives the
-app's DM with a person) answer the way Slack does. Posts to a
+``users.info``, ``views.*``, ``conversations.info``, ``conversations.open``, which gives the
+app's DM with a person, and ``assistant.threads.*``, whose status, prompts and title are kept
+per thread in ``threads``) answer the way Slack does. Posts to a
 ``response_url`` (slash commands) are kept in ``responses`` and shown as ephemeral messages.
 The tests drive it on its own (``start``); the sandbox mounts its routes beside the page.
 """
@@ -58,6 +59,8 @@ class WebApi:
         # an answer with ``replace_original`` replaces, as Slack does
         self.response_replaces: dict[str, tuple[str, str]] = {}
         self.triggers: dict[str, str] = {}  # trigger_id → the user whose press made it
+        # (channel, thread_ts) → an assistant thread's "status", "prompts" and "title"
+        self.threads: dict[tuple[str, str], Json] = {}
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -295,6 +298,30 @@ class WebApi:
         self.workspace.react(self._find(params), params["name"], add=False)
         return {"ok": True}
 
+    async def _assistant_threads_setStatus(self, params: Json) -> Json:  # noqa: N802 - Slack's
+        status = params.get("status")
+        return self._thread_set(params, status=status) if isinstance(status, str) else _invalid()
+
+    async def _assistant_threads_setSuggestedPrompts(self, params: Json) -> Json:  # noqa: N802
+        prompts = params.get("prompts")
+        if not (isinstance(prompts, list) and 0 < len(prompts) <= _MAX_PROMPTS):
+            return _invalid()
+        if not all(isinstance(p, dict) and p.get("title") and p.get("message") for p in prompts):
+            return _invalid()
+        return self._thread_set(params, prompts=prompts, prompts_title=params.get("title"))
+
+    async def _assistant_threads_setTitle(self, params: Json) -> Json:  # noqa: N802 - Slack's
+        title = params.get("title")
+        return self._thread_set(params, title=title) if title else _invalid()
+
+    def _thread_set(self, params: Json, **settings: Any) -> Json:
+        """Keeps an assistant thread's status, prompts or title, as the split view shows them."""
+        channel, thread_ts = params.get("channel_id"), params.get("thread_ts")
+        if not (channel and thread_ts):
+            return _invalid()
+        self.threads.setdefault((str(channel), str(thread_ts)), {}).update(settings)
+        return {"ok": True}
+
     def _find(self, params: Json) -> Message:
         channel, ts = params["channel"], params["timestamp"]
         try:
@@ -377,6 +404,14 @@ class WebApi:
     def views(self) -> list[Json]:
         """Every view opened or published, as the tests of the fake once read them."""
         return [c.params for c in self.calls if c.method in ("views.open", "views.publish")]
+
+
+# Slack takes at most four suggested prompts per thread.
+_MAX_PROMPTS = 4
+
+
+def _invalid() -> Json:
+    return {"ok": False, "error": "invalid_arguments"}
 
 
 def _refused(status: int, error: str) -> web.Response:

@@ -26,6 +26,7 @@ from bot.slack import outbound, texts
 from bot.slack.blocks import Block, reject_modal, rich_text
 from bot.slack.cards import render
 from bot.slack.outbound import POST_OPTIONS, slack_error
+from bot.slack.status import StatusLine
 from tools import Caller, Routing
 
 __all__ = ["SlackAdapter", "Where"]
@@ -82,9 +83,17 @@ class SlackAdapter:
     """The core's ``Adapter`` over one Web API client, bound to one request's ``Where``."""
 
     def __init__(
-        self, client: AsyncWebClient, where: Where, *, audit_channel: str | None = None
+        self,
+        client: AsyncWebClient,
+        where: Where,
+        *,
+        audit_channel: str | None = None,
+        status: StatusLine | None = None,
     ) -> None:
         self.client, self.where, self.audit_channel = client, where, audit_channel
+        # An assistant thread's status line; the hourglass is for where there is none.
+        self.status = status
+        self._reacted = False
         # users.info answers by user id, read once per request: where the user belongs and
         # their verified email come from the same answer.
         self._users: dict[str, dict[str, Any]] = {}
@@ -212,9 +221,17 @@ class SlackAdapter:
         )
 
     async def typing(self, *, on: bool) -> None:
-        """The hourglass on the message; a missing reaction is never worth failing over."""
+        """The assistant thread's status, or else the hourglass on the message; a missing
+        status or reaction is never worth failing over."""
+        if self.status is not None and not self._reacted:
+            if not on:
+                return  # the status is cleared when the turn ends (StatusLine.close)
+            if not self.status.unsupported:
+                self.status.show(texts.assistant.THINKING)
+                return
         if not (self.where.channel and self.where.ts):
             return
+        self._reacted = on
         call = self.client.reactions_add if on else self.client.reactions_remove
         try:
             await call(channel=self.where.channel, timestamp=self.where.ts, name=texts.HOURGLASS)

@@ -25,16 +25,18 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.settings import Settings, SlackMode
-from bot.slack import actions, commands, editing, events, home
+from bot.slack import actions, assistant, commands, editing, events, home
 from bot.slack.install import on_installed
 from bot.surface import Surface
 
 __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
 
 # Exactly what the listeners use; manifest.yml lists the same scopes. ``im:write`` opens the
-# DM a private copy of a card goes to (``conversations.open``).
+# DM a private copy of a card goes to (``conversations.open``); ``assistant:write`` sets an
+# assistant thread's status, suggested prompts and title (``bot.slack.assistant``).
 BOT_SCOPES = (
     "app_mentions:read",
+    "assistant:write",
     "channels:history",
     "groups:history",
     "im:history",
@@ -92,6 +94,7 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
         # and a caller waiting for the work in flight could find none yet.
         process_before_response=True,
     )
+    assistant.register(app, surface)
     events.register(app, surface, ignore_uninstall=oauth is None)
     if oauth is not None:
         app.enable_token_revocation_listeners()

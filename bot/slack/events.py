@@ -23,7 +23,7 @@ from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
 from bot.surface import Surface
 
-__all__ = ["follow_up", "register", "turn_of"]
+__all__ = ["answerable", "follow_up", "queue", "register", "turn_of"]
 
 # Message subtypes that are a person saying something; edits, deletions, joins and the like
 # are acknowledged and ignored.
@@ -61,7 +61,7 @@ def _on_mention(surface: Surface) -> Listener:
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         typing = turns.Typing(adapter)
         work = turns.answer(surface, adapter, turn, typing=typing)
-        _queue(surface, turn, typing, work=work, show=typing.on, name=f"mention {event['ts']}")
+        queue(surface, turn, typing, work=work, show=typing.on, name=f"mention {event['ts']}")
 
     return on_mention
 
@@ -75,7 +75,7 @@ def _on_message(surface: Surface) -> Listener:
         context: AsyncBoltContext,
         client: AsyncWebClient,
     ) -> None:
-        if not _answerable(event):
+        if not answerable(event):
             return
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts"))
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
@@ -85,7 +85,7 @@ def _on_message(surface: Surface) -> Listener:
         else:
             work = follow_up(surface, adapter, turn, typing=typing)
             show = partial(_typing_if_ours, surface, adapter, typing)
-        _queue(surface, turn, typing, work=work, show=show, name=f"message {event['ts']}")
+        queue(surface, turn, typing, work=work, show=show, name=f"message {event['ts']}")
 
     return on_message
 
@@ -94,7 +94,7 @@ async def _ignore() -> None:
     return None
 
 
-def _answerable(event: dict[str, Any]) -> bool:
+def answerable(event: dict[str, Any]) -> bool:
     """A person saying something in a DM or in a thread."""
     if event.get("subtype") not in _SPOKEN or _from_bot(event) or not event.get("user"):
         return False
@@ -102,7 +102,7 @@ def _answerable(event: dict[str, Any]) -> bool:
     return event.get("channel_type") == "im" or bool(event.get("thread_ts"))
 
 
-def _queue(
+def queue(
     surface: Surface,
     turn: turns.Turn,
     typing: turns.Typing,

@@ -129,8 +129,17 @@ def _complete(parsed: dict[str, Any]) -> bool:
     return True
 
 
+# An assistant thread's events name the thread in ``assistant_thread``; bolt's middleware and
+# the listener index into it.
+_THREAD_EVENTS = ("assistant_thread_started", "assistant_thread_context_changed")
+_THREAD_NEEDS = ("user_id", "channel_id", "thread_ts")
+
+
 def _event_complete(event: dict[str, Any]) -> bool:
     kind = str(event.get("type"))
+    if kind in _THREAD_EVENTS:
+        thread = event.get("assistant_thread")
+        return isinstance(thread, dict) and all(_text(thread.get(key)) for key in _THREAD_NEEDS)
     needs = _EVENT_NEEDS.get(kind, ())
     if kind == "app_mention" and not any(event.get(mark) for mark in _BOTS_MARKS):
         needs = (*needs, "user")

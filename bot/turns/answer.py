@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from structlog.contextvars import bound_contextvars
 
 from bot import identity
-from bot.adapter import Adapter
+from bot.adapter import Adapter, Steps
 from bot.cards import wording
 from bot.presses.ladder import DATABASE_DOWN
 from bot.runtime import receipts
@@ -113,19 +113,24 @@ class Typing:
 
 
 async def answer(
-    surface: Surface, adapter: Adapter, turn: Turn, *, typing: Typing | None = None
+    surface: Surface,
+    adapter: Adapter,
+    turn: Turn,
+    *,
+    typing: Typing | None = None,
+    steps: Steps | None = None,
 ) -> None:
     """Claims the delivery, finds the person, runs the model and posts its reply and cards.
 
     ``typing`` is the indicator the surface may have armed when the message arrived (it may
     have been shown while the turn waited); if not armed yet, it is armed now, from the
-    message's arrival.
+    message's arrival. ``steps`` is told of each tool the model calls (a status to show).
     """
     typing = typing or Typing(adapter)
     typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived)
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         try:
-            await _answer(surface, adapter, turn, typing)
+            await _answer(surface, adapter, turn, typing, steps)
         except DATABASE_DOWN as unreachable:
             # With the database restarting, a message used to end in a logged traceback and
             # silence: its delivery was acknowledged, so Slack never sent it again, and the
@@ -143,7 +148,9 @@ async def answer(
             await typing.off()
 
 
-async def _answer(surface: Surface, adapter: Adapter, turn: Turn, typing: Typing) -> None:
+async def _answer(
+    surface: Surface, adapter: Adapter, turn: Turn, typing: Typing, steps: Steps | None
+) -> None:
     caller = await _claimed_caller(surface, adapter, turn)
     if caller is None:
         return
@@ -153,7 +160,7 @@ async def _answer(surface: Surface, adapter: Adapter, turn: Turn, typing: Typing
         return
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
         async with surface.turn_order.holding(turn.conversation):
-            await _run(surface, adapter, turn, caller, typing)
+            await _run(surface, adapter, turn, caller, typing, steps=steps)
     surface.metrics.turn_seconds.labels(platform=adapter.platform).observe(
         time.monotonic() - turn.arrived
     )
@@ -219,11 +226,17 @@ async def _resolved(
 
 
 async def _run(
-    surface: Surface, adapter: Adapter, turn: Turn, caller: Caller, typing: Typing
+    surface: Surface,
+    adapter: Adapter,
+    turn: Turn,
+    caller: Caller,
+    typing: Typing,
+    *,
+    steps: Steps | None,
 ) -> None:
     try:
         reply = await surface.assistant.reply(
-            conversation=turn.conversation, caller=caller, text=turn.text
+            conversation=turn.conversation, caller=caller, text=turn.text, steps=steps
         )
     except Exception:  # any model failure becomes a polite answer; logged in full
         log.exception("assistant_failed")

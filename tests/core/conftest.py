@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from bot import presses
+from bot.adapter import Steps
 from bot.cards.card import Verb
 from bot.placement import Placement, SlackPlacement
 from bot.surface import ModelReply, Surface
@@ -35,7 +36,9 @@ class Notes:
 
     heard: list[tuple[str, str]] = field(default_factory=list)
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply:
+    async def reply(
+        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+    ) -> ModelReply:
         raise AssertionError("the core tests never ask the model")
 
     async def record(self, *, conversation: str, text: str) -> None:

@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from slack_sdk.models.blocks import Block
 from sqlalchemy import select
 
+from bot.adapter import Steps
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Message, WebApi
 from bot.sandbox.payloads import TEAM, block_action, event, form, message, signed
@@ -71,8 +72,12 @@ class RecordingAssistant:
         self.inner = inner
         self.notes: list[tuple[str, str]] = []
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply:
-        return await self.inner.reply(conversation=conversation, caller=caller, text=text)
+    async def reply(
+        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+    ) -> ModelReply:
+        return await self.inner.reply(
+            conversation=conversation, caller=caller, text=text, steps=steps
+        )
 
     async def record(self, *, conversation: str, text: str) -> None:
         self.notes.append((conversation, text))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from bot.adapter import Steps
 from bot.surface import ModelReply
 from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import message
@@ -67,10 +68,14 @@ class SlowModel:
     def __init__(self, bot: Bot) -> None:
         self.inner, self.shown = bot.assistant, reactions_added(bot, 1)
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply:
+    async def reply(
+        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+    ) -> ModelReply:
         async with asyncio.timeout(_NEVER):
             await self.shown.wait()
-        return await self.inner.reply(conversation=conversation, caller=caller, text=text)
+        return await self.inner.reply(
+            conversation=conversation, caller=caller, text=text, steps=steps
+        )
 
     async def record(self, *, conversation: str, text: str) -> None:
         await self.inner.record(conversation=conversation, text=text)

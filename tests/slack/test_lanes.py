@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from bot.adapter import Steps
 from bot.sandbox import Message
 from bot.sandbox.payloads import block_action, event, form, message
 from bot.slack.blocks import APPROVE_ACTION, card_id_of_block
@@ -26,12 +27,16 @@ class StuckModel:
         self.release, self.full = asyncio.Event(), asyncio.Event()
         self.waiting = 0
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> ModelReply:
+    async def reply(
+        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+    ) -> ModelReply:
         self.waiting += 1
         if self.waiting >= self.full_at:
             self.full.set()
         await self.release.wait()
-        return await self.inner.reply(conversation=conversation, caller=caller, text=text)
+        return await self.inner.reply(
+            conversation=conversation, caller=caller, text=text, steps=steps
+        )
 
     async def record(self, *, conversation: str, text: str) -> None:
         await self.inner.record(conversation=conversation, text=text)

@@ -9,6 +9,7 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 from sqlalchemy import select
 
+from bot.adapter import Steps
 from bot.server import application
 from tests.slack.conftest import bot_settings
 from tests.support.fake_connector import Member
@@ -135,9 +136,13 @@ class Gated:
     def __init__(self, inner: Any) -> None:
         self.inner, self.open = inner, asyncio.Event()
 
-    async def reply(self, *, conversation: str, caller: Caller, text: str) -> Any:
+    async def reply(
+        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+    ) -> Any:
         await self.open.wait()
-        return await self.inner.reply(conversation=conversation, caller=caller, text=text)
+        return await self.inner.reply(
+            conversation=conversation, caller=caller, text=text, steps=steps
+        )
 
     async def record(self, *, conversation: str, text: str) -> None:
         await self.inner.record(conversation=conversation, text=text)

@@ -10,6 +10,7 @@ goes through ``bot.slack.mrkdwn`` first. This package is the surface's ``Words``
 
 from bot.cards.cardspec import clip
 from bot.slack.mrkdwn import esc, esc_data, when
+from bot.slack.texts import assistant
 from bot.slack.texts.cards import (
     APPROVE,
     CONFIRM_DENY,
@@ -78,6 +79,7 @@ __all__ = [
     "REJECT_MODAL_TITLE",
     "WITHDRAW",
     "Said",
+    "assistant",
     "audit_line",
     "audit_not_a_channel",
     "audit_not_allowed",

@@ -1,0 +1,132 @@
+"""Slack's assistant threads (the AI split view): prompts and a title when one starts, a status
+while a turn works; never approves.
+
+Bolt's ``AsyncAssistant`` middleware takes the events of assistant threads. A thread that starts
+gets suggested prompts from what the person's role can do, and a title; both are sent from the
+task set after the ack, and a failure is logged, never retried. A person's message in the
+thread is a turn like any DM's (``bot.slack.events``), with a ``StatusLine`` that names the step
+the agent is on, from the tool it calls. A thread's channel context is not used: bolt's default
+would store it by reading the thread back (``conversations.replies``, rate-limited to one call
+a minute), so it is acknowledged and dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
+    AsyncSetSuggestedPrompts,
+)
+from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
+from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import identity, turns
+from bot.adapter import Step
+from bot.slack import events, texts
+from bot.slack.adapter import SlackAdapter, Where
+from bot.slack.inbound import installation_of
+from bot.slack.outbound import slack_error
+from bot.slack.status import StatusLine
+from bot.surface import Surface
+
+__all__ = ["register"]
+
+log = structlog.get_logger("bot.slack.assistant")
+
+Listener = Callable[..., Awaitable[None]]
+
+
+def register(app: AsyncApp, surface: Surface) -> None:
+    """Adds the assistant middleware with its listeners (before the message listeners see DMs)."""
+    assistant = AsyncAssistant()
+    assistant.thread_started(_on_started(surface))
+    assistant.thread_context_changed(_ignore_context)
+    assistant.user_message(_on_user_message(surface))
+    app.assistant(assistant)
+
+
+def _on_started(surface: Surface) -> Listener:
+    async def on_started(
+        event: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+        set_suggested_prompts: AsyncSetSuggestedPrompts,
+        set_title: AsyncSetTitle,
+    ) -> None:
+        thread = event["assistant_thread"]
+        where = Where(
+            installation_of(context),
+            str(thread["user_id"]),
+            channel=str(thread["channel_id"]),
+            thread_ts=str(thread["thread_ts"]),
+        )
+        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+        work = _welcome(surface, adapter, set_suggested_prompts, set_title)
+        surface.tasks.spawn(work, name=f"assistant thread {where.thread_ts}")
+
+    return on_started
+
+
+async def _welcome(
+    surface: Surface,
+    adapter: SlackAdapter,
+    set_suggested_prompts: AsyncSetSuggestedPrompts,
+    set_title: AsyncSetTitle,
+) -> None:
+    """Prompts for what the person's role can do (none for someone not linked), and a title."""
+    where = adapter.where
+    found = await identity.resolve(surface.directory, adapter, where.installation, where.user)
+    caller = None if isinstance(found, str) else found
+    try:
+        if caller is not None:
+            await set_suggested_prompts(prompts=texts.assistant.prompts(caller.role))
+        await set_title(texts.assistant.title(caller.name if caller else None))
+    except SlackApiError as failed:
+        log.warning("assistant_welcome_failed", channel=where.channel, error=slack_error(failed))
+        return
+    log.info("assistant_thread_started", channel=where.channel, linked=caller is not None)
+
+
+async def _ignore_context() -> None:
+    return None
+
+
+def _on_user_message(surface: Surface) -> Listener:
+    """A person's message in an assistant thread: a DM's turn, its steps shown as a status."""
+
+    async def on_user_message(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
+        if not events.answerable(event):
+            return
+        thread = str(event["thread_ts"])
+        where, turn = events.turn_of(body, event, context, thread=thread)
+        status = StatusLine(client, surface.tasks, channel=str(event["channel"]), thread_ts=thread)
+        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel, status=status)
+        typing = turns.Typing(adapter)
+
+        def step(step: Step) -> None:
+            status.show(texts.assistant.status(step))
+
+        work = _closing(turns.answer(surface, adapter, turn, typing=typing, steps=step), status)
+        events.queue(
+            surface, turn, typing, work=work, show=typing.on, name=f"assistant {event['ts']}"
+        )
+
+    return on_user_message
+
+
+async def _closing(work: Awaitable[None], status: StatusLine) -> None:
+    try:
+        await work
+    finally:
+        status.close()
