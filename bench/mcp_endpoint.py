@@ -41,7 +41,7 @@ async def run(workdir: Path) -> list[Figure]:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
             httpx2.AsyncClient(headers=headers) as client_http,
-            Client(streamable_http_client(f"{bot.url}/mcp", http_client=client_http)) as client,
+            Client(streamable_http_client(_mcp_url(bot.url), http_client=client_http)) as client,
         ):
             registry = bot.registry
             await _warm(client, registry)
@@ -55,6 +55,11 @@ async def run(workdir: Path) -> list[Figure]:
                     await _timed(lambda: _call(registry)),
                 )
     return [listing, read]
+
+
+def _mcp_url(events: str) -> str:
+    """The bot's /mcp beside the Slack endpoint the bench serves it at."""
+    return events.removesuffix("/slack/events") + "/mcp"
 
 
 async def _warm(client: Client, registry: Registry) -> None:
