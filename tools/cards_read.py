@@ -32,7 +32,7 @@ class CardStatusArgs(Args):
         min_length=32,
         max_length=32,
         pattern="^[0-9a-f]{32}$",
-        description="The card's id, as a proposal's result gave it (32 hex digits).",
+        description="The card id a proposal gave.",
     )
 
 
@@ -147,11 +147,7 @@ CARD_TOOLS: list[Tool] = [
     Tool(
         name="card_status",
         title="reading a card's status",
-        description=(
-            "What became of one approval card, by its id: pending (and whom it waits for), "
-            "done with the result, not approved with the reason, expired, withdrawn, failed, "
-            "or outcome unknown. Nothing is changed by asking."
-        ),
+        description="What became of an approval card, by its id.",
         args=CardStatusArgs,
         handler=_card_status,
     ),

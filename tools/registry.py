@@ -39,8 +39,11 @@ from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
 __all__ = ["ALL_TOOLS", "Registry"]
 
-# The agent that may use every tool of a merchant's catalogue: the chat's own.
-ALL_TOOLS = Agent("countersign")
+# The agent that may use every tool of a merchant's catalogue: the chat's own. Its model is not
+# offered card_status: a chat reads what became of its cards in the conversation (and asks
+# my_cards), and the tool's definition would cost every request tokens for nothing; an agent
+# elsewhere (``/mcp``), which learns outcomes no other way, has it.
+ALL_TOOLS = Agent("countersign", excluded=frozenset({"card_status"}))
 
 
 class Registry(CardDoor):

@@ -78,7 +78,8 @@ class McpEndpoint:
         self.surface = surface
         self.reaches = list(reaches)
         self.tokens = McpTokens(surface.registry.db, clock=surface.registry.clock)
-        surface.registry.register_agent_family(MCP_AGENT_PREFIX, surface.agent)
+        # The chat's allow-list, with the tools only an outside agent needs (card_status).
+        surface.registry.register_agent_family(MCP_AGENT_PREFIX, Agent("mcp", surface.agent.tools))
         self.server: Server[Any] = Server(
             "countersign",
             version="1",
@@ -87,7 +88,9 @@ class McpEndpoint:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
-        self.manager = StreamableHTTPSessionManager(self.server, stateless=True, json_response=True)
+        # Made each time the app starts: the SDK's manager runs once per instance, and one
+        # application may be started more than once (a test server, a restart in process).
+        self.manager: StreamableHTTPSessionManager | None = None
 
     def mount(self, web_app: web.Application) -> None:
         web_app.router.add_route("*", "/mcp", self.handle)
@@ -97,9 +100,11 @@ class McpEndpoint:
         """Holds the SDK's session manager open in a task of its own: it is an anyio scope,
         left in the task that entered it, and aiohttp may start and clean up in two."""
         started, stop = asyncio.Event(), asyncio.Event()
+        manager = StreamableHTTPSessionManager(self.server, stateless=True, json_response=True)
 
         async def hold() -> None:
-            async with self.manager.run():
+            async with manager.run():
+                self.manager = manager
                 started.set()
                 await stop.wait()
 
@@ -112,6 +117,7 @@ class McpEndpoint:
         try:
             yield
         finally:
+            self.manager = None
             stop.set()
             await holding
 
@@ -128,9 +134,14 @@ class McpEndpoint:
         if bearer is None or caller is None or caller.tenantid != bearer.tenantid:
             log.info("mcp_token_refused", remote=request.remote)
             return _unauthorized("This token is unknown, revoked or expired.", invalid=True)
-        return await exchange(
-            self.manager.handle_request, request, {_CALLER: caller, _BEARER: bearer}
-        )
+        manager = self.manager
+        if manager is None:  # between start-ups: nothing serves MCP right now
+            return web.json_response(
+                {"error": "unavailable", "message": "Countersign is starting; try again."},
+                status=503,
+                headers={"Retry-After": "1"},
+            )
+        return await exchange(manager.handle_request, request, {_CALLER: caller, _BEARER: bearer})
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None

@@ -289,6 +289,8 @@ async def test_the_reply_names_the_approvers_of_the_batch_card(bot: Bot) -> None
     await bot.mention("URAVI", "approve requests 1 and 5")
     [card] = bot.cards()
     assert "Needs 2 approvals from different people." in said(card.blocks)
-    [reply] = [m.text for m in bot.slack.messages if m.channel == CHANNEL and not m.blocks]
+    [reply] = [
+        m.text for m in bot.slack.messages if m.channel == CHANNEL and m is not card and m.thread_ts
+    ]
     assert "Arjun Mehta or Meera Iyer" not in reply, reply
     assert "Arjun Mehta and Meera Iyer" in reply, reply
