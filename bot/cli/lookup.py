@@ -105,7 +105,7 @@ async def person_names(db: Database, ids: Iterable[int]) -> dict[int, str]:
         return {}
     async with db.session() as session:
         rows = await session.execute(select(Person.id, Person.name).where(Person.id.in_(wanted)))
-        return dict(rows.tuples().all())
+        return {row.id: row.name for row in rows}
 
 
 async def tenant_names(db: Database, ids: Iterable[int]) -> dict[int, str]:
@@ -115,4 +115,4 @@ async def tenant_names(db: Database, ids: Iterable[int]) -> dict[int, str]:
         return {}
     async with db.session() as session:
         rows = await session.execute(select(Tenant.id, Tenant.name).where(Tenant.id.in_(wanted)))
-        return dict(rows.tuples().all())
+        return {row.id: row.name for row in rows}

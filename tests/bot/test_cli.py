@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import os
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncpg
 import pytest
+import structlog
 from pydantic import BaseModel
 from sqlalchemy import func, select
 
@@ -65,6 +70,41 @@ def cli(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
         check=False,
     )
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def cli_here(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
+    """``countersign ARGS`` as ``cli`` runs it, but in this process: the parser, then the
+    command, with the same environment and working directory, stdout and stderr captured.
+
+    For the commands whose tests run many of them (``mcp``, ``mcp-token``): a process start
+    is seconds on a busy machine, and dozens of them were minutes of the suite. What only a
+    real process shows (its exit on a signal, its start-up) stays with ``cli``.
+    """
+    from bot.cli.dispatch import execute
+    from bot.cli.parser import build_parser
+
+    def run() -> Ran:
+        out, err = io.StringIO(), io.StringIO()
+        saved_env, saved_logs = dict(os.environ), structlog.get_config()
+        os.environ.clear()
+        os.environ.update(_env(database_url, **extra))
+        try:
+            with contextlib.chdir(cwd), redirect_stdout(out), redirect_stderr(err):
+                try:
+                    code = execute(build_parser().parse_args(list(args)))
+                except SystemExit as exited:  # argparse's usage errors
+                    code = int(exited.code or 0)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved_env)
+            structlog.reset_defaults()
+            structlog.configure(**saved_logs)
+        return Ran(code, out.getvalue(), err.getvalue())
+
+    # A thread of its own: the command runs its own event loop (asyncio.run), which an async
+    # test's running loop would refuse.
+    with ThreadPoolExecutor(1) as one:
+        return one.submit(run).result(timeout=180)
 
 
 def assert_one_line_failure(ran: Ran, *needles: str) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from tests.bot.test_cli import Ran, _closed_port, assert_one_line_failure, cli
+from tests.bot.test_cli import Ran, _closed_port, assert_one_line_failure
+from tests.bot.test_cli import cli_here as cli
 from tests.support.databases import Templates
 from tools.db import Database, McpSourceRow
 from tools.mcp import SourceConfig, Sources

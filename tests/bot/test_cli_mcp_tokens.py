@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.test_cli import assert_one_line_failure, cli
+from tests.bot.test_cli import assert_one_line_failure
+from tests.bot.test_cli import cli_here as cli
 from tests.support.databases import Templates
 from tools.db import Database
 from tools.mcp_tokens import Bearer, McpTokens
