@@ -14,7 +14,7 @@ from tests.support.mcp_servers import HostileState, payments_with_key
 from tools import Registry
 from tools.card_record import CardStatus
 from tools.db import AuditRow, Database
-from tools.errors import InvalidArgumentsError, NotFoundError, UnknownToolError
+from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError, UnknownToolError
 from tools.mcp import IDEMPOTENCY_KEY
 from tools.policy import Policies
 from tools.tool import Scope
@@ -412,3 +412,26 @@ async def test_a_stdio_server_that_died_is_started_again(
 
     assert "Slept" in str(shown.rows)
     assert hostile_state.calls("sleep")[-1]["pid"] not in pids
+
+
+async def test_a_companion_preview_that_writes_is_refused_before_anything_is_sent(
+    registry: Registry, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """A preview tool must be a read by the owner's rules: a write named as the companion (here
+    ``transfer`` as its own) makes no card and is never called, since drawing a card is on the
+    model's path. It used to be called with the card's arguments, before anyone approved."""
+    await connect(
+        db,
+        1,
+        "odd",
+        hostile_stdio,
+        rules={"transfer": {"preview": {"kind": "tool", "name": "transfer"}}},
+    )
+    before = len(hostile_state.calls("transfer"))
+
+    with pytest.raises(ConflictError, match="is not a read by the owner's rules"):
+        await registry.call(
+            registry.default_agent, "odd__transfer", {"to": "ACC-5", "amount": 9}, PRIYA
+        )
+
+    assert len(hostile_state.calls("transfer")) == before

@@ -219,7 +219,8 @@ class _Write:
             self._check_dry_run(preview.name)
             tool, arguments = self.name, {**values, preview.name: True}
         else:
-            tool, arguments = preview.name, await _accepted(connection, preview.name, values)
+            tool = preview.name
+            arguments = await _companion_arguments(self.config, connection, tool, values)
         try:
             answer = await connection.read(tool, arguments)
         except ServerError as failed:
@@ -281,13 +282,27 @@ class _Write:
         return int(abs(minor).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-async def _accepted(connection: Connection, tool: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments a companion read tool takes, of those the write was given."""
+async def _companion_arguments(
+    config: SourceConfig, connection: Connection, tool: str, values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The arguments a companion read tool takes, of those the write was given.
+
+    Only a tool the owner's rules make a read may preview: one that writes, called while the
+    card is drawn (on the model's path), would change things before anyone approved anything.
+    """
     try:
         listed = next((t for t in await connection.tools() if t.name == tool), None)
-    except ServerError:
-        listed = None  # the preview call itself then says why
-    properties = (listed.input_schema or {}).get("properties") if listed is not None else None
+    except ServerError as failed:
+        raise NotFoundError(
+            f"{_upper(str(failed))} while preparing the card; nothing was sent."
+        ) from failed
+    if listed is None or classify(config, listed).scope is not Scope.READ:
+        raise ConflictError(
+            f"The {config.name} server's {tool} is not a read by the owner's rules, so it cannot "
+            "preview this card; nothing was sent. The owner can mark it --read, or trust the "
+            "server's annotations."
+        )
+    properties = (listed.input_schema or {}).get("properties")
     if not isinstance(properties, dict):
         return dict(values)
     return {key: value for key, value in values.items() if key in properties}
