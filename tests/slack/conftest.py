@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -268,9 +269,9 @@ async def request_status(bot: Bot, request_id: int) -> str:
     return str(found)
 
 
-@pytest.fixture
-async def slack() -> AsyncIterator[WebApi]:
-    fake = SlackWebApi(team_id=TEAM)
+@asynccontextmanager
+async def serving(fake: WebApi) -> AsyncIterator[WebApi]:
+    """A fake Slack Web API (of any kind) with the demo people in it, served while the block runs."""
     for user, (name, email) in PEOPLE.items():
         fake.add_user(user, name, email)
     await fake.start()
@@ -278,6 +279,12 @@ async def slack() -> AsyncIterator[WebApi]:
         yield fake
     finally:
         await fake.stop()
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[WebApi]:
+    async with serving(SlackWebApi(team_id=TEAM)) as fake:
+        yield fake
 
 
 @pytest.fixture

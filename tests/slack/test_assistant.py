@@ -12,7 +12,7 @@ from aiohttp import web
 from structlog.testing import capture_logs
 
 from bot.sandbox import WebApi
-from tests.slack.conftest import DM, PEOPLE, Bot, SlackWebApi
+from tests.slack.conftest import DM, Bot, SlackWebApi, serving
 from tests.support.slack_requests import TEAM, event, message
 
 # A safety net so a held call fails the test instead of hanging it; nothing is timed.
@@ -40,14 +40,8 @@ class HoldingWebApi(SlackWebApi):
 
 @pytest.fixture
 async def slack() -> AsyncIterator[WebApi]:
-    fake = HoldingWebApi(team_id=TEAM)
-    for user, (name, email) in PEOPLE.items():
-        fake.add_user(user, name, email)
-    await fake.start()
-    try:
+    async with serving(HoldingWebApi(team_id=TEAM)) as fake:
         yield fake
-    finally:
-        await fake.stop()
 
 
 def started(user: str, thread_ts: str) -> dict[str, Any]:
