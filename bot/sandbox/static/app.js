@@ -8,7 +8,7 @@ const $ = (sel, root = document) => root.querySelector(sel);
 const S = {
   me: null, bot: "UBOT", team: null, teams: {}, people: {}, channels: {}, messages: new Map(),
   modal: null, home: null, current: null, tab: "messages", thread: null, read: {},
-  feed: null, flash: new Set(), dismissConfirm: null,
+  feed: null, flash: new Set(), dismissConfirm: null, loads: 0,
 };
 
 function el(tag, className, parent, textContent) {
@@ -433,10 +433,17 @@ async function openHome() {
 }
 
 async function load(person) {
+  // Switching person while the page's first view was still loading (or twice in a row) once
+  // let the older load finish last: it drew its view over the newer one and closed the thread
+  // the person had just opened by asking. Only the newest load draws; until it has, the page
+  // says nobody is acting, so nothing waits on a view that is about to be replaced.
+  const mine = ++S.loads;
+  delete document.body.dataset.as;
   if (S.feed) S.feed.close();
   const response = await fetch(`/ui/state?as=${encodeURIComponent(person)}`);
   if (!response.ok) throw new Error(await response.text());
   const snap = await response.json();
+  if (mine !== S.loads) return;
   S.me = snap.me; S.team = snap.team; S.bot = snap.bot; S.modal = snap.modal; S.home = snap.home;
   S.people = Object.fromEntries(snap.people.map((p) => [p.id, p]));
   S.teams = Object.fromEntries(snap.teams.map((t) => [t.id, t]));
