@@ -29,6 +29,7 @@ Json = dict[str, Any]
 STATIC = Path(__file__).parent / "static"
 _FILES = {"app.js", "blocks.js", "mrkdwn.js", "rich.js", "style.css"}
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
+_RECONNECT_MS = 1000
 _KEEPALIVE = 15.0
 _NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
@@ -152,7 +153,9 @@ async def _feed(request: web.Request) -> web.StreamResponse:
     queue = feeds.open(viewer)
     whole = json.dumps(request.app[ACTING].workspace.snapshot(viewer), separators=(",", ":"))
     try:
-        await stream.write(f"event: state\ndata: {whole}\n\n".encode())
+        # ``retry``: once the bot is back, the page reconnects within a second, not the
+        # browser's default of about three (a restarted `make run` looked slow to come back).
+        await stream.write(f"retry: {_RECONNECT_MS}\nevent: state\ndata: {whole}\n\n".encode())
         while True:
             try:
                 change = await asyncio.wait_for(queue.get(), _KEEPALIVE)

@@ -1,4 +1,5 @@
-"""The ``countersign`` command line, run for real in a subprocess against SQLite and PostgreSQL."""
+"""The ``countersign`` command line against SQLite and PostgreSQL: its parser and commands in the
+test's process, and the real process where only one shows it (its entry point, its start-up)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def _env(database_url: str, **extra: str) -> dict[str, str]:
     return {**env, "DATABASE_URL": database_url, **extra}
 
 
-def cli(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
+def cli_process(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
     """Runs ``python -m bot ARGS`` in ``cwd`` (so no .env or key file of the project is used)."""
     done = subprocess.run(
         [sys.executable, "-m", "bot", *args],
@@ -72,13 +73,13 @@ def cli(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
-def cli_here(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
-    """``countersign ARGS`` as ``cli`` runs it, but in this process: the parser, then the
-    command, with the same environment and working directory, stdout and stderr captured.
+def cli(cwd: Path, database_url: str, *args: str, **extra: str) -> Ran:
+    """``countersign ARGS`` as ``cli_process`` runs it, but in this process: the parser, then
+    the command, with the same environment and working directory, stdout and stderr captured.
 
-    For the commands whose tests run many of them (``mcp``, ``mcp-token``): a process start
-    is seconds on a busy machine, and dozens of them were minutes of the suite. What only a
-    real process shows (its exit on a signal, its start-up) stays with ``cli``.
+    A process start is seconds on a busy machine, and the command tests' hundred of them were
+    minutes of the suite. What only a real process shows (its entry point, its start-up and
+    exit while serving) stays with ``cli_process``.
     """
     from bot.cli.dispatch import execute
     from bot.cli.parser import build_parser
@@ -265,7 +266,7 @@ async def _card_status(url: str, card_id: str) -> str | None:
 
 def test_help_lists_every_command(tmp_path: Path, sqlite_url: str) -> None:
     """`--help` exits 0 and names every command."""
-    ran = cli(tmp_path, sqlite_url, "--help")
+    ran = cli_process(tmp_path, sqlite_url, "--help")
     assert ran.code == 0
     for command in ("db", "demo", "link", "audit", "serve", "reconcile"):
         assert f"    {command}" in ran.out
@@ -486,7 +487,7 @@ def _on_a_busy_port(tmp_path: Path, sqlite_url: str, command: str) -> tuple[str,
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        ran = cli(
+        ran = cli_process(
             tmp_path,
             sqlite_url,
             command,

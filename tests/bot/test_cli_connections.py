@@ -1,4 +1,4 @@
-"""`countersign connect`, `disconnect`, `connections` and `invite`, run for real in a subprocess."""
+"""`countersign connect`, `disconnect`, `connections` and `invite`, run through the real parser and commands."""
 
 from __future__ import annotations
 
@@ -12,9 +12,6 @@ from tests.bot.test_cli import assert_one_line_failure, cli
 from tests.support.databases import Templates
 from tools.connections import Connections, Platform
 from tools.db import Database
-
-# Each test starts `countersign` in a process of its own, at least once.
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture

@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from tests.bot.test_cli import Ran, _closed_port, assert_one_line_failure
-from tests.bot.test_cli import cli_here as cli
+from tests.bot.test_cli import Ran, _closed_port, assert_one_line_failure, cli
 from tests.support.databases import Templates
 from tools.db import Database, McpSourceRow
 from tools.mcp import SourceConfig, Sources
 
-# Each test starts `countersign` in a process of its own, and most a server process too.
+# Most tests start the MCP server in a process of its own.
 pytestmark = pytest.mark.slow
 
 FIESTA = 1

@@ -1,4 +1,4 @@
-"""`countersign mcp-token create`, `list` and `revoke`, run for real in a subprocess."""
+"""`countersign mcp-token create`, `list` and `revoke`, through the real parser and commands."""
 
 from __future__ import annotations
 
@@ -9,14 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.test_cli import assert_one_line_failure
-from tests.bot.test_cli import cli_here as cli
+from tests.bot.test_cli import assert_one_line_failure, cli
 from tests.support.databases import Templates
 from tools.db import Database
 from tools.mcp_tokens import Bearer, McpTokens
-
-# Each test starts `countersign` in a process of its own, at least once.
-pytestmark = pytest.mark.slow
 
 _TOKEN = re.compile(r"cs_mcp_[A-Za-z0-9_-]{43}")
 LAPTOP = "Claude Desktop on Arjun's laptop"

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.parametrize("backend", ["sqlite"], i
 
 
 class ThrottledSlack(FakeSlack):
-    """Answers the first ``limit`` chat.postMessage calls with 429 and Retry-After: 1."""
+    """Answers the first ``limit`` chat.postMessage calls with 429 and Retry-After: 0 (the client still waits its jitter)."""
 
     def __init__(self, limit: int) -> None:
         super().__init__(team_id="T0FIESTA")
@@ -26,7 +26,7 @@ class ThrottledSlack(FakeSlack):
         if request.match_info["method"] == "chat.postMessage" and self.refused < self.limit:
             self.refused += 1
             return web.json_response(
-                {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "1"}
+                {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "0"}
             )
         return await super()._api(request)
 

@@ -16,7 +16,7 @@ from bot.sandbox.payloads import event, message
 from tests.sandbox.conftest import SECRET, Stack
 
 # Long enough for the fast answer on a machine shared with other suites.
-TIMEOUT = 2.0
+TIMEOUT = 1.0
 
 
 class Endpoint:

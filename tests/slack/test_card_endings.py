@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import pytest
+
 from bot.presses import sweeps
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status, said, validate
 from tests.support.slack_requests import view_submission
@@ -148,6 +150,8 @@ async def test_the_expiry_sweep_shows_every_copy_expired_and_refreshes_homes(bot
     assert buttons(bot.home("UARJUN")["blocks"]) == []
 
 
+# The shortest grace period the settings allow: the sweep then runs every 1.25 s, not every 5.
+@pytest.mark.parametrize("bot", [{"countersign_reconcile_after": 5}], indirect=True)
 async def test_the_running_server_expires_an_untouched_card_by_itself(bot: Bot) -> None:
     """Nobody presses anything: once the card's time has run out, the server's own sweep (the
     loop every process runs) shows it Expired without buttons, within a few of its rounds."""
