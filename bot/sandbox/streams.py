@@ -41,6 +41,7 @@ def start(workspace: Workspace, params: Json) -> Json:
             text=text,
             thread_ts=thread_ts,
             user=BOT_USER,
+            streamed=True,
             streaming=True,
         )
     )

@@ -90,7 +90,10 @@ class Message:
     ephemeral_to: str | None = None
     reactions: set[str] = field(default_factory=set)
     edited: bool = False
-    streaming: bool = False  # started by chat.startStream and not yet stopped
+    # Made by chat.startStream (its text is markdown, shown above its blocks, as Slack does),
+    # and ``streaming`` until chat.stopStream ends it.
+    streamed: bool = False
+    streaming: bool = False
 
     def shown(self) -> Json:
         return {
@@ -104,6 +107,7 @@ class Message:
             "ephemeral": self.ephemeral_to is not None,
             "reactions": sorted(self.reactions),
             "edited": self.edited,
+            "streamed": self.streamed,
             "streaming": self.streaming,
         }
 

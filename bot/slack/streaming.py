@@ -146,6 +146,12 @@ class SlackStream:
             self.failed = True
             log.warning("stream_append_failed", channel=self.channel, error=type(failed).__name__)
             return False
+        except (
+            Exception
+        ):  # an answer Slack never gives (no ts): the stream ends, the rest is posted
+            self.failed = True
+            log.exception("stream_append_failed", channel=self.channel)
+            return False
         return True
 
     async def _stop(self, *, text: str) -> bool:
@@ -163,6 +169,10 @@ class SlackStream:
         except (TimeoutError, SlackClientError, aiohttp.ClientError) as failed:
             self.failed = True
             log.warning("stream_stop_failed", channel=self.channel, error=type(failed).__name__)
+            return False
+        except Exception:  # as for an append: what Slack did not take is posted
+            self.failed = True
+            log.exception("stream_stop_failed", channel=self.channel)
             return False
         return True
 

@@ -27,7 +27,7 @@ from bot.presses.ladder import DATABASE_DOWN
 from bot.runtime import receipts
 from bot.surface import Background, Surface
 from bot.turns.posting import post_card, post_turn_cards
-from bot.turns.streamed import Settling, unshown
+from bot.turns.streamed import Settling, closed, unshown
 from tools import Caller, Proposal, identify_on
 
 __all__ = ["Turn", "Typing", "answer", "post_card", "post_edited"]
@@ -247,13 +247,13 @@ async def _run(
     except Exception:  # any model failure becomes a polite answer; logged in full
         log.exception("assistant_failed")
         if stream is not None:
-            await stream.close()
+            await closed(stream)
         await adapter.post(adapter.words.model_failed())
         return
     finally:
         await typing.off()
     # The stream ends before anything else is posted: the cards come after the words.
-    shown = await stream.close() if stream is not None else ""
+    shown = await closed(stream) if stream is not None else ""
     rest = unshown(reply.text, shown)
     if rest:
         await adapter.post(adapter.words.reply(rest))

@@ -14,7 +14,7 @@ import structlog
 
 from bot.adapter import Stream
 
-__all__ = ["Settles", "Settling", "unshown"]
+__all__ = ["Settles", "Settling", "closed", "unshown"]
 
 log = structlog.get_logger("bot.turns.answer")
 
@@ -26,6 +26,16 @@ class Settles(Protocol):
     def settled(self) -> bool: ...
 
     async def off(self) -> None: ...
+
+
+async def closed(stream: Stream) -> str:
+    """Ends a stream and returns what it showed; a stream that broke its word and raised is
+    taken to have shown nothing, so the whole answer is posted (twice beats lost)."""
+    try:
+        return await stream.close()
+    except Exception:  # a surface's stream must never cost the answer
+        log.exception("stream_close_failed")
+        return ""
 
 
 def unshown(text: str, shown: str) -> str:

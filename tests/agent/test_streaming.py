@@ -11,7 +11,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from bot.agent import Assistant
 from bot.agent.replies import TIMEOUT
 from bot.settings import Settings
-from bot.turns.streamed import unshown
+from bot.turns.streamed import closed, unshown
 from tests.agent.conftest import ARJUN
 from tests.support.streaming import RecordedStream, streaming_model
 from tools import Registry
@@ -104,3 +104,13 @@ def test_what_a_failed_stream_did_not_show_is_posted() -> None:
     assert unshown("Hello there.", "") == "Hello there."
     assert unshown("Hello there.", "Hello there.\n") == ""
     assert unshown("Hello there.", "Goodbye") == "Hello there."
+
+
+async def test_a_stream_that_raises_on_close_counts_as_showing_nothing() -> None:
+    """A surface's broken stream costs no answer: the whole of it is posted instead."""
+
+    class Broken(RecordedStream):
+        async def close(self) -> str:
+            raise RuntimeError("broken")
+
+    assert await closed(Broken(pieces=["Hello"])) == ""

@@ -75,6 +75,19 @@ async def test_a_streamed_answer_arrives_in_order_and_the_card_after_it_whole(
     validate(feedback)
 
 
+async def test_a_quick_answer_is_a_few_calls_not_one_per_piece(bot: Bot) -> None:
+    """Batched once a second: the many pieces of a quick answer go out in two or three calls."""
+    settings = Settings(countersign_model="offline", countersign_secret=CARD_SECRET)
+    bot.assistant.inner = Assistant(bot.registry, settings, model=streaming_model())
+    thread = await ask_in_thread(bot, "branches")
+    [answer] = answers(bot, DM, thread)
+    assert len(answer.text) > 10 * 7, "many pieces of seven characters"
+    methods = [method for method, _ in stream_calls(bot)]
+    # Start and stop; one append more only if the start alone took over a second.
+    assert methods[0] == "chat.startStream" and methods[-1] == "chat.stopStream"
+    assert len(methods) <= 3
+
+
 async def test_a_mention_streams_into_its_thread_for_the_person_who_asked(streamed: Bot) -> None:
     """A channel mention's answer streams into the mention's thread, to its sender's team."""
     thread = await streamed.mention("UARJUN", "branches")
