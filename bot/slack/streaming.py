@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import aiohttp
 import structlog
 from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import Block
 from bot.slack.mrkdwn import esc
 from bot.slack.outbound import slack_error
 
-__all__ = ["EVERY", "SIZE", "SlackStream"]
+__all__ = ["CALL_TIMEOUT", "EVERY", "SIZE", "SlackStream"]
 
 log = structlog.get_logger("bot.slack.streaming")
 
@@ -40,6 +41,9 @@ SIZE = 256  # characters that go out at once, whatever the time
 _LAST_TRIES = 3  # stopStream tries when Slack answers 429
 _LONGEST_WAIT = 3.0  # seconds a closing stream waits out a 429, at most, per try
 _DEFAULT_RETRY = 1.0  # a 429 without Retry-After
+# Seconds one call may take. One that takes longer ends the stream: whether Slack took its
+# words is unknown, and the answer's cards wait behind it.
+CALL_TIMEOUT = 10.0
 
 
 class SlackStream:
@@ -56,7 +60,7 @@ class SlackStream:
         blocks: Callable[[], list[Block]],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.client, self.channel, self.thread_ts = client, channel, thread_ts
+        self.client, self.channel, self.thread_ts = _unretried(client), channel, thread_ts
         self.recipient_user, self.recipient_team = recipient_user, recipient_team
         self.blocks, self.clock = blocks, clock
         self.ts: str | None = None  # the streamed message, once Slack has started it
@@ -126,53 +130,50 @@ class SlackStream:
     async def _send(self, text: str) -> bool:
         """Starts the message with ``text``, or adds ``text`` to it; False if Slack did not take it."""
         self._last = self.clock()
+        return await self._guarded(self._append(text), "stream_append_failed")
+
+    async def _append(self, text: str) -> None:
+        if self.ts is None:
+            response = await self.client.chat_startStream(
+                channel=self.channel,
+                thread_ts=self.thread_ts,
+                markdown_text=esc(text),
+                recipient_user_id=self.recipient_user,
+                recipient_team_id=self.recipient_team,
+            )
+            self.ts = str(response["ts"])
+        else:
+            await self.client.chat_appendStream(
+                channel=self.channel, ts=self.ts, markdown_text=esc(text)
+            )
+
+    async def _stop(self, *, text: str) -> bool:
+        """Ends the message, with the last words and the feedback buttons (none if it failed)."""
+        assert self.ts is not None
+        stop = self.client.chat_stopStream(
+            channel=self.channel,
+            ts=self.ts,
+            markdown_text=esc(text) if text else None,
+            blocks=None if self.failed else self.blocks(),
+        )
+        return await self._guarded(stop, "stream_stop_failed")
+
+    async def _guarded(self, call: Awaitable[object], event: str) -> bool:
+        """Makes one call within ``CALL_TIMEOUT``; False (and why, logged) if Slack did not take it."""
         try:
-            if self.ts is None:
-                response = await self.client.chat_startStream(
-                    channel=self.channel,
-                    thread_ts=self.thread_ts,
-                    markdown_text=esc(text),
-                    recipient_user_id=self.recipient_user,
-                    recipient_team_id=self.recipient_team,
-                )
-                self.ts = str(response["ts"])
-            else:
-                await self.client.chat_appendStream(
-                    channel=self.channel, ts=self.ts, markdown_text=esc(text)
-                )
+            async with asyncio.timeout(CALL_TIMEOUT):
+                await call
         except SlackApiError as failed:
-            return self._refused(failed, "stream_append_failed")
+            return self._refused(failed, event)
         except (TimeoutError, SlackClientError, aiohttp.ClientError) as failed:
             self.failed = True
-            log.warning("stream_append_failed", channel=self.channel, error=type(failed).__name__)
+            log.warning(event, channel=self.channel, error=type(failed).__name__)
             return False
         except (
             Exception
         ):  # an answer Slack never gives (no ts): the stream ends, the rest is posted
             self.failed = True
-            log.exception("stream_append_failed", channel=self.channel)
-            return False
-        return True
-
-    async def _stop(self, *, text: str) -> bool:
-        """Ends the message, with the last words and the feedback buttons (none if it failed)."""
-        assert self.ts is not None
-        try:
-            await self.client.chat_stopStream(
-                channel=self.channel,
-                ts=self.ts,
-                markdown_text=esc(text) if text else None,
-                blocks=None if self.failed else self.blocks(),
-            )
-        except SlackApiError as failed:
-            return self._refused(failed, "stream_stop_failed")
-        except (TimeoutError, SlackClientError, aiohttp.ClientError) as failed:
-            self.failed = True
-            log.warning("stream_stop_failed", channel=self.channel, error=type(failed).__name__)
-            return False
-        except Exception:  # as for an append: what Slack did not take is posted
-            self.failed = True
-            log.exception("stream_stop_failed", channel=self.channel)
+            log.exception(event, channel=self.channel)
             return False
         return True
 
@@ -195,3 +196,19 @@ def _seconds(retry_after: object) -> float:
         return max(0.0, float(str(retry_after)))
     except ValueError:
         return _DEFAULT_RETRY
+
+
+def _unretried(client: AsyncWebClient) -> AsyncWebClient:
+    """The client's token and connections without its 429 retries: a stream waits out a 429
+    itself, between calls, where a call sleeping out Retry-After would hold the answer's cards."""
+    return AsyncWebClient(
+        token=client.token,
+        base_url=client.base_url,
+        session=client.session,
+        timeout=client.timeout,
+        retry_handlers=[
+            handler
+            for handler in client.retry_handlers
+            if not isinstance(handler, AsyncRateLimitErrorRetryHandler)
+        ],
+    )

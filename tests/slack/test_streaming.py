@@ -2,20 +2,59 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from bot.agent import Assistant
-from bot.sandbox import Message
+from bot.sandbox import Call, Message, WebApi
 from bot.settings import Settings
 from bot.slack import streaming
-from tests.slack.conftest import CARD_SECRET, CHANNEL, DM, Bot, buttons, said, validate
-from tests.support.slack_requests import message
+from tests.slack.conftest import (
+    CARD_SECRET,
+    CHANNEL,
+    DM,
+    Bot,
+    SlackWebApi,
+    buttons,
+    said,
+    serving,
+    validate,
+)
+from tests.support.slack_requests import TEAM, message
 from tests.support.streaming import streaming_model
 
+# A safety net so a call sleeping out Retry-After fails the test instead of hanging it.
+_NEVER = 20.0
 _STREAMS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+
+
+class LimitingWebApi(SlackWebApi):
+    """The fake Web API, answering its next ``limited`` appendStream calls with HTTP 429."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.limited = 0
+
+    async def _api(self, request: web.Request) -> web.Response:
+        if request.match_info["method"] == "chat.appendStream" and self.limited > 0:
+            self.limited -= 1
+            self.calls.append(Call("chat.appendStream (429)", {}))
+            headers = {"Retry-After": "30"}
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"}, status=429, headers=headers
+            )
+        return await super()._api(request)
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[WebApi]:
+    async with serving(LimitingWebApi(team_id=TEAM)) as fake:
+        yield fake
 
 
 @pytest.fixture
@@ -134,6 +173,20 @@ async def test_a_rate_limited_append_loses_no_text(streamed: Bot) -> None:
 
     streamed.slack._chat_appendStream = limited  # type: ignore[method-assign]
     thread = await ask_in_thread(streamed, "branches")
+    [answer] = answers(streamed, DM, thread)
+    assert _bare(html.unescape(answer.text)) == _bare(await _whole_answer(streamed, "branches"))
+
+
+async def test_an_http_429_is_not_slept_out_in_the_call_and_loses_no_text(
+    streamed: Bot,
+) -> None:
+    """appendStream answered 429 (Retry-After 30): no retry sleeps 30 s, the words go at stop."""
+    assert isinstance(streamed.slack, LimitingWebApi)
+    streamed.slack.limited = 1
+    async with asyncio.timeout(_NEVER):
+        thread = await ask_in_thread(streamed, "branches")
+    limited = [c.method for c in streamed.slack.calls].count("chat.appendStream (429)")
+    assert limited == 1, "the client did not retry it (that would sleep out Retry-After)"
     [answer] = answers(streamed, DM, thread)
     assert _bare(html.unescape(answer.text)) == _bare(await _whole_answer(streamed, "branches"))
 
