@@ -16,13 +16,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform
 from tools import Caller
 
-__all__ = ["Adapter", "Form", "Home", "Step", "Steps", "Words"]
+__all__ = [
+    "Adapter",
+    "Form",
+    "Home",
+    "Step",
+    "Steps",
+    "Stream",
+    "Streaming",
+    "Words",
+    "stream_of",
+]
 
 
 class Words(Protocol):
@@ -58,6 +68,44 @@ class Step:
 # Told of each tool call as it starts, so a surface can say what the agent is doing. It is
 # given the tool, never the model's words, and must return at once: it may not hold up a turn.
 Steps = Callable[[Step], None]
+
+
+class Stream(Protocol):
+    """An answer shown as the model writes it: one message that grows in place.
+
+    Only the model's words go in; a card is never streamed (it is posted whole, after the
+    text), so no signed token enters one. A stream buffers as its platform needs (not every
+    token is a call) and absorbs the platform's failures: a stream that failed takes no more,
+    and ``close`` says how much of the answer people can see, so the core posts the rest.
+    """
+
+    async def append(self, text: str) -> None:
+        """Adds ``text`` to the answer (it may wait in a buffer); never raises."""
+        ...
+
+    async def close(self) -> str:
+        """Ends the stream and returns the text shown in it: everything appended, or the
+        part that got through before the platform failed ("" when nothing was shown)."""
+        ...
+
+
+@runtime_checkable
+class Streaming(Protocol):
+    """A surface that can stream an answer where the request came from (``stream_of``)."""
+
+    def stream(self) -> Stream | None:
+        """A new stream for this request's answer, or None where the platform cannot stream
+        here (the answer is then posted whole, as one message)."""
+        ...
+
+
+def stream_of(adapter: Adapter) -> Stream | None:
+    """The stream an adapter offers for this answer; None for a surface that does not stream.
+
+    A separate protocol from ``Adapter``, so a surface takes up streaming by adding one method
+    and every other surface keeps posting its answers whole.
+    """
+    return adapter.stream() if isinstance(adapter, Streaming) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 import structlog
 
-from bot.adapter import Steps
+from bot.adapter import Steps, Stream
 from bot.runtime.lanes import Conversations, Lane, LaneName
 from bot.runtime.metrics import Metrics
 from bot.runtime.turn_order import TurnOrder
@@ -41,10 +41,20 @@ class ModelReply(Protocol):
 
 
 class Conversing(Protocol):
-    """A model the core can talk to: answer a person, be told what happened to a card, close."""
+    """A model the core can talk to: answer a person, be told what happened to a card, close.
+
+    ``reply`` feeds ``stream`` the model's words as written, if it streams at all; its reply's
+    text is then the whole answer, of which the stream shows the start (``bot.turns.answer``).
+    """
 
     async def reply(
-        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
     ) -> ModelReply: ...
 
     async def record(self, *, conversation: str, text: str) -> None: ...

@@ -18,6 +18,7 @@ from tools.card_record import CardRecord, CardStatus, Issuee
 from tools.card_store import DECIDED, CardStore
 from tools.connections import Connection, Connections, Platform
 from tools.directory import Directory, identify_on
+from tools.feedback import FEEDBACK, Feedback, FeedbackLog
 from tools.lease import LeaseState, ProcessLease
 from tools.mcp_tokens import Bearer, McpToken, McpTokens
 from tools.policy import Policies, Policy, SelfApproval
@@ -31,6 +32,7 @@ __all__ = [
     "ALL_TOOLS",
     "CARD_TTL",
     "DECIDED",
+    "FEEDBACK",
     "MAX_ITEMS",
     "NOT_DONE_NOTE",
     "Agent",
@@ -52,6 +54,8 @@ __all__ = [
     "Connections",
     "Decision",
     "Directory",
+    "Feedback",
+    "FeedbackLog",
     "Issuee",
     "ItemOutcome",
     "LeaseState",

@@ -25,11 +25,12 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 from structlog.typing import FilteringBoundLogger as Log
 
-from bot.adapter import Steps
+from bot.adapter import Steps, Stream
 from bot.agent import replies
 from bot.agent.history import MAX_MESSAGES, ConversationStore, Stored
 from bot.agent.models import build_model
 from bot.agent.prompts import INSTRUCTIONS, note, spoken
+from bot.agent.streaming import Feed, streams
 from bot.agent.toolset import TurnDeps, as_one_card, build_toolset
 from bot.settings import Settings
 from tools import ALL_TOOLS, Agent, Caller, Proposal, Registry
@@ -109,11 +110,20 @@ class Assistant:
         await self.model.__aexit__(None, None, None)
 
     async def reply(
-        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
     ) -> Reply:
         """Answers one message in a conversation, acting as ``caller`` and nobody else.
 
         ``steps`` is told of each tool call as it starts (what the surface shows as a status).
+        ``stream`` is given the model's words as they are written, when the model streams (the
+        offline model does not); the reply's text is then everything fed to it, in order, and
+        an apology for a run that broke off follows what was already shown.
         """
         started = time.perf_counter()
         bound = log.bind(
@@ -129,7 +139,8 @@ class Assistant:
             bound.warning("agent.foreign_conversation", owner=stored.tenant_id)
             return Reply(replies.FOREIGN, [])
         deps = TurnDeps(self.registry, self.agent, caller, steps=steps)
-        turn = await self._run(spoken(caller, text), stored, deps, bound)
+        feed = Feed(stream) if stream is not None and streams(self.model) else None
+        turn = await self._run(spoken(caller, text), stored, deps, bound, feed)
         await self._keep(conversation, turn.added, caller.tenantid, stored, bound)
         bound.info(
             "agent.turn",
@@ -139,7 +150,7 @@ class Assistant:
             requests=turn.requests,
             took_ms=round((time.perf_counter() - started) * 1000, 1),
         )
-        return Reply(turn.text, list(deps.proposals))
+        return Reply(_shown(turn, feed), list(deps.proposals))
 
     async def record(self, *, conversation: str, text: str) -> None:
         """Adds a note (an approval, a rejection) that the model reads on the next turn."""
@@ -154,6 +165,7 @@ class Assistant:
         stored: Stored,
         deps: TurnDeps,
         bound: Log,
+        feed: Feed | None = None,
     ) -> _Turn:
         try:
             async with asyncio.timeout(self.timeout):
@@ -163,6 +175,7 @@ class Assistant:
                     deps=deps,
                     usage_limits=self.limits,
                     toolsets=[await self._tools(deps.caller.tenantid)],
+                    event_stream_handler=feed,
                 )
         except TimeoutError:
             bound.warning("agent.timeout", after_s=self.timeout)
@@ -210,6 +223,20 @@ class Assistant:
             await self.store.append(conversation, added, tenant_id=tenant_id, seen=stored)
         except Exception:  # noqa: BLE001 - the answer (and its cards) still reach the person
             bound.exception("agent.history_not_saved")
+
+
+def _shown(turn: _Turn, feed: Feed | None) -> str:
+    """What the person reads: the turn's text, or with a stream everything fed to it first.
+
+    The model's answer is its last response's words, which the stream already has; an apology
+    (a run that timed out midway) or an answer the stream somehow lacks follows it.
+    """
+    fed = feed.text.rstrip() if feed is not None else ""
+    if not fed:
+        return turn.text
+    if turn.outcome == "answered" and turn.text in fed:
+        return fed
+    return f"{fed}\n\n{turn.text}"
 
 
 def _failed(kind: str, prompt: str, deps: TurnDeps) -> _Turn:

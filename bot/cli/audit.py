@@ -8,14 +8,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.cli.failures import checked_url
+from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_card_id, find_tenant, person_names, tenant_names
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools import AuditLog
+from tools import AuditLog, Feedback, FeedbackLog
 from tools.db import AuditRow
 
-__all__ = ["printable", "render_table", "show_audit"]
+__all__ = ["printable", "render_table", "show_audit", "show_feedback"]
 
 
 # C0 controls, DEL, C1 controls and the bidi embeddings, overrides and isolates. A reject reason
@@ -105,6 +105,8 @@ def _line(texts: list[str], widths: list[int]) -> str:
 
 async def show_audit(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign audit``: the newest entries, for one merchant or card when asked."""
+    if getattr(args, "feedback", False):
+        return await show_feedback(settings, args)
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.tenant) if args.tenant else None
         card_id = await find_card_id(db, args.card) if args.card else None
@@ -131,3 +133,48 @@ async def show_audit(settings: Settings, args: argparse.Namespace) -> str:
 
 def _entries(count: int) -> str:
     return "1 entry" if count == 1 else f"{count} entries"
+
+
+async def show_feedback(settings: Settings, args: argparse.Namespace) -> str:
+    """``countersign audit --feedback``: the newest presses on answers' thumbs, per merchant."""
+    if args.card:
+        raise CliError("--feedback is about answers, never cards: leave out --card.")
+    async with open_database(checked_url(settings.database_url)) as db:
+        tenant = await find_tenant(db, args.tenant) if args.tenant else None
+        presses = await FeedbackLog(db).recent(
+            tenantid=tenant.id if tenant else None, limit=args.limit
+        )
+        people = await person_names(db, (p.userid for p in presses if p.userid is not None))
+        merchants = await tenant_names(db, (p.tenantid for p in presses if p.tenantid is not None))
+    which = printable(f" for {tenant.name}" if tenant else "")
+    if not presses:
+        return f"No feedback on answers{which} yet."
+    good = sum(p.good for p in presses)
+    table = _feedback_table(presses, _Names(people, merchants))
+    tally = f"{good} helpful, {len(presses) - good} not helpful"
+    return f"{table}\n\n{tally}: the newest {_entries(len(presses))}{which}."
+
+
+_FEEDBACK_HEADERS = ("TIME (UTC)", "USER", "TENANT", "RATING", "CONVERSATION", "ANSWER")
+
+
+def _feedback_table(presses: Sequence[Feedback], names: _Names) -> str:
+    rows = [
+        [
+            printable(cell)
+            for cell in (
+                _time(p.at),
+                _name(names.people, p.userid),
+                _name(names.merchants, p.tenantid),
+                "helpful" if p.good else "not helpful",
+                p.conversation,
+                p.answer,
+            )
+        ]
+        for p in presses
+    ]
+    lines = [list(_FEEDBACK_HEADERS), *rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(_FEEDBACK_HEADERS))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
+    )

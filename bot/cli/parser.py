@@ -374,6 +374,12 @@ def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="CARD_ID",
         help="only entries about this approval card (the full id, or the short id shown)",
     )
+    audit.add_argument(
+        "--feedback",
+        action="store_true",
+        help="only the thumbs up and down people gave the assistant's answers: who, in which "
+        "conversation, on which answer",
+    )
 
 
 _MERCHANT_HELP = "the merchant's name (or its id)"

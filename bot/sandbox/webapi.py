@@ -3,8 +3,9 @@
 The bot is pointed here through ``SLACK_API_URL``. Every call is recorded in ``calls`` with its
 parameters, and the methods the bot uses (``auth.test``, ``chat.*``, ``reactions.*``,
 ``users.info``, ``views.*``, ``conversations.info``, ``conversations.open``, which gives the
-app's DM with a person, and ``assistant.threads.*``, whose status, prompts and title are kept
-per thread in ``threads``) answer the way Slack does. Posts to a
+app's DM with a person, ``assistant.threads.*``, whose status, prompts and title are kept
+per thread in ``threads``, and the streams of ``chat.startStream`` / ``appendStream`` /
+``stopStream``, ``bot.sandbox.streams``) answer the way Slack does. Posts to a
 ``response_url`` (slash commands) are kept in ``responses`` and shown as ephemeral messages.
 The tests drive it on its own (``start``); the sandbox mounts its routes beside the page.
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.sandbox import conversations
+from bot.sandbox import conversations, streams
 from bot.sandbox.workspace import BOT_ID, BOT_USER, Message, SlackUser, Workspace
 
 __all__ = ["BOT_TOKEN", "Call", "WebApi"]
@@ -289,6 +290,15 @@ class WebApi:
             )
         )
         return {"ok": True, "message_ts": message.ts}
+
+    async def _chat_startStream(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
+        return streams.start(self.workspace, params)
+
+    async def _chat_appendStream(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
+        return streams.append(self.workspace, params)
+
+    async def _chat_stopStream(self, params: Json) -> Json:  # noqa: N802 (Slack's method name)
+        return streams.stop(self.workspace, params)
 
     async def _reactions_add(self, params: Json) -> Json:
         self.workspace.react(self._find(params), params["name"], add=True)

@@ -90,6 +90,10 @@ class Message:
     ephemeral_to: str | None = None
     reactions: set[str] = field(default_factory=set)
     edited: bool = False
+    # Made by chat.startStream (its text is markdown, shown above its blocks, as Slack does),
+    # and ``streaming`` until chat.stopStream ends it.
+    streamed: bool = False
+    streaming: bool = False
 
     def shown(self) -> Json:
         return {
@@ -103,6 +107,8 @@ class Message:
             "ephemeral": self.ephemeral_to is not None,
             "reactions": sorted(self.reactions),
             "edited": self.edited,
+            "streamed": self.streamed,
+            "streaming": self.streaming,
         }
 
 
@@ -251,6 +257,13 @@ class Workspace:
 
     def update(self, message: Message, *, text: str, blocks: list[Json]) -> None:
         message.text, message.blocks, message.edited = text, blocks, True
+        self._tell(Change("message", message.shown(), message.channel, message.ephemeral_to))
+
+    def grow(self, message: Message, text: str, *, blocks: list[Json] | None = None) -> None:
+        """A streamed message's next words (and, once it stops, its blocks); not an edit."""
+        message.text += text
+        if blocks is not None:
+            message.blocks = blocks
         self._tell(Change("message", message.shown(), message.channel, message.ephemeral_to))
 
     def react(self, message: Message, name: str, *, add: bool) -> None:

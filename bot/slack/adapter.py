@@ -19,7 +19,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Form, Home, Words
+from bot.adapter import Form, Home, Stream, Words
 from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.slack import outbound, texts
@@ -27,6 +27,8 @@ from bot.slack.blocks import Block, reject_modal, rich_text
 from bot.slack.cards import render
 from bot.slack.outbound import POST_OPTIONS, slack_error
 from bot.slack.status import StatusLine
+from bot.slack.streaming import SlackStream
+from bot.slack.thumbs import feedback_block
 from tools import Caller, Routing
 
 __all__ = ["SlackAdapter", "Where"]
@@ -36,9 +38,11 @@ log = structlog.get_logger("bot.slack.adapter")
 
 def _shown(text: str) -> list[Block] | None:
     """The blocks of a message whose words carry data: its lines, as typed (none for words
-    that are ours alone, which mrkdwn shows)."""
+    that are ours alone, which mrkdwn shows), and under the model's answer its feedback."""
     if isinstance(text, texts.Said) and text.lines:
-        return [rich_text([line], "said") for line in text.lines[:50]]
+        room = 49 if text.answer else 50  # Slack's 50 blocks, the feedback's one among them
+        lines = [rich_text([line], "said") for line in text.lines[:room]]
+        return [*lines, feedback_block()] if text.answer else lines
     return None
 
 
@@ -147,6 +151,21 @@ class SlackAdapter:
             text=text,
             blocks=_shown(text),
             **POST_OPTIONS,
+        )
+
+    def stream(self) -> Stream | None:
+        """A stream into the thread the request came from (an assistant thread, a mention's
+        thread), for its sender; none at a DM's top level, where the answer is posted whole."""
+        where = self.where
+        if not (where.channel and where.thread_ts):
+            return None
+        return SlackStream(
+            self.client,
+            channel=where.channel,
+            thread_ts=where.thread_ts,
+            recipient_user=where.user,
+            recipient_team=where.user_team or where.installation,
+            blocks=lambda: [feedback_block()],
         )
 
     async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:

@@ -25,7 +25,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.settings import Settings, SlackMode
-from bot.slack import actions, assistant, commands, editing, events, home
+from bot.slack import actions, assistant, commands, editing, events, feedback, home
 from bot.slack.install import on_installed
 from bot.surface import Surface
 
@@ -99,6 +99,7 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
     if oauth is not None:
         app.enable_token_revocation_listeners()
     actions.register(app, surface)
+    feedback.register(app, surface)
     editing.register(app, surface)
     commands.register(app, surface)
     home.register(app, surface)

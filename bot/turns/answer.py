@@ -21,12 +21,13 @@ from sqlalchemy.exc import IntegrityError
 from structlog.contextvars import bound_contextvars
 
 from bot import identity
-from bot.adapter import Adapter, Steps
+from bot.adapter import Adapter, Steps, stream_of
 from bot.cards import wording
 from bot.presses.ladder import DATABASE_DOWN
 from bot.runtime import receipts
 from bot.surface import Background, Surface
 from bot.turns.posting import post_card, post_turn_cards
+from bot.turns.streamed import Settling, closed, unshown
 from tools import Caller, Proposal, identify_on
 
 __all__ = ["Turn", "Typing", "answer", "post_card", "post_edited"]
@@ -234,19 +235,29 @@ async def _run(
     *,
     steps: Steps | None,
 ) -> None:
+    stream = stream_of(adapter)
     try:
         reply = await surface.assistant.reply(
-            conversation=turn.conversation, caller=caller, text=turn.text, steps=steps
+            conversation=turn.conversation,
+            caller=caller,
+            text=turn.text,
+            steps=steps,
+            stream=Settling(stream, typing) if stream is not None else None,
         )
     except Exception:  # any model failure becomes a polite answer; logged in full
         log.exception("assistant_failed")
+        if stream is not None:
+            await closed(stream)
         await adapter.post(adapter.words.model_failed())
         return
     finally:
         await typing.off()
-    if reply.text:
-        await adapter.post(adapter.words.reply(reply.text))
-    log.info("answered", proposals=len(reply.proposals))
+    # The stream ends before anything else is posted: the cards come after the words.
+    shown = await closed(stream) if stream is not None else ""
+    rest = unshown(reply.text, shown)
+    if rest:
+        await adapter.post(adapter.words.reply(rest))
+    log.info("answered", proposals=len(reply.proposals), streamed=len(shown))
     alone = await post_turn_cards(
         surface,
         adapter,

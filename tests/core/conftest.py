@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from bot import presses
-from bot.adapter import Steps
+from bot.adapter import Steps, Stream
 from bot.cards.card import Verb
 from bot.placement import Placement, SlackPlacement
 from bot.surface import ModelReply, Surface
@@ -37,7 +37,13 @@ class Notes:
     heard: list[tuple[str, str]] = field(default_factory=list)
 
     async def reply(
-        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
     ) -> ModelReply:
         raise AssertionError("the core tests never ask the model")
 

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from slack_sdk.models.blocks import Block
 from sqlalchemy import select
 
-from bot.adapter import Steps
+from bot.adapter import Steps, Stream
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Message, WebApi
 from bot.sandbox.payloads import TEAM, block_action, event, form, message, signed
@@ -74,10 +74,16 @@ class RecordingAssistant:
         self.notes: list[tuple[str, str]] = []
 
     async def reply(
-        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
     ) -> ModelReply:
         return await self.inner.reply(
-            conversation=conversation, caller=caller, text=text, steps=steps
+            conversation=conversation, caller=caller, text=text, steps=steps, stream=stream
         )
 
     async def record(self, *, conversation: str, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bot.adapter import Steps
+from bot.adapter import Steps, Stream
 from bot.surface import ModelReply
 from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import message
@@ -69,12 +69,18 @@ class SlowModel:
         self.inner, self.shown = bot.assistant, reactions_added(bot, 1)
 
     async def reply(
-        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
     ) -> ModelReply:
         async with asyncio.timeout(_NEVER):
             await self.shown.wait()
         return await self.inner.reply(
-            conversation=conversation, caller=caller, text=text, steps=steps
+            conversation=conversation, caller=caller, text=text, steps=steps, stream=stream
         )
 
     async def record(self, *, conversation: str, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bot.adapter import Steps
+from bot.adapter import Steps, Stream
 from bot.sandbox import Message
 from bot.sandbox.payloads import block_action, event, form, message
 from bot.slack.blocks import APPROVE_ACTION, card_id_of_block
@@ -28,14 +28,20 @@ class StuckModel:
         self.waiting = 0
 
     async def reply(
-        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
     ) -> ModelReply:
         self.waiting += 1
         if self.waiting >= self.full_at:
             self.full.set()
         await self.release.wait()
         return await self.inner.reply(
-            conversation=conversation, caller=caller, text=text, steps=steps
+            conversation=conversation, caller=caller, text=text, steps=steps, stream=stream
         )
 
     async def record(self, *, conversation: str, text: str) -> None:

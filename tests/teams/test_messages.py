@@ -9,7 +9,7 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 from sqlalchemy import select
 
-from bot.adapter import Steps
+from bot.adapter import Steps, Stream
 from bot.server import application
 from tests.slack.conftest import bot_settings
 from tests.support.fake_connector import Member
@@ -137,11 +137,17 @@ class Gated:
         self.inner, self.open = inner, asyncio.Event()
 
     async def reply(
-        self, *, conversation: str, caller: Caller, text: str, steps: Steps | None = None
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
     ) -> Any:
         await self.open.wait()
         return await self.inner.reply(
-            conversation=conversation, caller=caller, text=text, steps=steps
+            conversation=conversation, caller=caller, text=text, steps=steps, stream=stream
         )
 
     async def record(self, *, conversation: str, text: str) -> None:

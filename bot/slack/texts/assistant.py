@@ -1,4 +1,5 @@
-"""What Slack's assistant pane says: a thread's title, its suggested prompts, the agent's status.
+"""What Slack's assistant pane says: a thread's title, its suggested prompts, the agent's status,
+and the feedback buttons under an answer.
 
 A status names the step the agent is on, from the tool it is calling: never the model's words
 (a status is plain text Slack shows after the app's name, "Countersign is reading requests…").
@@ -10,7 +11,17 @@ from __future__ import annotations
 from bot.adapter import Step
 from tools import Role
 
-__all__ = ["THINKING", "prompts", "status", "title"]
+__all__ = [
+    "FEEDBACK_BAD",
+    "FEEDBACK_BAD_LABEL",
+    "FEEDBACK_GOOD",
+    "FEEDBACK_GOOD_LABEL",
+    "THINKING",
+    "feedback_thanks",
+    "prompts",
+    "status",
+    "title",
+]
 
 THINKING = "is thinking…"
 _PREPARING = "is preparing a card…"
@@ -59,3 +70,19 @@ def prompts(role: Role | None) -> list[dict[str, str]]:
 def title(name: str | None) -> str:
     """A new thread's title, naming whom it answers (Slack shows it in the thread list)."""
     return f"Countersign for {name}" if name else "Countersign"
+
+
+# The thumbs under an answer (Slack's feedback buttons: plain text, at most 75 characters).
+FEEDBACK_GOOD = "👍"
+FEEDBACK_BAD = "👎"
+FEEDBACK_GOOD_LABEL = "This answer helped"
+FEEDBACK_BAD_LABEL = "This answer did not help"
+
+
+def feedback_thanks(good: bool) -> str:
+    """What only the presser reads once their press is recorded."""
+    if good:
+        return "Thanks, glad that helped. I've noted it for your shop's owner."
+    return (
+        "Thanks for telling me. I've noted it for your shop's owner, so the answer can get better."
+    )

@@ -66,6 +66,8 @@ class Said(str):
     """
 
     lines: tuple[Line, ...] = ()
+    # The model's answer: shown with the feedback buttons under it (never a card, a refusal).
+    answer: bool = False
 
 
 def _said(text: str, lines: list[Line]) -> Said:
@@ -162,7 +164,9 @@ def press_failed() -> str:
 def reply(text: str) -> Said:
     """The assistant's answer: shown as typed (the model's words ping, link and restyle
     nothing), its push text escaped; its UTC times in each reader's own time zone."""
-    return _said(esc_data(text), _chunks(text))
+    said = _said(esc_data(text), _chunks(text))
+    said.answer = True
+    return said
 
 
 def pending_none() -> str:
