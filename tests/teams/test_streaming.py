@@ -5,19 +5,23 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import pytest
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from bot.adapter import Steps, Stream
 from bot.agent.offline import respond
 from bot.agent.replies import MODEL_FAILED
 from bot.sandbox import WebApi as FakeSlack
 from tests.support.fake_connector import Call, FakeConnector, Json
 from tests.teams.adaptive import validate
 from tests.teams.conftest import ARJUN, TeamsBot, _bot, card_data
+from tools import Caller, Proposal
 from tools.db import Database
 
 CHAT = f"a:1{ARJUN.aad}-personal"  # Arjun's 1:1 chat with the bot
@@ -196,3 +200,50 @@ async def test_a_model_breaking_off_midway_ends_its_stream_then_apologises(
     assert [c.stream and c.stream["streamType"] for c in messages] == ["final", None]
     assert str(messages[0].body["text"]).strip() == "Fiesta Foods has"
     assert messages[1].body["text"] == MODEL_FAILED
+
+
+@dataclass
+class _Wordless:
+    """What a model may answer: this turn's cards, and no words at all."""
+
+    proposals: list[Proposal]
+    text: str = ""
+
+
+class Speechless:
+    """The fixture's assistant, its answers' words dropped (its cards kept)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def reply(
+        self,
+        *,
+        conversation: str,
+        caller: Caller,
+        text: str,
+        steps: Steps | None = None,
+        stream: Stream | None = None,
+    ) -> _Wordless:
+        reply = await self.inner.reply(
+            conversation=conversation, caller=caller, text=text, steps=steps, stream=stream
+        )
+        return _Wordless(list(reply.proposals))
+
+    async def record(self, *, conversation: str, text: str) -> None:
+        await self.inner.record(conversation=conversation, text=text)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_card_with_no_words_before_it_still_comes_after_the_stream_ends(
+    signed: TeamsBot,
+) -> None:
+    """A stream showing only "Preparing a card…" is ended before the card is posted (never
+    left open above it, nor the card put in it)."""
+    signed.surface.assistant = Speechless(signed.surface.assistant)
+    sent = await _ask(signed, "approve request 3")
+    kinds = [(c.body["type"], c.stream and c.stream["streamType"], len(c.cards)) for c in sent]
+    assert kinds == [("typing", "informative", 0), ("message", "final", 0), ("message", None, 1)]
+    assert sent[0].body["text"] == "Preparing a card…"
