@@ -68,7 +68,7 @@ class TeamsStream:
         self._closing = asyncio.Event()
         self._wake = asyncio.Event()
         self._pump: asyncio.Task[None] | None = None
-        self._last = -self.interval  # when the last update was sent (``time.monotonic``)
+        self._last = -self.interval  # when Teams answered the last update (``time.monotonic``)
         self._result: str | None = None
 
     @property
@@ -169,13 +169,15 @@ class TeamsStream:
         )
 
     async def _send(self, update: Activity, words: str | None) -> None:
-        self._last = time.monotonic()
         try:
             sent: ResourceResponse | None = await self.context.send_activity(update)
         except FAILURES as failed:
             self._broken = True
             log.warning("stream_update_failed", error=_error(failed), sequence=self._sequence)
             return
+        finally:
+            # From when Teams answered: a slow answer must not bring the next send closer.
+            self._last = time.monotonic()
         if self.stream_id is None:
             self.stream_id = str(sent.id) if sent is not None and sent.id else None
             self._broken = self.stream_id is None  # no id: no later update could name it

@@ -17,7 +17,7 @@ from bot.agent import Assistant
 from bot.sandbox import WebApi as FakeSlack
 from bot.server import application
 from bot.surface import Surface
-from bot.teams.app import TEAMS
+from bot.teams import TEAMS
 from tests.slack.conftest import (
     CARD_SECRET,
     RecordingAssistant,
