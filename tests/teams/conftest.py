@@ -156,7 +156,7 @@ async def connector() -> AsyncIterator[FakeConnector]:
         await fake.stop()
 
 
-async def _bot(
+async def running_bot(
     db: Database,
     database_url: str,
     slack: FakeSlack,  # noqa: F811 (the fixture imported above)
@@ -166,6 +166,8 @@ async def _bot(
     model: Model | None = None,
     stream_interval: float | None = None,
 ) -> AsyncIterator[TeamsBot]:
+    """One bot for a test: the offline model unless ``model``; a stream updated every
+    ``stream_interval`` seconds when given (Teams' one second otherwise)."""
     clock = SteppedClock()
     settings = bot_settings(slack, database_url)
     registry = build_registry(
@@ -203,7 +205,7 @@ async def teams(
     connector: FakeConnector,
 ) -> AsyncIterator[TeamsBot]:
     """Slack and Teams on one server; Teams' token check is anonymous (tests only)."""
-    async for bot in _bot(db, database_url, slack, connector, signed=False):
+    async for bot in running_bot(db, database_url, slack, connector, signed=False):
         yield bot
 
 
@@ -215,7 +217,7 @@ async def signed(
     connector: FakeConnector,
 ) -> AsyncIterator[TeamsBot]:
     """Slack and Teams on one server; every Teams request carries a signed token the bot checks."""
-    async for bot in _bot(db, database_url, slack, connector, signed=True):
+    async for bot in running_bot(db, database_url, slack, connector, signed=True):
         yield bot
 
 
@@ -229,7 +231,7 @@ async def streaming(
     """As ``signed``, with a model that streams its words (the offline model's, word by word)
     and a stream updated every 50 ms instead of every second (a test takes well under one)."""
     model = paced_offline(pause=0.01)
-    async for bot in _bot(
+    async for bot in running_bot(
         db, database_url, slack, connector, signed=True, model=model, stream_interval=0.05
     ):
         yield bot

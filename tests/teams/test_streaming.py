@@ -20,7 +20,7 @@ from bot.agent.replies import MODEL_FAILED
 from bot.sandbox import WebApi as FakeSlack
 from tests.support.fake_connector import Call, FakeConnector, Json
 from tests.teams.adaptive import validate
-from tests.teams.conftest import ARJUN, TeamsBot, _bot, card_data
+from tests.teams.conftest import ARJUN, TeamsBot, card_data, running_bot
 from tools import Caller, Proposal
 from tools.db import Database
 
@@ -184,7 +184,7 @@ async def breaking(
 ) -> AsyncIterator[TeamsBot]:
     """A Teams bot whose model breaks off midway through its answer."""
     model = FunctionModel(respond, stream_function=_breaks_off, model_name="breaks-off")
-    async for bot in _bot(
+    async for bot in running_bot(
         db, database_url, slack, connector, signed=True, model=model, stream_interval=0.01
     ):
         yield bot
