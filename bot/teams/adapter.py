@@ -7,6 +7,10 @@ copy it can reach (``PUT …/activities/{id}``) and posts the audit reply where 
 asked. An invoke (a card press) is answered in the HTTP response with the card the presser
 should now see, so what the core tells the presser privately is kept here and put on that card
 (``answer_card``) instead of being sent as a message.
+
+In a 1:1 chat an answer is streamed (``bot.teams.stream``): the step the agent is on, then its
+words as written, ended by the reply people keep. Elsewhere Teams cannot stream, and the answer
+is posted whole, as one message.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot.adapter import Form, Home, Words
+from bot.adapter import Form, Home, Step, Words
 from bot.cards import several, wording
 from bot.cards.card import Card, Fresh
 from bot.placement import Placement, Platform, TeamsPlacement
@@ -27,6 +31,7 @@ from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
 from bot.teams.identity import Who, member_by_email, member_email
 from bot.teams.outbound import FAILURES, Outbound
+from bot.teams.stream import INTERVAL, TeamsStream
 from tools import Caller
 
 __all__ = ["TeamsAdapter"]
@@ -39,7 +44,12 @@ class TeamsAdapter:
     """The core's ``Adapter`` over one turn's context; ``sender`` is who the request came from."""
 
     def __init__(
-        self, context: TurnContext, sender: Who | None, *, post_to: str | None = None
+        self,
+        context: TurnContext,
+        sender: Who | None,
+        *,
+        post_to: str | None = None,
+        stream_interval: float = INTERVAL,
     ) -> None:
         self.context, self.sender = context, sender
         self.out = Outbound(context)
@@ -53,6 +63,9 @@ class TeamsAdapter:
         # Members the tenant's directory found by email (AAD object id → that email), so a
         # manager who never wrote to the app is linked and reached like one who did.
         self._found: dict[str, str] = {}
+        # This turn's streamed answer (a 1:1 chat only), and the seconds between its updates.
+        self._stream: TeamsStream | None = None
+        self.stream_interval = stream_interval
 
     @property
     def platform(self) -> Platform:
@@ -95,11 +108,40 @@ class TeamsAdapter:
         return found
 
     async def post(self, text: str) -> None:
-        """A plain-text message in the conversation (Teams reads no markdown in it)."""
+        """A plain-text message in the conversation (Teams reads no markdown in it); the
+        message that ends a stream which showed only what the agent was doing."""
+        if await self._ended_with(text):
+            return
         await self.out.send(self.post_to, plain(text))
+
+    def stream(self) -> TeamsStream | None:
+        """A streamed answer in a 1:1 chat; None elsewhere: Teams streams only there."""
+        conversation = self.context.activity.conversation
+        personal = conversation is not None and conversation.conversation_type == "personal"
+        if not personal or self.post_to != self.conversation_id:
+            return None
+        self._stream = TeamsStream(self.context, interval=self.stream_interval)
+        return self._stream
+
+    def step(self, step: Step) -> None:
+        """Shows the step the agent is on in the answer being streamed, if there is one."""
+        if self._stream is not None:
+            self._stream.inform(texts.step(step))
+
+    async def end_stream(self) -> None:
+        """Ends the turn's stream if nothing did (the turn posted nothing): Teams would show
+        what the agent was doing until it gave up on the stream."""
+        if self._stream is not None:
+            await self._stream.close()
+            await self._ended_with(texts.stream_ended())
+
+    async def _ended_with(self, text: str) -> bool:
+        return self._stream is not None and await self._stream.end(text)
 
     async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
         assert self.sender is not None, "a card is posted only for a resolved sender"
+        # A card is never part of a stream: one still open is ended first, the card after it.
+        await self._ended_with(texts.card_follows())
         spec = fresh.spec(issued_to=caller.name or self.sender.name)
         # The asker's client refreshes it: Approve and Reject for their own card, Withdraw
         # for one routed to others (who get private copies).
@@ -189,8 +231,11 @@ class TeamsAdapter:
         return str(conversation.tenant_id or "") if conversation is not None else ""
 
     async def typing(self, *, on: bool) -> None:
-        """One typing activity when work starts; Teams clears it by itself."""
-        if on:
+        """One typing activity when work starts (Teams clears it by itself); with a stream,
+        its first informative update instead (a plain typing activity is no part of it)."""
+        if on and self._stream is not None:
+            self._stream.inform(texts.THINKING, first=True)
+        elif on:
             await self.context.send_activity(Activity(type=ActivityTypes.typing))
 
     async def open_form(self, form: Form) -> None:

@@ -49,6 +49,7 @@ from bot.surface import Surface
 from bot.teams import actions, editing, texts, turns
 from bot.teams.adapter import TeamsAdapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
+from bot.teams.stream import INTERVAL
 from tools import CardRecord
 
 __all__ = ["TEAMS", "Teams", "TeamsRoutes", "auth_configuration", "build_teams"]
@@ -68,6 +69,8 @@ class Teams:
     # Checks every request's token (issuer, audience, app, service URL). None only in tests
     # that post Activity JSON without any token (an anonymous configuration).
     tokens: TokenChecker | None = None
+    # Seconds between two updates of a streamed answer (Teams throttles faster ones).
+    stream_interval: float = INTERVAL
 
     async def proactively(
         self, reference: Activity, callback: Callable[[TurnContext], Awaitable[None]]
@@ -112,7 +115,7 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
         reference = context.activity.get_conversation_reference().get_continuation_activity()
 
         async def run(later: TurnContext) -> None:
-            await turns.answer(surface, later, sender, turn)
+            await turns.answer(surface, later, sender, turn, stream_interval=teams.stream_interval)
 
         async def typing(later: TurnContext) -> None:
             await later.send_activity(Activity(type=ActivityTypes.typing))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from bot.adapter import Step
 from bot.cards import wording
 from bot.cards.cardspec import clip
 from bot.cards.wording import field_label
@@ -17,8 +18,11 @@ __all__ = [
     "EDIT_SUBMIT",
     "EDIT_TITLE",
     "GONE_HERE",
+    "MESSAGE_CHARS",
+    "THINKING",
     "audit_text",
     "batch_audit_text",
+    "card_follows",
     "database_unreachable",
     "editing",
     "field_hint",
@@ -31,10 +35,13 @@ __all__ = [
     "press_failed",
     "refused",
     "reply",
+    "step",
+    "stream_ended",
     "working_failed",
 ]
 
 _TEXT = 4000  # a chat message: far below Teams' limit, and readable on a phone
+MESSAGE_CHARS: Final = _TEXT
 
 
 def not_connected() -> str:
@@ -149,3 +156,41 @@ def editing() -> str:
 def batch_audit_text(text: str) -> str:
     """The record of a settled batch the conversation sees (the core's plain words)."""
     return clip(f"🗂 {text}", _TEXT)
+
+
+# A streamed answer's informative updates (Teams shows them in the reply's bubble until its
+# words start): the step the agent is on, from the tool it calls, never the model's words.
+THINKING: Final = "Thinking…"
+_PREPARING = "Preparing a card…"
+_LOOKING = "Looking it up…"
+_READING = {
+    "list_requests": "Reading requests…",
+    "get_request": "Reading the request…",
+    "list_orders": "Reading orders…",
+    "get_order": "Reading the order…",
+    "list_branches": "Reading branches…",
+    "get_branch": "Reading the branch…",
+    "stock_levels": "Reading stock levels…",
+    "sales_summary": "Adding up sales…",
+}
+_MCP_SEPARATOR = "__"  # an MCP server's tool is named "<server>__<tool>"
+
+
+def step(step: Step) -> str:
+    """The informative update for the tool being called: a card being prepared, or what is read."""
+    if step.write:
+        return _PREPARING
+    if step.tool in _READING:
+        return _READING[step.tool]
+    server, separator, _ = step.tool.partition(_MCP_SEPARATOR)
+    return f"Asking {server}…" if separator and server else _LOOKING
+
+
+def card_follows() -> str:
+    """Ends a streamed reply that had no words of its own: the card comes next, on its own."""
+    return "Here is the card."
+
+
+def stream_ended() -> str:
+    """Ends a streamed reply whose turn had nothing to say."""
+    return "Done."

@@ -17,6 +17,7 @@ from bot.surface import Surface
 from bot.teams import texts
 from bot.teams.adapter import TeamsAdapter
 from bot.teams.identity import Who, who
+from bot.teams.stream import INTERVAL
 
 __all__ = ["answer", "conversation_key", "is_spoken", "receipt_key", "turn_of"]
 
@@ -55,14 +56,25 @@ def turn_of(activity: Activity) -> tuple[Who | None, turns.Turn]:
 
 
 async def answer(
-    surface: Surface, context: TurnContext, sender: Who | None, turn: turns.Turn
+    surface: Surface,
+    context: TurnContext,
+    sender: Who | None,
+    turn: turns.Turn,
+    *,
+    stream_interval: float = INTERVAL,
 ) -> None:
-    """Runs the turn through ``context`` (a continued conversation); a failure still gets an apology."""
-    adapter = TeamsAdapter(context, sender)
+    """Runs the turn through ``context`` (a continued conversation); a failure still gets an apology.
+
+    In a 1:1 chat the answer streams, each tool the model calls shown as the step it is on,
+    ``stream_interval`` seconds at least between two updates.
+    """
+    adapter = TeamsAdapter(context, sender, stream_interval=stream_interval)
     try:
-        await turns.answer(surface, adapter, turn)
+        await turns.answer(surface, adapter, turn, steps=adapter.step)
     except Exception:  # the person gets an apology; the log keeps the whole story
         # In the request the SDK's turn-error hook did this; a proactive turn has no hook, and
         # without this a failed turn (the database gone) answered nothing at all.
         log.exception("teams_turn_failed")
         await adapter.post(texts.working_failed())
+    finally:
+        await adapter.end_stream()

@@ -11,11 +11,20 @@ Opening a chat is answered as Teams does: 400 unless it names the bot, one membe
 (their ``29:`` id or AAD object id; an ``aadObjectId`` alone is refused), ``isGroup`` false and
 the tenant; 403 when the app is not installed for that person; otherwise the chat's id, the
 same one each time for the same person.
+
+A streamed reply (activities carrying a ``streaminfo`` entity) is checked as Teams checks it:
+only in a 1:1 chat (an ``a:`` conversation), each update's ``streamSequence`` higher than the
+last, its text the text streamed so far and more, nothing after the ``final`` message; every
+update after the first names the stream by the id the first one was given. ``refuse`` makes
+the connector refuse chosen posts (a failure midway); a refused post is kept in ``calls`` with
+its status, and left out of ``posted()``.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +57,8 @@ class Call:
     body: Json = field(default_factory=dict)
     member: str | None = None
     created: str | None = None  # the id the connector gave a new message
+    refused: int | None = None  # the error status it was answered with, if any
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
     @property
     def cards(self) -> list[Json]:
@@ -56,6 +67,37 @@ class Call:
             for a in self.body.get("attachments") or []
             if a.get("contentType") == "application/vnd.microsoft.card.adaptive"
         ]
+
+    @property
+    def stream(self) -> Json | None:
+        """The activity's ``streaminfo`` entity, when it is part of a streamed reply."""
+        return stream_info(self.body)
+
+
+def stream_info(body: Json) -> Json | None:
+    return next((e for e in body.get("entities") or [] if e.get("type") == "streaminfo"), None)
+
+
+@dataclass
+class _Stream:
+    """What Teams knows of one streamed reply: its last sequence number and text, and its end."""
+
+    sequence: int
+    text: str
+    ended: bool = False
+
+
+def _out_of_order(stream: _Stream, info: Json, text: str) -> tuple[int, str] | None:
+    """Why Teams refuses this next part of a stream it knows (400), or None."""
+    if stream.ended:
+        return 400, "BadArgument: Content stream is not allowed on a completed stream"
+    if info.get("streamType") == "final":
+        return None
+    if int(info["streamSequence"]) <= stream.sequence:
+        return 400, "BadArgument: streamSequence must increase"
+    if info.get("streamType") == "streaming" and not text.startswith(stream.text):
+        return 400, "BadArgument: a streamed update carries the text streamed before it"
+    return None
 
 
 class FakeConnector:
@@ -66,6 +108,9 @@ class FakeConnector:
         self.calls: list[Call] = []
         self.tenant: str | None = None  # the tenant chats may be opened in (None: any)
         self.chats: dict[str, str] = {}  # AAD object id → the 1:1 chat opened with them
+        # A post's body → the (status, error) Teams answers it with instead, or None to accept it.
+        self.refuse: Callable[[Json], tuple[int, str] | None] | None = None
+        self.streams: dict[str, _Stream] = {}  # stream id → what Teams has shown of it
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -96,11 +141,52 @@ class FakeConnector:
     async def _post(self, request: web.Request) -> web.Response:
         body = await request.json()
         reply_to = request.match_info.get("activity")
-        created = f"1{next(self._ids):012d}"
-        self.calls.append(
-            Call("POST", request.match_info["conversation"], reply_to, body, created=created)
+        conversation = request.match_info["conversation"]
+        refused = (self.refuse(body) if self.refuse else None) or self._unstreamable(
+            conversation, body
         )
+        if refused is not None:
+            status, error = refused
+            self.calls.append(Call("POST", conversation, reply_to, body, refused=status))
+            return web.json_response({"error": {"code": error, "message": error}}, status=status)
+        created = self._streamed(body) or f"1{next(self._ids):012d}"
+        self.calls.append(Call("POST", conversation, reply_to, body, created=created))
         return web.json_response({"id": created}, status=201)
+
+    def _unstreamable(self, conversation: str, body: Json) -> tuple[int, str] | None:
+        """Why Teams would refuse a streamed update (400), or None for one it takes."""
+        info = stream_info(body)
+        if info is None:
+            return None
+        if not conversation.startswith("a:"):
+            return 400, "BadArgument: Streaming API is not enabled for this conversation"
+        final = info.get("streamType") == "final"
+        if final != (body.get("type") == "message") or final == ("streamSequence" in info):
+            return 400, "BadArgument: a final message is a message without a streamSequence"
+        stream = self.streams.get(info.get("streamId") or "")
+        if stream is None:
+            return None if not info.get("streamId") and not final else (400, "BadArgument")
+        return _out_of_order(stream, info, str(body.get("text") or ""))
+
+    def _streamed(self, body: Json) -> str | None:
+        """The stream id an accepted streamed update is answered with (a new one for the first)."""
+        info = stream_info(body)
+        if info is None:
+            return None
+        if not info.get("streamId"):
+            created = f"1{next(self._ids):012d}"
+            self.streams[created] = _Stream(int(info["streamSequence"]), "")
+            if info.get("streamType") == "streaming":
+                self.streams[created].text = str(body.get("text") or "")
+            return created
+        stream = self.streams[str(info["streamId"])]
+        if info.get("streamType") == "final":
+            stream.ended = True
+        else:
+            stream.sequence = int(info["streamSequence"])
+            if info.get("streamType") == "streaming":
+                stream.text = str(body.get("text") or "")
+        return str(info["streamId"])
 
     async def _put(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -171,7 +257,15 @@ class FakeConnector:
     # -- reading what was sent --------------------------------------------------------------
 
     def posted(self) -> list[Call]:
-        return [c for c in self.calls if c.method == "POST"]
+        """What Teams took (a refused post is not shown to anyone)."""
+        return [c for c in self.calls if c.method == "POST" and c.refused is None]
+
+    def refused(self) -> list[Call]:
+        return [c for c in self.calls if c.method == "POST" and c.refused is not None]
+
+    def streamed(self, conversation: str) -> list[Call]:
+        """The parts of streamed replies Teams took in a conversation (updates, then the final), in order."""
+        return [c for c in self.posted() if c.conversation == conversation and c.stream]
 
     def messages(self) -> list[Call]:
         return [c for c in self.posted() if c.body.get("type") == "message"]
@@ -200,5 +294,7 @@ class FakeConnector:
     def in_conversation(self, conversation: str) -> list[Call]:
         """What the bot sent or updated in one conversation, in order."""
         return [
-            c for c in self.calls if c.conversation == conversation and c.method in ("POST", "PUT")
+            c
+            for c in self.calls
+            if c.conversation == conversation and c.method in ("POST", "PUT") and c.refused is None
         ]

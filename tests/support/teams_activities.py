@@ -55,11 +55,28 @@ def _base(
     }
 
 
-def message(member: Member, text: str, *, service_url: str, conversation: str = CHANNEL) -> Json:
-    """An @mention of the bot in a channel thread, as Teams delivers it."""
+def message(
+    member: Member,
+    text: str,
+    *,
+    service_url: str,
+    conversation: str = CHANNEL,
+    personal: bool = False,
+) -> Json:
+    """An @mention of the bot in a channel thread, or (``personal``) a message in the person's
+    1:1 chat with the bot (no mention there), as Teams delivers it."""
+    base = _base(
+        member,
+        conversation=conversation,
+        service_url=service_url,
+        kind="message",
+        personal=personal,
+    )
+    if personal:
+        return {**base, "text": text, "textFormat": "plain"}
     mention = f"<at>{BOT['name']}</at>"
     return {
-        **_base(member, conversation=conversation, service_url=service_url, kind="message"),
+        **base,
         "text": f"{mention} {text}",
         "textFormat": "plain",
         "entities": [{"type": "mention", "text": mention, "mentioned": dict(BOT)}],

@@ -11,11 +11,13 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
+from pydantic_ai.models import Model
 
 from bot.agent import Assistant
 from bot.sandbox import WebApi as FakeSlack
 from bot.server import application
 from bot.surface import Surface
+from bot.teams import TEAMS
 from tests.slack.conftest import (
     CARD_SECRET,
     RecordingAssistant,
@@ -24,6 +26,7 @@ from tests.slack.conftest import (
     slack,  # noqa: F401 (the same fake Slack workspace fixture, shared)
 )
 from tests.support.fake_connector import Call, FakeConnector, Member
+from tests.support.paced_model import paced_offline
 from tests.support.teams_activities import CHANNEL, TENANT, invoke, message
 from tests.support.teams_tokens import checker, token
 from tools import CardSigner, Registry
@@ -76,8 +79,18 @@ class TeamsBot:
         await self.surface.tasks.idle()
         return response.status, body
 
-    async def say(self, member: Member, text: str, *, conversation: str = CHANNEL) -> int:
-        activity = message(member, text, service_url=self.connector.url, conversation=conversation)
+    async def say(
+        self, member: Member, text: str, *, conversation: str = CHANNEL, personal: bool = False
+    ) -> int:
+        """``member`` writes ``text``: an @mention in a channel, or (``personal``) in their 1:1
+        chat with the bot, ``conversation``."""
+        activity = message(
+            member,
+            text,
+            service_url=self.connector.url,
+            conversation=conversation,
+            personal=personal,
+        )
         status, _ = await self.post(activity)
         return status
 
@@ -143,20 +156,24 @@ async def connector() -> AsyncIterator[FakeConnector]:
         await fake.stop()
 
 
-async def _bot(
+async def running_bot(
     db: Database,
     database_url: str,
     slack: FakeSlack,  # noqa: F811 (the fixture imported above)
     connector: FakeConnector,
     *,
     signed: bool,
+    model: Model | None = None,
+    stream_interval: float | None = None,
 ) -> AsyncIterator[TeamsBot]:
+    """One bot for a test: the offline model unless ``model``; a stream updated every
+    ``stream_interval`` seconds when given (Teams' one second otherwise)."""
     clock = SteppedClock()
     settings = bot_settings(slack, database_url)
     registry = build_registry(
         db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock), clock=clock
     )
-    assistant = RecordingAssistant(Assistant(registry, settings))
+    assistant = RecordingAssistant(Assistant(registry, settings, model=model))
     directory = Directory(db)
     # The tenant the activities come from is Fiesta Foods' connected Teams organisation.
     await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
@@ -167,6 +184,8 @@ async def _bot(
     app = application(
         settings, surface, teams_auth=anonymous, teams_tokens=checker() if signed else None
     )
+    if stream_interval is not None:
+        app[TEAMS].stream_interval = stream_interval
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     async with aiohttp.ClientSession() as http:
@@ -186,7 +205,7 @@ async def teams(
     connector: FakeConnector,
 ) -> AsyncIterator[TeamsBot]:
     """Slack and Teams on one server; Teams' token check is anonymous (tests only)."""
-    async for bot in _bot(db, database_url, slack, connector, signed=False):
+    async for bot in running_bot(db, database_url, slack, connector, signed=False):
         yield bot
 
 
@@ -198,5 +217,21 @@ async def signed(
     connector: FakeConnector,
 ) -> AsyncIterator[TeamsBot]:
     """Slack and Teams on one server; every Teams request carries a signed token the bot checks."""
-    async for bot in _bot(db, database_url, slack, connector, signed=True):
+    async for bot in running_bot(db, database_url, slack, connector, signed=True):
+        yield bot
+
+
+@pytest.fixture
+async def streaming(
+    db: Database,
+    database_url: str,
+    slack: FakeSlack,  # noqa: F811 (the fixture imported above)
+    connector: FakeConnector,
+) -> AsyncIterator[TeamsBot]:
+    """As ``signed``, with a model that streams its words (the offline model's, word by word)
+    and a stream updated every 50 ms instead of every second (a test takes well under one)."""
+    model = paced_offline(pause=0.01)
+    async for bot in running_bot(
+        db, database_url, slack, connector, signed=True, model=model, stream_interval=0.05
+    ):
         yield bot
