@@ -8,7 +8,7 @@ from typing import Any
 from bot.sandbox import Message
 from bot.sandbox.payloads import block_action
 from bot.slack.thumbs import FEEDBACK_ACTION
-from tests.bot.test_cli import cli_here
+from tests.bot.test_cli import cli
 from tests.slack.conftest import DM, Bot, buttons
 from tests.support.slack_requests import message
 from tools import FeedbackLog
@@ -58,7 +58,7 @@ async def test_a_thumbs_down_is_recorded_with_its_answer_and_shown_by_the_cli(
     assert press.conversation == f"{bot.slack.team_id}:{DM}:{thread}"
     assert press.answer == f"{DM}/{answer.ts}"
     assert any("Thanks" in text for text in bot.ephemerals("UARJUN"))
-    shown = cli_here(tmp_path, database_url, "audit", "--feedback")
+    shown = cli(tmp_path, database_url, "audit", "--feedback")
     assert shown.code == 0, shown
     assert "Arjun Mehta" in shown.out and "not helpful" in shown.out
     assert f"{DM}/{answer.ts}" in shown.out and thread in shown.out
@@ -69,13 +69,13 @@ async def test_feedback_is_shown_per_merchant(bot: Bot, database_url: str, tmp_p
     """--tenant keeps one merchant's presses: Fiesta's thumbs up is not another merchant's."""
     _, answer = await _answered(bot)
     await bot.interact(_thumb("UARJUN", answer, good=True))
-    mine = cli_here(tmp_path, database_url, "audit", "--feedback", "--tenant", "1")
-    theirs = cli_here(tmp_path, database_url, "audit", "--feedback", "--tenant", "2")
+    mine = cli(tmp_path, database_url, "audit", "--feedback", "--tenant", "1")
+    theirs = cli(tmp_path, database_url, "audit", "--feedback", "--tenant", "2")
     assert "1 helpful, 0 not helpful" in mine.out and "for Fiesta" in mine.out
     assert "No feedback on answers for" in theirs.out
-    plain = cli_here(tmp_path, database_url, "audit")
+    plain = cli(tmp_path, database_url, "audit")
     assert FEEDBACK_ACTION in plain.out, "the audit log itself keeps the press"
-    about_a_card = cli_here(tmp_path, database_url, "audit", "--feedback", "--card", "abc")
+    about_a_card = cli(tmp_path, database_url, "audit", "--feedback", "--card", "abc")
     assert about_a_card.code == 1 and "never cards" in about_a_card.err
 
 
