@@ -54,7 +54,7 @@ async def test_on_a_phone_a_tapped_prompt_is_asked_and_answered_with_a_status_me
     await expect(chip).to_be_in_viewport(ratio=1)
     box = await chip.bounding_box()
     assert box is not None and box["height"] >= 44, box
-    await page.screenshot(path=SHOTS / "30-phone-assistant-prompts.png")
+    await page.screenshot(path=SHOTS / "40-phone-assistant-prompts.png")
     await page.evaluate(_WATCH_STATUS)
     await chip.click()
     asked = pane.locator(".message", has_text="Pending requests")
@@ -66,7 +66,11 @@ async def test_on_a_phone_a_tapped_prompt_is_asked_and_answered_with_a_status_me
     assert "countersign is reading requests…" in await page.evaluate("window.statusesSeen")
     assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
     await settled(page)
-    await page.screenshot(path=SHOTS / "31-phone-assistant-answer.png")
+    await page.screenshot(path=SHOTS / "41-phone-assistant-answer.png")
+    # On a wide screen the same thread is the split view beside the DM.
+    await page.set_viewport_size({"width": 1280, "height": 800})
+    await expect(page.locator(".pane")).to_be_in_viewport()
+    await page.screenshot(path=SHOTS / "42-assistant-split-view.png")
 
 
 def _feedback() -> Json:
@@ -81,12 +85,18 @@ def _feedback() -> Json:
     return {"type": "context_actions", "block_id": "feedback", "elements": [element]}
 
 
-async def _thread(alone: Alone, page: Page) -> tuple[str, str]:
-    """The thread the open pane shows, once its start reached the bot, signed."""
+async def _started(alone: Alone, count: int) -> Json:
+    """The ``count``-th thread started, once its event reached the bot, signed."""
     async with asyncio.timeout(_NEVER):
-        while not alone.events:  # noqa: ASYNC110 - delivered from another task
+        while len(alone.events) < count:  # noqa: ASYNC110 - delivered from another task
             await asyncio.sleep(0.01)
-    started = alone.events[-1]["event"]
+    started: Json = alone.events[count - 1]["event"]
+    return started
+
+
+async def _thread(alone: Alone, page: Page) -> tuple[str, str]:
+    """The thread the open pane shows, once its start reached the bot."""
+    started = await _started(alone, 1)
     assert started["type"] == "assistant_thread_started"
     thread = started["assistant_thread"]
     assert thread["user_id"] == "UMEERA"
@@ -99,8 +109,9 @@ async def test_a_growing_answer_is_redrawn_in_place_and_its_thumb_is_pressed(
     alone: Alone, browser: BrowserContext
 ) -> None:
     """The top bar's entry opens the split view beside the channel; the status shows until the
-    answer comes; the answer's growing text is redrawn without the highlight of an edit, and a
-    thumb reaches the bot as a feedback_buttons press with its own value."""
+    answer comes; the answer's growing text is redrawn without the highlight of an edit, a
+    thumb reaches the bot as a feedback_buttons press with its own value, and History leads
+    back to the thread from a new one."""
     page = await open_as(browser, alone.url, "UMEERA")
     await page.locator("#assistant-open").click()
     await expect(page.locator("#assistant")).to_be_visible()
@@ -141,4 +152,14 @@ async def test_a_growing_answer_is_redrawn_in_place_and_its_thumb_is_pressed(
     assert press["container"]["message_ts"] == posted["ts"]
     assert press["message"]["thread_ts"] == thread_ts
     await settled(page)
-    await page.screenshot(path=SHOTS / "32-assistant-split-view.png")
+    await page.screenshot(path=SHOTS / "43-assistant-feedback.png")
+    # A new chat is a new thread; History leads back to the first.
+    await page.locator("#assistant-new").click()
+    await expect(page.locator("#assistant-title")).to_have_text("New chat")
+    await expect(answer).to_have_count(0)
+    assert (await _started(alone, 2))["assistant_thread"]["thread_ts"] != thread_ts
+    history = page.locator("#assistant-history")
+    await expect(history.locator("option")).to_have_count(2)
+    await history.select_option(f"{dm}/{thread_ts}")
+    await expect(page.locator("#assistant-title")).to_have_text("Countersign for Meera Iyer")
+    await expect(answer.locator(".bk-thumb.up")).to_have_attribute("aria-pressed", "true")

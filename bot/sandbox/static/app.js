@@ -623,13 +623,14 @@ function boot() {
       else { S.tab = "messages"; render(); }
     });
   }
-  setUpAssistant({ S, api, el, avatar, toast, render, renderMessage, stickToBottom, tsCompare });
+  setUpAssistant({ S, api, el, avatar, clock, toast, render, renderMessage, stickToBottom, tsCompare });
   document.addEventListener("keydown", (e) => {
     if (e.key !== "Escape") return;
     // The topmost dialog first: a confirmation can sit over a modal.
     if (S.dismissConfirm) S.dismissConfirm();
     else if (S.modal) closeModal();
     else if (document.body.classList.contains("sidebar-open")) document.body.classList.remove("sidebar-open");
+    else if (S.pane) { S.pane = null; render(); }
   });
   NARROW.addEventListener("change", setPlaceholder);
 }

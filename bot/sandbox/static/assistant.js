@@ -15,6 +15,10 @@ export function setUpAssistant(page) {
   $("#assistant-open").addEventListener("click", () => openAssistant());
   $("#assistant-close").addEventListener("click", closeAssistant);
   $("#assistant-new").addEventListener("click", () => newChat());
+  $("#assistant-history").addEventListener("change", (e) => {
+    const thread = P.S.assistant.get(e.target.value);
+    if (thread) showThread(thread);
+  });
   const form = $("#assistant-composer");
   const field = $("#assistant-text");
   form.addEventListener("submit", (e) => { e.preventDefault(); sendTyped(field); });
@@ -40,16 +44,20 @@ function myDm() {
 // Opening the pane picks up the latest thread of the DM, as Slack does; the first time, or
 // with "New chat", a new thread starts.
 export async function openAssistant() {
-  const S = P.S;
-  S.thread = null;
-  const dm = myDm();
-  const latest = [...S.assistant.values()].filter((t) => dm && t.channel === dm.id)
-    .sort((a, b) => P.tsCompare(a.thread_ts, b.thread_ts)).pop();
+  P.S.thread = null;
+  const latest = myThreads().pop();
   if (latest) {
     showThread(latest);
     return;
   }
   await newChat();
+}
+
+// The threads of the person's DM with the app, oldest first.
+function myThreads() {
+  const dm = myDm();
+  return [...P.S.assistant.values()].filter((t) => dm && t.channel === dm.id)
+    .sort((a, b) => P.tsCompare(a.thread_ts, b.thread_ts));
 }
 
 async function newChat() {
@@ -88,9 +96,11 @@ export function renderAssistant() {
   const thread = S.pane && S.assistant.get(threadKey(S.pane));
   document.body.classList.toggle("assistant-open", !!thread);
   pane.hidden = !thread;
-  for (const tab of document.querySelectorAll("#tabs button[data-tab='chat']")) tab.classList.toggle("active", !!thread);
+  // The DM's Chat tab opens the pane beside its messages; it says whether the pane is open.
+  for (const tab of document.querySelectorAll("#tabs button[data-tab='chat']")) tab.setAttribute("aria-expanded", String(!!thread));
   if (!thread) return;
   $("#assistant-title").textContent = thread.title || "New chat";
+  renderHistory(thread);
   const shown = [...S.messages.values()].filter(inPane).sort((a, b) => P.tsCompare(a.ts, b.ts));
   const list = $("#assistant-messages");
   P.stickToBottom(list, () => {
@@ -105,6 +115,19 @@ export function renderAssistant() {
   });
   renderStatus(thread);
   renderPrompts(thread, shown);
+}
+
+// Slack's History: the earlier threads, newest first, by title and when they started.
+function renderHistory(open) {
+  const pick = $("#assistant-history");
+  const threads = myThreads().reverse();
+  pick.hidden = threads.length < 2;
+  pick.replaceChildren();
+  for (const t of threads) {
+    const option = P.el("option", "", pick, `${t.title || "New chat"} · ${P.clock(t.thread_ts)}`);
+    option.value = threadKey(t);
+    option.selected = threadKey(t) === threadKey(open);
+  }
 }
 
 function renderStatus(thread) {
