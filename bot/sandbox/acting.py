@@ -218,6 +218,26 @@ class Acting:
         self._spawn(self.delivery.event(payloads.event(inner, team=team)))
         return dict(thread)
 
+    def change_context(self, user: str, thread_ts: str, context: str) -> Json:
+        """The person moved to ``context`` with the pane open on their thread ``thread_ts``:
+        Slack tells the app (``assistant_thread_context_changed``)."""
+        team = self._person(user)
+        self._channel(user, context)
+        dm = self.workspace.open_dm(user)
+        thread = self.workspace.assistant.get((dm.id, thread_ts))
+        if thread is None:
+            raise ActingError(f"no assistant thread {thread_ts} in {user}'s DM")
+        inner = payloads.thread_started(
+            user,
+            channel=dm.id,
+            thread_ts=thread_ts,
+            context=context,
+            team=team,
+            kind="assistant_thread_context_changed",
+        )
+        self._spawn(self.delivery.event(payloads.event(inner, team=team)))
+        return dict(thread)
+
     def close(self, user: str) -> None:
         self._person(user)
         self.workspace.close_modal(user)

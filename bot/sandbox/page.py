@@ -249,11 +249,19 @@ async def _home(request: web.Request) -> web.Response:
 
 
 async def _assistant(request: web.Request) -> web.Response:
-    """Opening the assistant pane on a new thread; ``context`` is the channel being looked at."""
+    """Opening the assistant pane on a new thread; ``context`` is the channel being looked at.
+    With the open thread's ``thread_ts``, the person moved to the ``context`` channel."""
     body = await _body(request)
     viewer = _viewer(request, body.get("as"))
     context = str(body.get("context") or "") or None
-    thread = _acted(lambda: request.app[ACTING].start_thread(viewer, context))
+    acting, open_thread = request.app[ACTING], str(body.get("thread_ts") or "")
+    thread = _acted(
+        lambda: (
+            acting.change_context(viewer, open_thread, context or "")
+            if open_thread
+            else acting.start_thread(viewer, context)
+        )
+    )
     return web.json_response({"ok": True, "thread": thread})
 
 

@@ -132,15 +132,22 @@ def home_opened(user: str, *, channel: str, view: Json | None = None) -> Json:
 
 
 def thread_started(
-    user: str, *, channel: str, thread_ts: str, context: str | None = None, team: str = TEAM
+    user: str,
+    *,
+    channel: str,
+    thread_ts: str,
+    context: str | None = None,
+    team: str = TEAM,
+    kind: str = "assistant_thread_started",
 ) -> Json:
     """The event Slack sends when a person opens the app's assistant pane on a new thread;
-    ``context`` is the channel they were looking at."""
+    ``context`` is the channel they were looking at. With
+    ``kind="assistant_thread_context_changed"``, they moved to another channel meanwhile."""
     seen: Json = {"team_id": team, "enterprise_id": None}
     if context:
         seen["channel_id"] = context
     return {
-        "type": "assistant_thread_started",
+        "type": kind,
         "assistant_thread": {
             "user_id": user,
             "context": seen,

@@ -86,7 +86,8 @@ def _feedback() -> Json:
 
 
 async def _started(alone: Alone, count: int) -> Json:
-    """The ``count``-th thread started, once its event reached the bot, signed."""
+    """The ``count``-th assistant event (a thread started, a context changed), once it reached
+    the bot, signed."""
     async with asyncio.timeout(_NEVER):
         while len(alone.events) < count:  # noqa: ASYNC110 - delivered from another task
             await asyncio.sleep(0.01)
@@ -110,8 +111,8 @@ async def test_a_growing_answer_is_redrawn_in_place_and_its_thumb_is_pressed(
 ) -> None:
     """The top bar's entry opens the split view beside the channel; the status shows until the
     answer comes; the answer's growing text is redrawn without the highlight of an edit, a
-    thumb reaches the bot as a feedback_buttons press with its own value, and History leads
-    back to the thread from a new one."""
+    thumb reaches the bot as a feedback_buttons press with its own value, History leads back
+    to the thread from a new one, and moving to a channel tells the bot the new context."""
     page = await open_as(browser, alone.url, "UMEERA")
     await page.locator("#assistant-open").click()
     await expect(page.locator("#assistant")).to_be_visible()
@@ -163,3 +164,9 @@ async def test_a_growing_answer_is_redrawn_in_place_and_its_thumb_is_pressed(
     await history.select_option(f"{dm}/{thread_ts}")
     await expect(page.locator("#assistant-title")).to_have_text("Countersign for Meera Iyer")
     await expect(answer.locator(".bk-thumb.up")).to_have_attribute("aria-pressed", "true")
+    # Moving to a channel with the pane open, the bot is told of the new context.
+    await page.locator("#channel-list .side-item").click()
+    await expect(page.locator("#assistant")).to_be_visible()  # the split view stays
+    moved = await _started(alone, 3)
+    assert moved["type"] == "assistant_thread_context_changed"
+    assert moved["assistant_thread"]["thread_ts"] == thread_ts

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from slack_sdk.web.async_client import AsyncWebClient
+from structlog.testing import capture_logs
 
 from bot.sandbox import BOT_TOKEN, FIESTA_OPS, WebApi, Workspace
 from bot.sandbox.store import WorkspaceStore
@@ -46,6 +47,26 @@ async def test_opening_the_pane_starts_a_thread_the_bot_titles_and_gives_prompts
     assert thread["channel"] == "DMEERA"
     assert shown["title"] == "Countersign for Meera Iyer"
     assert "What's waiting for me?" in [p["title"] for p in shown["prompts"]]
+
+
+async def test_moving_to_a_channel_with_the_pane_open_tells_the_bot_of_the_new_context(
+    stack: Stack,
+) -> None:
+    """The bot takes the signed assistant_thread_context_changed without reading the thread
+    back; a thread that is not the person's own is refused."""
+    url = stack.page.make_url("/ui/assistant")
+    with capture_logs() as logs:
+        async with aiohttp.ClientSession() as session:
+            async with session.post(url, json={"as": "UMEERA"}) as answer:
+                thread = (await answer.json())["thread"]
+            moved = {"as": "UMEERA", "thread_ts": thread["thread_ts"], "context": FIESTA_OPS}
+            async with session.post(url, json=moved) as answer:
+                assert answer.status == 200
+            async with session.post(url, json={**moved, "as": "UARJUN"}) as answer:
+                assert answer.status == 400
+        await stack.settle()
+    assert [e for e in logs if e["event"] == "event_undelivered"] == []
+    assert stack.api.called("conversations.replies") == []
 
 
 async def test_the_pane_refuses_a_context_the_person_is_not_in(

@@ -2,7 +2,7 @@
 // dialogs, the assistant pane (assistant.js) and live updates (Server-Sent Events). Builds DOM
 // nodes only; never innerHTML.
 
-import { assistantThreads, keepThread, openAssistant, renderAssistant, setUpAssistant } from "./assistant.js";
+import { assistantThreads, contextChanged, keepThread, openAssistant, renderAssistant, setUpAssistant } from "./assistant.js";
 import { renderBlocks, stateValues, text } from "./blocks.js";
 import { mrkdwn, plain } from "./mrkdwn.js";
 
@@ -420,6 +420,7 @@ function selectChannel(id) {
   S.thread = null;
   // The assistant's split view stays open beside the channels; on a phone it covers them.
   if (NARROW.matches) S.pane = null;
+  else contextChanged(S.channels[id]);
   document.body.classList.remove("sidebar-open");
   $("#messages").dataset.fresh = "yes";
   setPlaceholder();

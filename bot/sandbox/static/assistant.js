@@ -80,6 +80,14 @@ function showThread(thread) {
   $("#assistant-text").focus({ preventScroll: true });
 }
 
+// Slack tells the app when the person moves to another channel with the pane open.
+export function contextChanged(channel) {
+  const pane = P.S.pane;
+  if (!pane || !channel || channel.kind !== "channel") return;
+  P.api("/ui/assistant", { thread_ts: pane.thread_ts, context: channel.id })
+    .catch((failed) => P.toast(String(failed.message || failed)));
+}
+
 function closeAssistant() {
   P.S.pane = null;
   P.render();
