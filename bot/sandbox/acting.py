@@ -3,8 +3,9 @@
 Writing a message records it in the workspace first (everyone in the channel sees it at once)
 and then tells the bot as Slack would: a DM as ``message.im``; a channel message as
 ``message.channels``, and, when it mentions the app, as ``app_mention`` too — two deliveries
-of one message, which the bot must answer once. A button press, a modal submission, a slash
-command and opening the App Home become the payloads Slack sends for them.
+of one message, which the bot must answer once. A button press (a feedback thumb too), a
+modal submission, a slash command, opening the App Home and opening the assistant pane on a
+new thread become the payloads Slack sends for them.
 """
 
 from __future__ import annotations
@@ -120,8 +121,10 @@ class Acting:
         block_id: str,
         channel: str | None = None,
         ts: str | None = None,
+        value: str | None = None,
     ) -> Outcome:
-        """Presses a button on a message (``channel``/``ts``) or, without them, in the App Home."""
+        """Presses a button on a message (``channel``/``ts``) or, without them, in the App Home;
+        ``value`` says which of a pair of feedback buttons (thumbs up or down) was pressed."""
         team = self._person(user)
         view = None if channel else self.workspace.homes.get(user)
         found: Message | None = None
@@ -133,6 +136,7 @@ class Acting:
         else:
             raise ActingError("nothing to press")
         button = _button(blocks, action_id, block_id)
+        kind, pressed = _pressed_value(button, value)
         trigger = payloads.new_id("trigger.")
         self.api.triggers[trigger] = user
         # A press on an ephemeral message (a `/countersign pending` list) can have its answer
@@ -145,7 +149,7 @@ class Acting:
         payload = payloads.block_action(
             user,
             action_id=action_id,
-            value=str(button.get("value", "")),
+            value=pressed,
             block_id=block_id,
             channel=channel,
             message_ts=ts,
@@ -156,6 +160,7 @@ class Acting:
             team=team,
             view=view,
             trigger_id=trigger,
+            action_type=kind,
             **extra,
         )
         return await self.delivery.interaction(payload)
@@ -199,6 +204,40 @@ class Acting:
             self.workspace.close_modal(user)
         return outcome
 
+    def start_thread(self, user: str, context: str | None = None) -> Json:
+        """Opening the app's assistant pane: a new thread in the person's DM with the app, which
+        Slack announces to the app with the channel being looked at (``context``)."""
+        team = self._person(user)
+        if context:
+            self._channel(user, context)
+        dm = self.workspace.open_dm(user)
+        thread = self.workspace.set_assistant(dm.id, self.workspace.next_ts())
+        inner = payloads.thread_started(
+            user, channel=dm.id, thread_ts=thread["thread_ts"], context=context, team=team
+        )
+        self._spawn(self.delivery.event(payloads.event(inner, team=team)))
+        return dict(thread)
+
+    def change_context(self, user: str, thread_ts: str, context: str) -> Json:
+        """The person moved to ``context`` with the pane open on their thread ``thread_ts``:
+        Slack tells the app (``assistant_thread_context_changed``)."""
+        team = self._person(user)
+        self._channel(user, context)
+        dm = self.workspace.open_dm(user)
+        thread = self.workspace.assistant.get((dm.id, thread_ts))
+        if thread is None:
+            raise ActingError(f"no assistant thread {thread_ts} in {user}'s DM")
+        inner = payloads.thread_started(
+            user,
+            channel=dm.id,
+            thread_ts=thread_ts,
+            context=context,
+            team=team,
+            kind="assistant_thread_context_changed",
+        )
+        self._spawn(self.delivery.event(payloads.event(inner, team=team)))
+        return dict(thread)
+
     def close(self, user: str) -> None:
         self._person(user)
         self.workspace.close_modal(user)
@@ -218,6 +257,21 @@ class Acting:
         url = self.api.response_url(to=(user, channel))
         fields = payloads.command(user, text, channel=channel, team=team, response_url=url)
         return await self.delivery.command(fields)
+
+
+def _pressed_value(element: Json, value: str | None) -> tuple[str, str]:
+    """The pressed element's type and the value Slack sends: a button's own, or that of the
+    feedback button pressed (one of its two; any other is no press Slack could send)."""
+    kind = str(element.get("type") or "button")
+    if kind != "feedback_buttons":
+        return kind, str(element.get("value", ""))
+    offered = {
+        str((element.get(side) or {}).get("value", ""))
+        for side in ("positive_button", "negative_button")
+    }
+    if value is None or value not in offered:
+        raise ActingError(f"no feedback button with the value {value!r}")
+    return kind, value
 
 
 def _button(blocks: list[Json], action_id: str, block_id: str) -> Json:

@@ -3,7 +3,8 @@
 ``GET /`` and ``/static/*`` are hand-written files (no build step, nothing from the internet).
 ``GET /ui/state`` is a person's whole view; ``GET /ui/feed`` streams it again and then what
 changes for them (Server-Sent Events), already filtered: another person's ephemeral message or modal never
-leaves the server. ``POST /ui/*`` are what the person does; ``POST /ui/reset`` starts the demo
+leaves the server. ``POST /ui/*`` are what the person does (``/ui/assistant`` opens the app's
+assistant pane on a new thread); ``POST /ui/reset`` starts the demo
 afresh (its data and this workspace). ``guard`` keeps other web sites
 out of all of it (JSON only, same origin, our own host name); refusals are JSON too.
 """
@@ -27,7 +28,7 @@ __all__ = ["ACTING", "AFRESH", "FEEDS", "Afresh", "Feeds", "add_page_routes"]
 
 Json = dict[str, Any]
 STATIC = Path(__file__).parent / "static"
-_FILES = {"app.js", "blocks.js", "mrkdwn.js", "rich.js", "style.css"}
+_FILES = {"app.js", "assistant.js", "blocks.js", "mrkdwn.js", "rich.js", "style.css"}
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 _RECONNECT_MS = 1000
 _KEEPALIVE = 15.0
@@ -92,6 +93,7 @@ def add_page_routes(
     app.router.add_post("/ui/submit", _submit)
     app.router.add_post("/ui/close", _close)
     app.router.add_post("/ui/home", _home)
+    app.router.add_post("/ui/assistant", _assistant)
     app.router.add_post("/ui/reset", _reset)
     app.on_shutdown.append(_end_feeds)
 
@@ -206,6 +208,7 @@ async def _press(request: web.Request) -> web.Response:
             block_id=str(body.get("block_id", "")),
             channel=body.get("channel") or None,
             ts=body.get("ts") or None,
+            value=str(body["value"]) if body.get("value") is not None else None,
         )
     except ActingError as refused:
         raise _refused(web.HTTPBadRequest, str(refused)) from None
@@ -243,6 +246,23 @@ async def _home(request: web.Request) -> web.Response:
     viewer = _viewer(request, body.get("as"))
     _acted(lambda: request.app[ACTING].open_home(viewer))
     return web.json_response({"ok": True})
+
+
+async def _assistant(request: web.Request) -> web.Response:
+    """Opening the assistant pane on a new thread; ``context`` is the channel being looked at.
+    With the open thread's ``thread_ts``, the person moved to the ``context`` channel."""
+    body = await _body(request)
+    viewer = _viewer(request, body.get("as"))
+    context = str(body.get("context") or "") or None
+    acting, open_thread = request.app[ACTING], str(body.get("thread_ts") or "")
+    thread = _acted(
+        lambda: (
+            acting.change_context(viewer, open_thread, context or "")
+            if open_thread
+            else acting.start_thread(viewer, context)
+        )
+    )
+    return web.json_response({"ok": True, "thread": thread})
 
 
 async def _workspace_afresh(acting: Acting) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "home_opened",
     "message",
     "signed",
+    "thread_started",
     "view_submission",
 ]
 
@@ -130,6 +131,33 @@ def home_opened(user: str, *, channel: str, view: Json | None = None) -> Json:
     return inner
 
 
+def thread_started(
+    user: str,
+    *,
+    channel: str,
+    thread_ts: str,
+    context: str | None = None,
+    team: str = TEAM,
+    kind: str = "assistant_thread_started",
+) -> Json:
+    """The event Slack sends when a person opens the app's assistant pane on a new thread;
+    ``context`` is the channel they were looking at. With
+    ``kind="assistant_thread_context_changed"``, they moved to another channel meanwhile."""
+    seen: Json = {"team_id": team, "enterprise_id": None}
+    if context:
+        seen["channel_id"] = context
+    return {
+        "type": kind,
+        "assistant_thread": {
+            "user_id": user,
+            "context": seen,
+            "channel_id": channel,
+            "thread_ts": thread_ts,
+        },
+        "event_ts": f"{time.time():.6f}",
+    }
+
+
 def block_action(
     user: str,
     *,
@@ -148,6 +176,7 @@ def block_action(
     response_url: str = "https://hooks.invalid/actions",
     enterprise: str | None = None,
     ephemeral: bool = False,
+    action_type: str = "button",
 ) -> Json:
     """A button press on a message (or, with ``view``, in the App Home); ``ephemeral`` for a
     message only its presser sees, which the press's ``response_url`` can replace.
@@ -156,7 +185,8 @@ def block_action(
     app. ``message`` is the pressed message as Slack shows it to apps (its text, blocks and
     sender); ``thread_ts`` is set only for a message inside a thread, as on Slack's container.
     ``user_team`` differs from the installation in Slack Connect. ``enterprise`` makes it a
-    press under an org-wide install, whose ``team`` Slack may send as null.
+    press under an org-wide install, whose ``team`` Slack may send as null. ``action_type``
+    is the pressed element's (``feedback_buttons`` for a thumb, with the thumb's value).
     """
     payload: Json = {
         "type": "block_actions",
@@ -168,7 +198,7 @@ def block_action(
         "response_url": response_url,
         "actions": [
             {
-                "type": "button",
+                "type": action_type,
                 "action_id": action_id,
                 "block_id": block_id,
                 "value": value,

@@ -3,8 +3,8 @@
 The cards live on in the database when `make run` stops; without this the page forgot the
 messages that carried them, and pressing one from the App Home made the bot's ``chat.update``
 fail with ``message_not_found`` and post an audit line linking nowhere. Channels (DMs too),
-messages and App Home views are written here a moment after each change (atomically: a
-half-written file is never read) and read back at start. People and teams are the demo's and
+messages, App Home views and assistant threads (titles, prompts) are written here a moment
+after each change (atomically: a half-written file is never read) and read back at start. People and teams are the demo's and
 are rebuilt each time; open modals, triggers and response URLs belong to one run and are not kept.
 """
 
@@ -109,6 +109,7 @@ def _dump(workspace: Workspace) -> Json:
         ],
         "messages": [{**asdict(m), "reactions": sorted(m.reactions)} for m in workspace.messages],
         "homes": workspace.homes,
+        "assistant": list(workspace.assistant.values()),
     }
 
 
@@ -125,6 +126,10 @@ def _restore(workspace: Workspace, saved: Json) -> None:
         workspace.channels[channel.id] = channel
     workspace.messages[:] = messages
     workspace.homes.update(homes)
+    for thread in saved.get("assistant", []):
+        # A status belonged to a turn of the run that stopped: it is never shown again.
+        kept = {k: v for k, v in thread.items() if k != "status"}
+        workspace.assistant[(str(thread["channel"]), str(thread["thread_ts"]))] = kept
     # New timestamps and view ids carry on after the saved ones: the page orders by them, and
     # a repeated one would replace an old message in the browser.
     last_ts = max((_number(m.ts.partition(".")[2]) for m in messages), default=0)

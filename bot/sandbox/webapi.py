@@ -60,8 +60,6 @@ class WebApi:
         # an answer with ``replace_original`` replaces, as Slack does
         self.response_replaces: dict[str, tuple[str, str]] = {}
         self.triggers: dict[str, str] = {}  # trigger_id → the user whose press made it
-        # (channel, thread_ts) → an assistant thread's "status", "prompts" and "title"
-        self.threads: dict[tuple[str, str], Json] = {}
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -74,6 +72,11 @@ class WebApi:
     @property
     def bot_user_id(self) -> str:
         return BOT_USER
+
+    @property
+    def threads(self) -> dict[tuple[str, str], Json]:
+        """(channel, thread_ts) → an assistant thread's "status", "prompts" and "title"."""
+        return self.workspace.assistant
 
     @property
     def messages(self) -> list[Message]:
@@ -329,7 +332,8 @@ class WebApi:
         channel, thread_ts = params.get("channel_id"), params.get("thread_ts")
         if not (channel and thread_ts):
             return _invalid()
-        self.threads.setdefault((str(channel), str(thread_ts)), {}).update(settings)
+        # Kept by the workspace, which tells the page: the pane shows it as it changes.
+        self.workspace.set_assistant(str(channel), str(thread_ts), **settings)
         return {"ok": True}
 
     def _find(self, params: Json) -> Message:

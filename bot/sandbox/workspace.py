@@ -1,4 +1,4 @@
-"""Holds the sandbox's Slack in memory: teams, people, channels, messages, modals, App Homes; never talks HTTP.
+"""Holds the sandbox's Slack in memory: teams, people, channels, messages, modals, App Homes, assistant threads; never talks HTTP.
 
 Everything a person or the bot does ends up here, and every change is announced to the
 listeners (the browser feed) as a small JSON-ready dict. Visibility rules live here too, so
@@ -135,6 +135,8 @@ class Workspace:
         self.messages: list[Message] = []
         self.modals: dict[str, Json] = {}
         self.homes: dict[str, Json] = {}
+        # (channel, thread_ts) → an assistant thread as its pane shows it: status, prompts, title
+        self.assistant: dict[tuple[str, str], Json] = {}
         self.listeners: list[Listener] = []
         self.home_team = team_id
         self._ts = itertools.count(1)
@@ -236,6 +238,7 @@ class Workspace:
         """All the page needs to draw ``viewer``'s Slack."""
         person = self.users[viewer]
         channels = [c.shown() for c in self.channels.values() if viewer in c.members]
+        mine = {c["id"] for c in channels}
         return {
             "me": person.shown(),
             "team": self.teams[person.team].__dict__,
@@ -246,6 +249,7 @@ class Workspace:
             "messages": [m.shown() for m in self.visible(viewer)],
             "modal": self.modals.get(viewer),
             "home": self.homes.get(viewer),
+            "assistant": [dict(t) for (c, _), t in self.assistant.items() if c in mine],
         }
 
     # -- changing -----------------------------------------------------------------------------
@@ -253,7 +257,19 @@ class Workspace:
     def post(self, message: Message) -> Message:
         self.messages.append(message)
         self._tell(Change("message", message.shown(), message.channel, message.ephemeral_to))
+        # Slack takes an assistant thread's status away once the app answers in the thread.
+        thread = self.assistant.get((message.channel, message.thread_ts or ""))
+        if thread and thread.get("status") and message.user == BOT_USER:
+            self.set_assistant(message.channel, str(message.thread_ts), status="")
         return message
+
+    def set_assistant(self, channel: str, thread_ts: str, **settings: Any) -> Json:
+        """Keeps an assistant thread's status, prompts or title, told to whoever sees its DM."""
+        key = (channel, thread_ts)
+        thread = self.assistant.setdefault(key, {"channel": channel, "thread_ts": thread_ts})
+        thread.update(settings)
+        self._tell(Change("assistant", dict(thread), channel))
+        return thread
 
     def update(self, message: Message, *, text: str, blocks: list[Json]) -> None:
         message.text, message.blocks, message.edited = text, blocks, True
@@ -300,6 +316,7 @@ class Workspace:
         self.messages.clear()
         self.modals.clear()
         self.homes.clear()
+        self.assistant.clear()
         self._tell(Change("reset", {}))
 
     def _tell(self, change: Change) -> None:

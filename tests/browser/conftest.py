@@ -144,11 +144,13 @@ _ALONE_SECRET = "signing-secret-of-the-sandbox-alone"
 
 @dataclass
 class Alone:
-    """The sandbox with no bot: its Web API as the app's client, and the presses it delivered."""
+    """The sandbox with no bot: its Web API as the app's client, and the presses and events it
+    delivered."""
 
     sandbox: Sandbox
     client: AsyncWebClient
     presses: list[Json] = field(default_factory=list)
+    events: list[Json] = field(default_factory=list)
     # What the stand-in does with a press before answering it (the bot would update the card).
     on_press: Callable[[Json], Awaitable[None]] | None = None
 
@@ -159,7 +161,7 @@ class Alone:
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def alone() -> AsyncIterator[Alone]:
-    """The sandbox in this process with a stand-in for the bot that checks each press's signature."""
+    """The sandbox in this process with a stand-in for the bot that checks each delivery's signature."""
     verifier = SignatureVerifier(_ALONE_SECRET)
     holder: list[Alone] = []
 
@@ -167,6 +169,9 @@ async def alone() -> AsyncIterator[Alone]:
         body = await request.text()
         if not verifier.is_valid_request(body, dict(request.headers)):
             return web.Response(status=401)
+        if request.content_type == "application/json":  # an Events API envelope
+            holder[0].events.append(json.loads(body))
+            return web.Response(status=200)
         payload = json.loads(parse_qs(body)["payload"][0])
         holder[0].presses.append(payload)
         if holder[0].on_press is not None:

@@ -1,6 +1,8 @@
 // The sandbox's Slack client: sidebar, channel, threads, composer, App Home, modals, confirm
-// dialogs and live updates (Server-Sent Events). Builds DOM nodes only; never innerHTML.
+// dialogs, the assistant pane (assistant.js) and live updates (Server-Sent Events). Builds DOM
+// nodes only; never innerHTML.
 
+import { assistantThreads, contextChanged, keepThread, openAssistant, renderAssistant, setUpAssistant } from "./assistant.js";
 import { renderBlocks, stateValues, text } from "./blocks.js";
 import { mrkdwn, plain } from "./mrkdwn.js";
 
@@ -9,6 +11,8 @@ const S = {
   me: null, bot: "UBOT", team: null, teams: {}, people: {}, channels: {}, messages: new Map(),
   modal: null, home: null, current: null, tab: "messages", thread: null, read: {},
   feed: null, flash: new Set(), dismissConfirm: null, loads: 0,
+  // assistant threads by "channel/thread_ts"; the one open in the pane; feedback given here
+  assistant: new Map(), pane: null, feedback: new Map(),
 };
 
 function el(tag, className, parent, textContent) {
@@ -107,10 +111,16 @@ function renderMessage(m, { inThread = false } = {}) {
   el("span", "name", head, person.name);
   if (person.is_bot) el("span", "app-badge", head, "APP");
   el("span", "time", head, clock(m.ts));
-  if (m.text && !(m.blocks && m.blocks.length)) mrkdwn(m.text, ctx(), el("div", "message-text", body));
+  // Blocks replace the text, as in Slack; feedback buttons alone (a streamed answer's) do not.
+  const content = (m.blocks || []).filter((b) => b.type !== "context_actions");
+  if (m.text && !content.length) mrkdwn(m.text, ctx(), el("div", "message-text", body));
   if (m.blocks && m.blocks.length) {
     const c = ctx();
-    c.press = (element, block) => pressButton(m, element, block);
+    c.press = (element, block, value) => pressButton(m, element, block, value);
+    // Which thumb this person gave, kept across redraws (Slack shows the one pressed).
+    const given = (block, element) => `${key(m)}/${block.block_id}/${element.action_id}`;
+    c.chosen = (block, element) => S.feedback.get(given(block, element));
+    c.choose = (block, element, value) => S.feedback.set(given(block, element), value);
     body.appendChild(renderBlocks(m.blocks, c));
   }
   if (m.reactions && m.reactions.length) {
@@ -137,15 +147,18 @@ function renderMessage(m, { inThread = false } = {}) {
   return row;
 }
 
-async function pressButton(m, element, block) {
+// ``value`` names the feedback button pressed (a pair shares one action_id).
+async function pressButton(m, element, block, value) {
   try {
     const answer = await api("/ui/press", {
       channel: m ? m.channel : null, ts: m ? m.ts : null,
-      action_id: element.action_id, block_id: block.block_id,
+      action_id: element.action_id, block_id: block.block_id, value: value ?? null,
     });
     if (!answer.ok) toast(`countersign didn't answer that press (HTTP ${answer.status ?? "—"}).`);
+    return answer.ok;
   } catch (failed) {
     toast(String(failed.message || failed));
+    return false;
   }
 }
 
@@ -394,6 +407,7 @@ function render() {
   renderHeader();
   renderChannel();
   renderThread();
+  renderAssistant();
   renderModal();
   S.flash.clear();
 }
@@ -404,6 +418,9 @@ function selectChannel(id) {
   S.current = id;
   S.tab = "messages";
   S.thread = null;
+  // The assistant's split view stays open beside the channels; on a phone it covers them.
+  if (NARROW.matches) S.pane = null;
+  else contextChanged(S.channels[id]);
   document.body.classList.remove("sidebar-open");
   $("#messages").dataset.fresh = "yes";
   setPlaceholder();
@@ -422,8 +439,10 @@ function setPlaceholder() {
 
 function openThread(channel, ts) {
   S.thread = { channel, ts };
+  S.pane = null;  // one pane at the side: the thread takes the assistant's place
   $("#thread-messages").dataset.fresh = "yes";
   renderThread();
+  renderAssistant();
 }
 
 async function openHome() {
@@ -449,6 +468,9 @@ async function load(person) {
   S.teams = Object.fromEntries(snap.teams.map((t) => [t.id, t]));
   S.channels = Object.fromEntries(snap.channels.map((c) => [c.id, c]));
   S.messages = new Map(snap.messages.map((m) => [key(m), m]));
+  S.assistant = assistantThreads(snap.assistant);
+  S.pane = null;
+  S.feedback = new Map();
   S.read = loadRead(person);
   const url = new URL(location.href);
   url.searchParams.set("as", person);
@@ -473,6 +495,7 @@ function listen(person) {
     const snap = JSON.parse(e.data);
     S.channels = Object.fromEntries(snap.channels.map((c) => [c.id, c]));
     S.messages = new Map(snap.messages.map((m) => [key(m), m]));
+    S.assistant = assistantThreads(snap.assistant);
     S.modal = snap.modal; S.home = snap.home;
     render();
   });
@@ -484,10 +507,13 @@ function listen(person) {
   });
   feed.addEventListener("message", (e) => {
     const m = JSON.parse(e.data);
-    if (S.messages.has(key(m))) S.flash.add(key(m));
+    const old = S.messages.get(key(m));
     S.messages.set(key(m), m);
-    render();
+    if (old) redraw(old, m);
+    else render();
   });
+  // An assistant thread's status, prompts or title changed.
+  feed.addEventListener("assistant", (e) => { keepThread(JSON.parse(e.data)); renderAssistant(); });
   // A DM opened for this person from another workspace's installation.
   feed.addEventListener("channel", (e) => {
     const channel = JSON.parse(e.data);
@@ -500,6 +526,35 @@ function listen(person) {
   });
   feed.addEventListener("modal", (e) => { S.modal = JSON.parse(e.data).view; renderModal(); });
   feed.addEventListener("home", (e) => { S.home = JSON.parse(e.data).view; if (S.tab === "home") renderChannel(); });
+}
+
+// -- updates in place ---------------------------------------------------------------------
+// An updated message is redrawn where it stands, and nothing else is: a streamed answer grows
+// many times a second, and redrawing every list each time lost the scroll position, a button
+// being pressed and the text being selected.
+
+function redraw(old, m) {
+  const rows = document.querySelectorAll(`.message[data-channel="${CSS.escape(m.channel)}"][data-ts="${CSS.escape(m.ts)}"]`);
+  if (!grew(old, m)) S.flash.add(key(m));
+  for (const row of rows) {
+    const list = row.closest(".messages");
+    const near = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+    row.replaceWith(renderMessage(m, { inThread: list.id !== "messages" }));
+    if (near) list.scrollTop = list.scrollHeight;
+  }
+  S.flash.delete(key(m));
+}
+
+// A streamed answer only grows: its text lengthens, and at its end it may gain feedback
+// buttons. That is drawn quietly; any other change to a message is highlighted, as before.
+function grew(old, m) {
+  const before = old.blocks || [];
+  const after = m.blocks || [];
+  const kept = JSON.stringify(after.slice(0, before.length)) === JSON.stringify(before);
+  const added = after.slice(before.length);
+  const longer = (m.text || "").startsWith(old.text || "");
+  return kept && longer && added.every((b) => b.type === "context_actions")
+    && (m.text !== old.text || added.length > 0);
 }
 
 // -- composing --------------------------------------------------------------------------
@@ -563,14 +618,20 @@ function boot() {
   $("#menu").addEventListener("click", () => document.body.classList.toggle("sidebar-open"));
   $("#scrim").addEventListener("click", () => document.body.classList.remove("sidebar-open"));
   for (const tab of document.querySelectorAll("#tabs button")) {
-    tab.addEventListener("click", () => (tab.dataset.tab === "home" ? openHome() : (S.tab = "messages", render())));
+    tab.addEventListener("click", () => {
+      if (tab.dataset.tab === "home") openHome();
+      else if (tab.dataset.tab === "chat") openAssistant();
+      else { S.tab = "messages"; render(); }
+    });
   }
+  setUpAssistant({ S, api, el, avatar, clock, toast, render, renderMessage, stickToBottom, tsCompare });
   document.addEventListener("keydown", (e) => {
     if (e.key !== "Escape") return;
     // The topmost dialog first: a confirmation can sit over a modal.
     if (S.dismissConfirm) S.dismissConfirm();
     else if (S.modal) closeModal();
     else if (document.body.classList.contains("sidebar-open")) document.body.classList.remove("sidebar-open");
+    else if (S.pane) { S.pane = null; render(); }
   });
   NARROW.addEventListener("change", setPlaceholder);
 }

@@ -1,6 +1,7 @@
 // Renders Block Kit as DOM: header, section (text, fields, accessory), context, divider,
-// actions with buttons (primary / danger, confirm dialogs), image, input, rich_text. Text goes
-// through mrkdwn(), plain() or richText(), which only ever create text nodes.
+// actions with buttons (primary / danger, confirm dialogs), context_actions with feedback
+// buttons (thumbs up / down), image, input, rich_text. Text goes through mrkdwn(), plain() or
+// richText(), which only ever create text nodes.
 
 import { mrkdwn, plain } from "./mrkdwn.js";
 import { richText } from "./rich.js";
@@ -43,10 +44,50 @@ function button(element, block, ctx) {
   return node;
 }
 
+// Slack draws a feedback pair as two thumbs; the pair's texts are what a screen reader and
+// a pointer's tooltip say. A press sends the pressed one's value; the thumb given stays shown.
+const THUMBS = { positive_button: "👍", negative_button: "👎" };
+
+function feedback(item, block, ctx) {
+  const pair = el("span", "bk-feedback");
+  pair.setAttribute("role", "group");
+  const thumbs = [];
+  for (const [side, face] of Object.entries(THUMBS)) {
+    const spec = item[side];
+    if (!spec) continue;
+    const node = el("button", `bk-thumb ${side === "positive_button" ? "up" : "down"}`, pair);
+    node.type = "button";
+    node.dataset.actionId = item.action_id || "";
+    node.dataset.value = spec.value || "";
+    const label = spec.accessibility_label || spec.text?.text || face;
+    node.setAttribute("aria-label", label);
+    node.title = spec.text?.text || label;
+    el("span", "emoji", node).textContent = face;
+    thumbs.push(node);
+    node.addEventListener("click", async () => {
+      node.disabled = true;
+      try {
+        if (await ctx.press(item, block, spec.value)) {
+          ctx.choose?.(block, item, spec.value);
+          for (const thumb of thumbs) thumb.setAttribute("aria-pressed", String(thumb === node));
+        }
+      } finally {
+        node.disabled = false;
+      }
+    });
+  }
+  const chosen = ctx.chosen?.(block, item);
+  for (const thumb of thumbs) thumb.setAttribute("aria-pressed", String(chosen === thumb.dataset.value));
+  return pair;
+}
+
 function element(item, block, ctx) {
   switch (item.type) {
     case "button":
+    case "icon_button":
       return button(item, block, ctx);
+    case "feedback_buttons":
+      return feedback(item, block, ctx);
     case "mrkdwn":
     case "plain_text": {
       const span = el("span", "bk-text");
@@ -113,6 +154,11 @@ export function renderBlock(block, ctx) {
     }
     case "divider":
       return el("hr", "bk-divider");
+    case "context_actions": {
+      const a = el("div", "bk-context-actions");
+      for (const item of block.elements || []) a.appendChild(element(item, block, ctx));
+      return a;
+    }
     case "actions": {
       const a = el("div", "bk-actions");
       for (const item of block.elements || []) a.appendChild(element(item, block, ctx));
