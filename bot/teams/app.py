@@ -46,7 +46,7 @@ from bot.placement import Placement, Platform, TeamsPlacement
 from bot.presses.decisions import show
 from bot.settings import Settings
 from bot.surface import Surface
-from bot.teams import actions, editing, texts, turns
+from bot.teams import actions, chats, editing, texts, turns
 from bot.teams.adapter import TeamsAdapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from tools import CardRecord
@@ -127,6 +127,7 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
     def spoken(context: TurnContext) -> bool:
         return turns.is_spoken(context.activity)
 
+    chats.register(application, surface)
     actions.register(application, surface)
     editing.register(application, surface)
     application.add_route(spoken, on_message)
