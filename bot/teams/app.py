@@ -237,12 +237,25 @@ class TeamsRoutes:
         *,
         user: str | None = None,
     ) -> bool:
-        """Teams opens a 1:1 chat only through a service URL a conversation gave this process,
-        and a card asked for at ``/mcp`` comes with none: its people are reached in Slack, and
-        the agent is told whom the card could not reach, until a Teams conversation reference
-        is kept per tenant."""
-        del installation, work, user
-        return False
+        """Runs ``work`` proactively, in the tenant ``installation``, with a Teams adapter: with
+        ``user`` (an AAD object id), speaking in that person's 1:1 chat with the bot as them;
+        without, from the tenant's chat kept last, only to look people up and send them copies
+        in their own 1:1 chats. False without a chat kept in that tenant (for that person).
+
+        Teams opens a chat only through a service URL it gave this process, and a card asked for
+        at ``/mcp`` comes with none: the chats are kept from what people wrote (``chats``).
+        """
+        chat = await chats.find(self.surface.registry.db, installation, user)
+        if chat is None:
+            log.info("reach_no_chat", tenant=installation, person=user)
+            return False
+        sender = chat.who() if user is not None else None
+
+        async def run(context: TurnContext) -> None:
+            await work(TeamsAdapter(context, sender))
+
+        await self.teams.proactively(chat.reference(), run)
+        return True
 
 
 class _Request:
