@@ -4,7 +4,8 @@ Builds the Microsoft 365 Agents SDK pieces — the agent application with its ro
 adapter and its connections — from the settings, checks each request's Bot Framework token, and
 hands the activity to the adapter. Invokes (card presses) are answered in the response body. A
 message is answered 202 at once and its turn runs afterwards, in the task set, replying through
-the conversation reference (``continue_conversation``), as is a card settled without a press.
+the conversation reference (``continue_conversation``), as is a card settled without a press
+and a card asked for at ``/mcp``, in the 1:1 chat kept for each of its people (``chats``).
 """
 
 from __future__ import annotations

@@ -186,12 +186,20 @@ async def test_only_a_token_checked_activity_keeps_a_chat(signed: TeamsBot) -> N
     assert await kept(signed) == []
 
 
-async def test_uninstalling_the_app_forgets_the_chat(signed: TeamsBot) -> None:
-    """The app removed from Arjun's personal scope: his chat is no longer kept."""
-    await writes_in_chat(signed, ARJUN)
+async def test_installing_the_app_keeps_the_chat_and_removing_it_forgets_it(
+    signed: TeamsBot,
+) -> None:
+    """Arjun adds the app for himself (Teams says so in his new 1:1 chat): his chat is kept
+    before he writes anything; he removes it: the chat is forgotten."""
+
+    def installation(action: str) -> Json:
+        update = chat_message(signed, ARJUN, type="installationUpdate", action=action)
+        del update["text"], update["textFormat"]
+        return update
+
+    status, _ = await signed.post(installation("add"))
+    assert status in (200, 202)
     assert await kept(signed) == [(TENANT, ARJUN.aad)]
-    removed = chat_message(signed, ARJUN, type="installationUpdate", action="remove")
-    del removed["text"], removed["textFormat"]
-    status, _ = await signed.post(removed)
+    status, _ = await signed.post(installation("remove"))
     assert status in (200, 202)
     assert await kept(signed) == []
