@@ -177,8 +177,9 @@ def register(application: AgentApplication[TurnState], surface: Surface) -> None
     async def keep_chat(context: TurnContext, state: TurnState) -> bool:
         try:
             await keep(surface, context.activity)
-        except SQLAlchemyError:
-            # The activity is still answered; the chat is kept on the person's next one.
+        except (SQLAlchemyError, OSError, TimeoutError):
+            # The database unreachable: the activity is still answered as it would be without
+            # it, and the chat is kept on the person's next one.
             log.exception("teams_chat_not_kept")
         return True
 
