@@ -256,8 +256,9 @@ def _waiting(proposal: Proposal, delivered: Delivered) -> CallToolResult:
         text += (
             " Could not reach "
             + ", ".join(delivered.unreached)
-            + " in Slack: the card waits for them all the same (in the App Home once they are "
-            "linked), and expires if nobody decides it."
+            + ": the card waits for them all the same (in Slack's App Home once they are "
+            "linked; Teams reaches a person once they have written to Countersign in their 1:1 "
+            "chat), and expires if nobody decides it."
         )
     body: dict[str, Any] = {
         "status": "pending",

@@ -4,7 +4,8 @@ Builds the Microsoft 365 Agents SDK pieces — the agent application with its ro
 adapter and its connections — from the settings, checks each request's Bot Framework token, and
 hands the activity to the adapter. Invokes (card presses) are answered in the response body. A
 message is answered 202 at once and its turn runs afterwards, in the task set, replying through
-the conversation reference (``continue_conversation``), as is a card settled without a press.
+the conversation reference (``continue_conversation``), as is a card settled without a press
+and a card asked for at ``/mcp``, in the 1:1 chat kept for each of its people (``chats``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from bot.placement import Placement, Platform, TeamsPlacement
 from bot.presses.decisions import show
 from bot.settings import Settings
 from bot.surface import Surface
-from bot.teams import actions, editing, texts, turns
+from bot.teams import actions, chats, editing, texts, turns
 from bot.teams.adapter import TeamsAdapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from bot.teams.stream import INTERVAL
@@ -130,6 +131,7 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
     def spoken(context: TurnContext) -> bool:
         return turns.is_spoken(context.activity)
 
+    chats.register(application, surface)
     actions.register(application, surface)
     editing.register(application, surface)
     application.add_route(spoken, on_message)
@@ -239,12 +241,25 @@ class TeamsRoutes:
         *,
         user: str | None = None,
     ) -> bool:
-        """Teams opens a 1:1 chat only through a service URL a conversation gave this process,
-        and a card asked for at ``/mcp`` comes with none: its people are reached in Slack, and
-        the agent is told whom the card could not reach, until a Teams conversation reference
-        is kept per tenant."""
-        del installation, work, user
-        return False
+        """Runs ``work`` proactively, in the tenant ``installation``, with a Teams adapter: with
+        ``user`` (an AAD object id), speaking in that person's 1:1 chat with the bot as them;
+        without, from the tenant's chat kept last, only to look people up and send them copies
+        in their own 1:1 chats. False without a chat kept in that tenant (for that person).
+
+        Teams opens a chat only through a service URL it gave this process, and a card asked for
+        at ``/mcp`` comes with none: the chats are kept from what people wrote (``chats``).
+        """
+        chat = await chats.find(self.surface.registry.db, installation, user)
+        if chat is None:
+            log.info("reach_no_chat", tenant=installation, person=user)
+            return False
+        sender = chat.who() if user is not None else None
+
+        async def run(context: TurnContext) -> None:
+            await work(TeamsAdapter(context, sender))
+
+        await self.teams.proactively(chat.reference(), run)
+        return True
 
 
 class _Request:

@@ -20,6 +20,7 @@ from tools.db.tables import (
     PolicyRow,
     ProposalRow,
     ReceiptRow,
+    TeamsChatRow,
     TurnHoldRow,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
+    "TeamsChatRow",
     "TenantScoped",
     "TurnHoldRow",
     "UTCDateTime",

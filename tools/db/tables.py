@@ -28,6 +28,7 @@ __all__ = [
     "PolicyRow",
     "ProposalRow",
     "ReceiptRow",
+    "TeamsChatRow",
     "TurnHoldRow",
 ]
 
@@ -204,6 +205,27 @@ class ReceiptRow(Base):
 
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class TeamsChatRow(Base):
+    """A Teams person's 1:1 chat with the bot, as a token-checked activity from it told it.
+
+    What continuing that chat needs (its service URL, the chat's id, the bot's id in it) and
+    who the person is there (their ``29:`` address and name), keyed by the Entra tenant and
+    their AAD object id: a card asked for outside any conversation (at ``/mcp``) is posted
+    there. Teams opens no chat without a service URL it gave this process.
+    """
+
+    __tablename__ = "teams_chats"
+
+    tenant: Mapped[str] = mapped_column(String(100), primary_key=True)
+    aad: Mapped[str] = mapped_column(String(100), primary_key=True)
+    service_url: Mapped[str] = mapped_column(String(500))
+    conversation_id: Mapped[str] = mapped_column(String(500))
+    bot: Mapped[str] = mapped_column(String(255))
+    address: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(255), default="")
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class ConnectionRow(Base):
