@@ -65,6 +65,13 @@ async def test_on_a_phone_a_tapped_prompt_is_asked_and_answered_with_a_status_me
     await expect(pane.locator(".assistant-chip")).to_have_count(0)  # asked: the prompts go
     assert "countersign is reading requests…" in await page.evaluate("window.statusesSeen")
     assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+    # The bot's own thumbs under its answer: a press reaches it and is thanked, privately.
+    await expect(answer.locator(".bk-unknown")).to_have_count(0)
+    thumb = pane.locator(".message", has_text="pending requests").locator(".bk-thumb.up")
+    await thumb.click()
+    await expect(thumb).to_have_attribute("aria-pressed", "true")
+    await expect(pane).to_contain_text("Thanks, glad that helped.")
+    await expect(page.locator("#toast")).to_be_hidden()
     await settled(page)
     await page.screenshot(path=SHOTS / "41-phone-assistant-answer.png")
     # On a wide screen the same thread is the split view beside the DM.
