@@ -18,10 +18,10 @@ import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot.adapter import Form, Home, Words
+from bot.adapter import Form, Home, Listing, Words
 from bot.cards import several, wording
 from bot.cards.card import Card, Fresh
-from bot.placement import Placement, Platform, TeamsPlacement
+from bot.placement import ListPlacement, Placement, Platform, TeamsPlacement
 from bot.teams import personal, texts
 from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
@@ -143,6 +143,12 @@ class TeamsAdapter:
             status=str(card.lead.status),
         )
         return True
+
+    async def update_list(self, where: ListPlacement, listing: Listing) -> bool:
+        """Teams keeps no private lists: its "my cards" is an answer in words, dated by the
+        chat, and every card in it has copies of its own that refresh."""
+        log.warning("list_not_on_teams", user=where.user)
+        return False
 
     async def post_audit(
         self, card: Card, placement: Placement, *, audit_channel: str | None = None
