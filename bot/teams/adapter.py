@@ -22,14 +22,15 @@ from bot.adapter import Form, Home, Listing, Words
 from bot.cards import several, wording
 from bot.cards.card import Card, Fresh
 from bot.placement import ListPlacement, Placement, Platform, TeamsPlacement
+from bot.surface import Surface
 from bot.teams import personal, texts
 from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
 from bot.teams.identity import Who, member_by_email, member_email
 from bot.teams.outbound import FAILURES, Outbound
-from tools import Caller
+from tools import Caller, in_zone
 
-__all__ = ["TeamsAdapter"]
+__all__ = ["TeamsAdapter", "teams_adapter"]
 
 log = structlog.get_logger("bot.teams.adapter")
 Json = dict[str, Any]
@@ -39,9 +40,18 @@ class TeamsAdapter:
     """The core's ``Adapter`` over one turn's context; ``sender`` is who the request came from."""
 
     def __init__(
-        self, context: TurnContext, sender: Who | None, *, post_to: str | None = None
+        self,
+        context: TurnContext,
+        sender: Who | None,
+        *,
+        post_to: str | None = None,
+        zone: str = "UTC",
     ) -> None:
         self.context, self.sender = context, sender
+        # The merchant's zone: a plain-text message shows no reader their own (Teams expands
+        # DATE and TIME in a card's text only), and "2026-12-01 20:19 UTC" meant nothing to a
+        # shop in Bengaluru.
+        self.zone = zone
         self.out = Outbound(context)
         # Where posts go when not in the request's own conversation: a card edited from a 1:1
         # copy is posted anew where the old one was asked (reachable on this service URL).
@@ -94,9 +104,13 @@ class TeamsAdapter:
             self._found[found] = email
         return found
 
+    def _said(self, text: str) -> str:
+        """Words as plain text shows them: each time in the merchant's zone, named."""
+        return in_zone(text, self.zone)
+
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""
-        await self.out.send(self.post_to, plain(text))
+        await self.out.send(self.post_to, plain(self._said(text)))
 
     async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
         assert self.sender is not None, "a card is posted only for a resolved sender"
@@ -161,7 +175,7 @@ class TeamsAdapter:
             log.warning("audit_unreachable", card_id=card.card_id, conversation=where)
             return True  # no later try reaches it from here either
         try:
-            await self.out.send(where, plain(_audit_text(card)))
+            await self.out.send(where, plain(self._said(_audit_text(card))))
         except FAILURES as failed:
             log.error("audit_post_failed", card_id=card.card_id, error=type(failed).__name__)
             return False
@@ -172,11 +186,11 @@ class TeamsAdapter:
 
     async def post_privately(self, text: str) -> None:
         """Kept for the invoke's answer: only the presser sees the card it is put on."""
-        self.notice = text
+        self.notice = self._said(text)
 
     async def notify(self, user: str, text: str) -> None:
         """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
-        await personal.notify(self.out, user, text, tenant=self._tenant())
+        await personal.notify(self.out, user, self._said(text), tenant=self._tenant())
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""
@@ -243,3 +257,19 @@ def _audit_text(card: Card) -> str:
         reason=record.reason,
         outcome=record.outcome,
     )
+
+
+async def teams_adapter(
+    surface: Surface,
+    context: TurnContext,
+    sender: Who | None,
+    *,
+    post_to: str | None = None,
+    tenant: str | None = None,
+) -> TeamsAdapter:
+    """An adapter for this turn that words times in the zone of the merchant its tenant (the
+    sender's, else ``tenant``, else the conversation's) is connected to."""
+    conversation = context.activity.conversation
+    found = sender.tenant if sender else tenant or (conversation.tenant_id if conversation else "")
+    zone = await surface.directory.time_zone_of("teams", found) if found else "UTC"
+    return TeamsAdapter(context, sender, post_to=post_to, zone=zone)

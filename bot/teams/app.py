@@ -47,7 +47,7 @@ from bot.presses.decisions import show
 from bot.settings import Settings
 from bot.surface import Surface
 from bot.teams import actions, editing, texts, turns
-from bot.teams.adapter import TeamsAdapter
+from bot.teams.adapter import teams_adapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from tools import CardRecord
 
@@ -224,7 +224,7 @@ class TeamsRoutes:
         )
 
         async def run(context: TurnContext) -> None:
-            await work(TeamsAdapter(context, None))
+            await work(await teams_adapter(self.surface, context, None, tenant=placement.tenant))
 
         await self.teams.proactively(reference, run)
         return True

@@ -15,7 +15,7 @@ from microsoft_agents.hosting.core import TurnContext
 from bot import turns
 from bot.surface import Surface
 from bot.teams import texts
-from bot.teams.adapter import TeamsAdapter
+from bot.teams.adapter import teams_adapter
 from bot.teams.identity import Who, who
 
 __all__ = ["answer", "conversation_key", "is_spoken", "receipt_key", "turn_of"]
@@ -58,7 +58,7 @@ async def answer(
     surface: Surface, context: TurnContext, sender: Who | None, turn: turns.Turn
 ) -> None:
     """Runs the turn through ``context`` (a continued conversation); a failure still gets an apology."""
-    adapter = TeamsAdapter(context, sender)
+    adapter = await teams_adapter(surface, context, sender)
     try:
         await turns.answer(surface, adapter, turn)
     except Exception:  # the person gets an apology; the log keeps the whole story
