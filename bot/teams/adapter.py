@@ -11,12 +11,14 @@ should now see, so what the core tells the presser privately is kept here and pu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapter import Form, Home, Listing, Words
 from bot.cards import several, wording
@@ -28,7 +30,7 @@ from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
 from bot.teams.identity import Who, member_by_email, member_email
 from bot.teams.outbound import FAILURES, Outbound
-from tools import Caller, in_zone
+from tools import Caller, find_times, in_zone
 
 __all__ = ["TeamsAdapter", "teams_adapter"]
 
@@ -45,13 +47,16 @@ class TeamsAdapter:
         sender: Who | None,
         *,
         post_to: str | None = None,
-        zone: str = "UTC",
+        zone: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         self.context, self.sender = context, sender
         # The merchant's zone: a plain-text message shows no reader their own (Teams expands
         # DATE and TIME in a card's text only), and "2026-12-01 20:19 UTC" meant nothing to a
         # shop in Bengaluru.
-        self.zone = zone
+        # Looked up only for words that hold a time: a press while the database is down is
+        # still told so, and most messages hold none.
+        self._zone_of = zone
+        self._zone: str | None = None
         self.out = Outbound(context)
         # Where posts go when not in the request's own conversation: a card edited from a 1:1
         # copy is posted anew where the old one was asked (reachable on this service URL).
@@ -104,13 +109,15 @@ class TeamsAdapter:
             self._found[found] = email
         return found
 
-    def _said(self, text: str) -> str:
+    async def _said(self, text: str) -> str:
         """Words as plain text shows them: each time in the merchant's zone, named."""
-        return in_zone(text, self.zone)
+        if self._zone is None and any(isinstance(p, datetime) for p in find_times(text)):
+            self._zone = "UTC" if self._zone_of is None else await self._zone_of()
+        return in_zone(text, self._zone) if self._zone is not None else text
 
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it)."""
-        await self.out.send(self.post_to, plain(self._said(text)))
+        await self.out.send(self.post_to, plain(await self._said(text)))
 
     async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
         assert self.sender is not None, "a card is posted only for a resolved sender"
@@ -175,7 +182,7 @@ class TeamsAdapter:
             log.warning("audit_unreachable", card_id=card.card_id, conversation=where)
             return True  # no later try reaches it from here either
         try:
-            await self.out.send(where, plain(self._said(_audit_text(card))))
+            await self.out.send(where, plain(await self._said(_audit_text(card))))
         except FAILURES as failed:
             log.error("audit_post_failed", card_id=card.card_id, error=type(failed).__name__)
             return False
@@ -186,11 +193,11 @@ class TeamsAdapter:
 
     async def post_privately(self, text: str) -> None:
         """Kept for the invoke's answer: only the presser sees the card it is put on."""
-        self.notice = self._said(text)
+        self.notice = await self._said(text)
 
     async def notify(self, user: str, text: str) -> None:
         """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
-        await personal.notify(self.out, user, self._said(text), tenant=self._tenant())
+        await personal.notify(self.out, user, await self._said(text), tenant=self._tenant())
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""
@@ -271,5 +278,18 @@ async def teams_adapter(
     sender's, else ``tenant``, else the conversation's) is connected to."""
     conversation = context.activity.conversation
     found = sender.tenant if sender else tenant or (conversation.tenant_id if conversation else "")
-    zone = await surface.directory.time_zone_of("teams", found) if found else "UTC"
+
+    async def zone() -> str:
+        if not found:
+            return "UTC"
+        try:
+            return await surface.directory.time_zone_of("teams", found)
+        except (
+            SQLAlchemyError,
+            OSError,
+            TimeoutError,
+        ) as failed:  # the words still go out, in UTC, named
+            log.warning("time_zone_unknown", error=type(failed).__name__)
+            return "UTC"
+
     return TeamsAdapter(context, sender, post_to=post_to, zone=zone)
