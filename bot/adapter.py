@@ -16,16 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from bot.cards.card import Card, Fresh
-from bot.placement import Placement, Platform
+from bot.placement import ListPlacement, Placement, Platform
 from tools import Caller
 
 __all__ = [
     "Adapter",
     "Form",
     "Home",
+    "Listing",
     "Step",
     "Steps",
     "Stream",
@@ -131,6 +133,17 @@ class Home:
         return (self.team, self.org) if self.org else (self.team,)
 
 
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A person's queue as it stands: cards waiting for them, cards they asked for that wait
+    on others, and the card just decided (shown first, as it now stands), at ``now``."""
+
+    mine: tuple[Card, ...]
+    asked: tuple[Card, ...]
+    now: datetime
+    decided: Card | None = None
+
+
 class Adapter(Protocol):
     """One surface as the core uses it, bound to a request (or to a card's copy)."""
 
@@ -172,6 +185,11 @@ class Adapter(Protocol):
         later try may not meet (its own error, a rate limit; logged), so the core shows the
         decision again later.
         """
+        ...
+
+    async def update_list(self, where: ListPlacement, listing: Listing) -> bool:
+        """Replaces a private list of a person's cards (``bot.presses.listed``) with
+        ``listing``; False when the platform no longer takes its URL (logged, never raised)."""
         ...
 
     async def post_audit(

@@ -10,6 +10,11 @@ what its surface needs to update that copy from any process. They are stored in 
   an older process);
 - several copies are stored as ``{"copies": [...]}``.
 
+Besides its copies, a card may be on private lists a person asked for (``/countersign
+pending`` in Slack): a ``ListPlacement`` each, stored under ``"lists"`` beside the copies (a key
+an older process ignores). A list is the person's whole queue, not this card alone, so it is
+redrawn whole through the URL the platform gave for it, for as long as that URL lasts.
+
 A stored dict that matches no surface (a platform this build does not know) yields no
 placement rather than an error: such a card is simply not shown here.
 """
@@ -17,6 +22,7 @@ placement rather than an error: such a card is simply not shown here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -24,12 +30,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from tools import CardRecord
 
 __all__ = [
+    "ListPlacement",
     "Placement",
     "Platform",
     "SlackPlacement",
     "TeamsPlacement",
     "editable_of",
     "first",
+    "lists_of_stored",
     "placements_of",
     "placements_of_stored",
     "stored",
@@ -112,6 +120,38 @@ def _one(data: object) -> Placement | None:
         return None
 
 
+class ListPlacement(BaseModel):
+    """A private list of a person's cards that showed this card, and how to redraw it in place.
+
+    The list ``/countersign pending`` answers is ephemeral ("Only visible to you"): Slack keeps
+    no message id for it, only the command's ``response_url``, which replaces it (30 minutes,
+    five uses). Without this the list kept live Approve/Reject on a card Meera had approved
+    from her DM, and pressing it was only refused.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    platform: Platform = "slack"
+    # The installation and the platform user who reads the list, and their Countersign id.
+    installation: str
+    user: str
+    person: int
+    url: str
+    # When the platform stops taking the URL: past it the list is left as it is.
+    until: datetime
+
+
+_LISTS: TypeAdapter[list[ListPlacement]] = TypeAdapter(list[ListPlacement])
+
+
+def lists_of_stored(where: dict[str, Any] | None) -> tuple[ListPlacement, ...]:
+    """The private lists a card's stored ``surface`` value says showed it (none if unreadable)."""
+    try:
+        return tuple(_LISTS.validate_python((where or {}).get("lists") or []))
+    except ValidationError:
+        return ()
+
+
 def placements_of(record: CardRecord | None) -> tuple[Placement, ...]:
     """Every copy of the card this build can show, in the order they were posted."""
     return placements_of_stored(record.surface if record is not None else None)
@@ -127,14 +167,16 @@ def placements_of_stored(where: dict[str, Any] | None) -> tuple[Placement, ...]:
     return tuple(p for p in found if p is not None)
 
 
-def stored(placements: Sequence[Placement]) -> dict[str, Any]:
-    """The JSON the card's ``surface`` column holds for these copies (flat for one copy)."""
+def stored(placements: Sequence[Placement], lists: Sequence[ListPlacement] = ()) -> dict[str, Any]:
+    """The JSON the card's ``surface`` column holds for these copies (flat for one copy) and
+    the private lists that showed it."""
     # A card with nothing to edit, or no reader of its own, is stored with exactly the keys
     # it always was.
     dumped = [p.model_dump(mode="json", exclude=_unset(p)) for p in placements]
-    if len(dumped) == 1:
-        return dumped[0]
-    return {"copies": dumped}
+    kept: dict[str, Any] = dict(dumped[0]) if len(dumped) == 1 else {"copies": dumped}
+    if lists:
+        kept["lists"] = [listed.model_dump(mode="json") for listed in lists]
+    return kept
 
 
 def _unset(placement: Placement) -> set[str]:

@@ -25,6 +25,7 @@ from tools.policy import Policies, Policy, SelfApproval
 from tools.proposing import NOT_DONE_NOTE, write_tool
 from tools.registry import ALL_TOOLS, Registry
 from tools.schema import Args, json_schema
+from tools.times import find_times, in_zone, time_of, time_stamp, zone_of
 from tools.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
 from tools.tool import Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
 
@@ -77,9 +78,14 @@ __all__ = [
     "SurfaceChange",
     "Tool",
     "ToolContext",
+    "find_times",
     "identify_on",
+    "in_zone",
     "is_batch_token",
     "json_schema",
+    "time_of",
+    "time_stamp",
     "utcnow",
     "write_tool",
+    "zone_of",
 ]

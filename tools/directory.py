@@ -19,7 +19,7 @@ from tools.caller import Caller, Role
 from tools.connections import Connections
 from tools.db import ConnectionRow, Database
 from tools.errors import NotFoundError
-from tools.people import Identity, Person
+from tools.people import Identity, Person, Tenant
 from tools.tokens import Clock, utcnow
 
 __all__ = ["Directory", "identify_on"]
@@ -138,6 +138,16 @@ class Directory:
         async with self._db.session() as session:
             person = await session.get(Person, userid)
             return person.email if person else None
+
+    async def time_zone_of(self, platform: str, installation: str) -> str:
+        """The zone of the merchant an installation is connected to ("UTC" when none is): what
+        a surface that cannot show each reader their own zone shows times in."""
+        tenantid = await self.merchant_of(platform, installation)
+        if tenantid is None:
+            return "UTC"
+        async with self._db.session() as session:
+            tenant = await session.get(Tenant, tenantid)
+            return tenant.time_zone if tenant is not None else "UTC"
 
     async def person(self, userid: int) -> Caller | None:
         async with self._db.session() as session:

@@ -37,6 +37,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from tools.times import time_stamp
+
 __all__ = [
     "AlreadyApprovedError",
     "AmbiguousError",
@@ -330,7 +332,7 @@ class CardMismatchError(CardError):
 class CardDecidedError(CardError):
     def __init__(self, *, card_id: str, status: str, by: str | None, at: datetime | None) -> None:
         who = f" by {by}" if by else ""
-        when = f" at {at:%Y-%m-%d %H:%M} UTC" if at else ""
+        when = f" at {time_stamp(at)}" if at else ""
         super().__init__(f"This card was already {status}{who}{when}.", card_id=card_id)
         self.status, self.by, self.at = status, by, at
 

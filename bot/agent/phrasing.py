@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from tools import NOT_DONE_NOTE
+from tools import NOT_DONE_NOTE, time_stamp
 
 __all__ = [
     "HELP",
@@ -283,14 +283,15 @@ def _unit(key: str, shown: str) -> str:
 
 
 def _time(stamp: str) -> str | None:
-    """An ISO timestamp as people read it ("1 Mar 2026, 10:05 UTC"), or None if it is not one."""
+    """An ISO timestamp as people read it ("2026-03-01 10:05 UTC", which each surface shows in
+    its reader's zone or the merchant's), or None if it is not one."""
     if not _ISO.fullmatch(stamp):
         return None
     try:
         at = datetime.fromisoformat(stamp)
     except ValueError:
         return None
-    return f"{at.day} {at:%b %Y, %H:%M} UTC"
+    return time_stamp(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
 
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from bot.cards import cardspec, several
 from bot.cards.cardspec import CardSpec
-from bot.placement import Placement, placements_of_stored, stored
+from bot.placement import ListPlacement, Placement, lists_of_stored, placements_of_stored, stored
 from tools import (
     Agent,
     Batch,
@@ -71,6 +71,11 @@ class Card:
     def placements(self) -> tuple[Placement, ...]:
         """Every copy of the card this build can show, in the order they were posted."""
         return placements_of_stored(self.surface)
+
+    @property
+    def lists(self) -> tuple[ListPlacement, ...]:
+        """The private lists of a person's cards that showed this one (``bot.presses.listed``)."""
+        return lists_of_stored(self.surface)
 
     @property
     def single(self) -> CardRecord | None:

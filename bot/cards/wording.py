@@ -131,20 +131,23 @@ def progress(approved: tuple[str, ...], needed: int, role: str | None) -> str | 
 def confirm_lead(left: int, waiting: tuple[str, ...], *, several: bool = False) -> str:
     """What the Approve dialog says a press does, before what it approves.
 
-    Meera, the first of two approvers, was told "This runs as soon as you confirm" and only 1
-    of 2 was recorded; and Meera pressing Arjun's card was asked to confirm before being
-    refused. So the dialog says whether this press runs anything, and whom the card waits for.
+    Slack draws the dialog for whoever presses, before anything is sent, so every sentence in
+    it must be true for every reader of the card. Meera, the first of two approvers, was told
+    "This runs as soon as you confirm" and only 1 of 2 was recorded; and Meera pressing
+    Arjun's card read "It runs as soon as you confirm", confirmed, and only then was refused.
+    So the dialog first says whose card it is, then what an approval of theirs does.
     """
-    it, them = ("They run", "them") if several else ("It runs", "it")
+    this, runs = ("these", "each runs on its own") if several else ("this", "it runs")
+    if not waiting:
+        return f"{runs.capitalize()} as soon as you confirm, checked again first."
+    whose = f"Only {who(waiting)} can approve {this}"
     if left > 1:
-        does = (
-            f"Your approval counts as 1 of the {left} needed from different people; "
+        return (
+            f"{whose}. Each approval counts as 1 of the {left} needed from different people; "
             "nothing runs until then."
         )
-    else:
-        does = f"{it} as soon as you confirm, checked again first."
-    whose = f" Only {who(waiting)} can approve {them}." if waiting else ""
-    return does + whose
+    them = "they confirm" if len(waiting) == 1 else "one of them confirms"
+    return f"{whose}; {runs} as soon as {them}, checked again first."
 
 
 def fitted(lead: str, items: list[str], limit: int) -> str:

@@ -14,7 +14,7 @@ from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_person, find_tenant, person_names
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools import McpToken, McpTokens, utcnow
+from tools import McpToken, McpTokens, time_stamp, utcnow
 from tools.errors import NotFoundError
 
 __all__ = ["create_token", "list_tokens", "revoke_token"]
@@ -51,7 +51,7 @@ async def create_token(settings: Settings, args: argparse.Namespace) -> str:
             f"{tenant.name}.",
             f"  name     {token.name}",
             f"  id       {token.id[:8]} ({token.shown})",
-            f"  expires  {_expiry(token)}",
+            f"  expires  {_expiry(token, tenant.time_zone)}",
             f"An agent sends it to {_mcp_url(settings)} in the header",
             "  Authorization: Bearer <the token>",
             f"It acts as {person.name} ({person.role}): it sees what their role may see, and "
@@ -63,11 +63,11 @@ async def create_token(settings: Settings, args: argparse.Namespace) -> str:
     )
 
 
-def _expiry(token: McpToken) -> str:
+def _expiry(token: McpToken, zone: str) -> str:
     if token.expires_at is None:
         return "never (give --expires DAYS for a token that ends by itself)"
     days = round((token.expires_at - token.created_at) / timedelta(days=1))
-    return f"{_when(token.expires_at)} UTC (in {days} day{'' if days == 1 else 's'})"
+    return f"{time_stamp(token.expires_at, zone)} (in {days} day{'' if days == 1 else 's'})"
 
 
 def _mcp_url(settings: Settings) -> str:
@@ -135,6 +135,7 @@ async def revoke_token(settings: Settings, args: argparse.Namespace) -> str:
     assert token.revoked_at is not None
     return (
         f'Revoked the MCP token {token.id[:8]} ({token.shown}, "{token.name}") of {person} at '
-        f"{tenant.name}, as of {_when(token.revoked_at)} UTC. An agent sending it now is "
+        f"{tenant.name}, as of {time_stamp(token.revoked_at, tenant.time_zone)}. An agent sending "
+        "it now is "
         "refused (401)."
     )

@@ -21,7 +21,7 @@ from bot.adapter import Adapter
 from bot.cards import card as cards
 from bot.cards import several, wording
 from bot.cards.card import Card
-from bot.placement import Placement, editable_of, placements_of_stored, stored
+from bot.placement import Placement, editable_of, lists_of_stored, placements_of_stored, stored
 from bot.surface import Surface
 from tools import Issuee
 
@@ -106,7 +106,7 @@ async def _keep(surface: Surface, adapter: Adapter, card: Card, sent: Sequence[P
     """Adds the copies to the card's placements; shows them decided if it was meanwhile."""
 
     def add(stored_now: dict[str, Any] | None) -> dict[str, Any]:
-        return stored([*placements_of_stored(stored_now), *sent])
+        return stored([*placements_of_stored(stored_now), *sent], lists_of_stored(stored_now))
 
     now = await cards.change_surface(surface.registry, card, add)
     if now is not None and not now.live:

@@ -29,7 +29,14 @@ from bot.adapter import Adapter
 from bot.cards import card as cards
 from bot.cards import wording
 from bot.cards.card import Card
-from bot.placement import Placement, SlackPlacement, placements_of_stored, stored
+from bot.placement import (
+    Placement,
+    SlackPlacement,
+    lists_of_stored,
+    placements_of_stored,
+    stored,
+)
+from bot.presses.listed import redraw_lists
 from bot.runtime import receipts
 from bot.surface import Surface
 from tools import CardStatus, Connections
@@ -141,6 +148,7 @@ async def _update_copies(
     surface: Surface, adapter: Adapter, card: Card
 ) -> tuple[list[Placement], bool]:
     """Every copy on the adapter's surface updated; the copies, and whether each is shown.
+    Then every private list that showed the card is drawn again (``bot.presses.listed``).
 
     The copies are read afresh: the record a press decided was read before the write, and a
     private copy sent meanwhile (a turn still sending the approvers theirs) would otherwise
@@ -161,10 +169,12 @@ async def _update_copies(
         # A copy whose message was gone was posted anew: record where, so the audit line and
         # any later update reach it.
         def swap(where: dict[str, Any] | None) -> dict[str, Any]:
-            return stored([_moved(p, moved) for p in placements_of_stored(where)])
+            kept = [_moved(p, moved) for p in placements_of_stored(where)]
+            return stored(kept, lists_of_stored(where))
 
         await cards.change_surface(surface.registry, card, swap)
         copies = [_moved(p, moved) for p in copies]
+    await redraw_lists(surface, adapter, card, (fresh or card).lists)
     return copies, updated
 
 

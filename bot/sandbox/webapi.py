@@ -27,6 +27,8 @@ __all__ = ["BOT_TOKEN", "Call", "WebApi"]
 
 # Not a secret: the token the sandbox and the tests hand the bot; it opens nothing but loopback.
 BOT_TOKEN = "xoxb-sandbox-bot-token"  # noqa: S105
+# How many answers Slack takes through one response_url.
+RESPONSE_USES = 5
 
 Json = dict[str, Any]
 Handler = Callable[[Json], Awaitable[Json]]
@@ -56,9 +58,12 @@ class WebApi:
         self.responses: list[Json] = []
         # response_url name → (user, channel) of the slash command it answers; None: only recorded
         self.response_targets: dict[str, tuple[str, str] | None] = {}
-        # response_url name → (channel, ts) of the ephemeral message a press was made on, which
-        # an answer with ``replace_original`` replaces, as Slack does
+        # response_url name → (channel, ts) of the ephemeral message a press was made on, or
+        # that the URL itself posted, which an answer with ``replace_original`` replaces, as
+        # Slack does
         self.response_replaces: dict[str, tuple[str, str]] = {}
+        # response_url name → how many answers it took: Slack takes five, then says used_url
+        self.response_uses: dict[str, int] = {}
         self.triggers: dict[str, str] = {}  # trigger_id → the user whose press made it
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -165,8 +170,9 @@ class WebApi:
 
     async def _response(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        if name not in self.response_targets:
-            return _refused(404, "No such response URL (it expired or never existed).")
+        if name not in self.response_targets or self.response_uses.get(name, 0) >= RESPONSE_USES:
+            # Slack's words for a URL it no longer takes (five answers were sent through it).
+            return _refused(404, "expired_url or used_url")
         if request.content_type != "application/json":
             return _refused(415, "Send JSON (Content-Type: application/json).")
         try:
@@ -175,6 +181,7 @@ class WebApi:
             return _refused(400, "Send a JSON object.")
         if not isinstance(body, dict):
             return _refused(400, "Send a JSON object.")
+        self.response_uses[name] = self.response_uses.get(name, 0) + 1
         self.responses.append(body)
         target = self.response_targets[name]
         replaced = self.response_replaces.get(name)
@@ -182,16 +189,19 @@ class WebApi:
             return self._replace(replaced, body)
         if target is not None:
             user, channel = target
+            ts = self.workspace.next_ts()
             self.workspace.post(
                 Message(
                     channel=channel,
-                    ts=self.workspace.next_ts(),
+                    ts=ts,
                     text=str(body.get("text", "")),
                     blocks=body.get("blocks") or [],
                     user=BOT_USER,
                     ephemeral_to=user,
                 )
             )
+            # A slash command's later answers may replace the one it posted.
+            self.response_replaces.setdefault(name, (channel, ts))
         return web.Response(text="ok")
 
     def _replace(self, where: tuple[str, str], body: Json) -> web.Response:

@@ -167,12 +167,10 @@ async def decide(
     private list the press was made on, drawn again as it stands now.
     """
     ended = await presses.decide(surface, adapter, press)
-    if redraw is not None:
-        await redraw_list(surface, adapter, redraw)
-    if ended.outcome not in ("decided", "failed", "refused") or ended.card_id is None:
-        return
     card = await cards.load(surface.registry, ended.card_id)
-    if card is None:
+    if redraw is not None:
+        await redraw_list(surface, adapter, redraw, pressed=card)
+    if ended.outcome not in ("decided", "failed", "refused") or card is None:
         return
     record = card.items[0]  # whom a card of several concerns: its first item's people
     if ended.outcome == "refused" and record.status is not CardStatus.EXPIRED:

@@ -19,12 +19,13 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Form, Home, Stream, Words
+from bot.adapter import Form, Home, Listing, Stream, Words
 from bot.cards.card import Card, Fresh
-from bot.placement import Placement, Platform, SlackPlacement
+from bot.placement import ListPlacement, Placement, Platform, SlackPlacement
 from bot.slack import outbound, texts
 from bot.slack.blocks import Block, reject_modal, rich_text
 from bot.slack.cards import render
+from bot.slack.lists import listed_message
 from bot.slack.outbound import POST_OPTIONS, slack_error
 from bot.slack.status import StatusLine
 from bot.slack.streaming import SlackStream
@@ -204,6 +205,13 @@ class SlackAdapter:
     async def update(self, card: Card, placement: Placement) -> Placement | bool:
         assert isinstance(placement, SlackPlacement)
         return await outbound.update_card(self.client, card, placement)
+
+    async def update_list(self, where: ListPlacement, listing: Listing) -> bool:
+        """Replaces a ``/countersign pending`` answer through its ``response_url``."""
+        text, blocks = listed_message(listing)
+        return await outbound.replace_list(
+            where.url, text=text, blocks=blocks, session=self.client.session
+        )
 
     async def post_audit(
         self, card: Card, placement: Placement, *, audit_channel: str | None = None

@@ -1,7 +1,8 @@
 """Answers ``/countersign``: ``help``, the person's waiting cards, ``audit here``; never decides a card.
 
 The answer goes to the command's ``response_url`` as an ephemeral message, so nobody else in
-the channel sees another person's queue. ``pending`` lists the cards waiting for the person,
+the channel sees another person's queue; the list is kept with each card it shows and drawn
+again through that URL whenever one of them moves (``bot.presses.listed``). ``pending`` lists the cards waiting for the person,
 then those they asked for that wait on others (``bot.slack.lists``); ``pending 9`` lists the
 cards waiting for them from the ninth on (a list holds whole cards only, within Slack's 50
 blocks). ``audit here`` makes the channel it is typed in the workspace's audit channel, where
@@ -21,14 +22,16 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot import identity
+from bot.cards.card import Card
+from bot.placement import ListPlacement
+from bot.presses.listed import LIST_URL_LIFETIME, keep_list, listing
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.home import asked_cards, pending_cards
 from bot.slack.inbound import installation_of
-from bot.slack.lists import pending_list
+from bot.slack.lists import listed_message, pending_list, spec_of
+from bot.slack.outbound import replace_list
 from bot.surface import Surface
 from tools import Caller, Connections, Platform, Role
 from tools.errors import NotFoundError
@@ -62,6 +65,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
                 user=user,
                 word=word,
                 channel=str(command.get("channel_id") or ""),
+                response_url=str(command.get("response_url") or ""),
             ),
             name=f"command {user}",
         )
@@ -78,9 +82,11 @@ async def answer(
     user: str,
     word: str,
     channel: str = "",
+    response_url: str = "",
 ) -> None:
     """``pending [from]`` (or nothing) lists the person's cards; ``audit here`` sets the audit
-    channel; anything else explains."""
+    channel; anything else explains. A list is kept with each card it shows, so it is drawn
+    again through ``response_url`` whenever one of them moves (``bot.presses.listed``)."""
     parts = word.split()
     start = _start(parts)
     if start is None and parts != ["audit", "here"]:
@@ -98,27 +104,41 @@ async def answer(
         said = await audit_here(surface, caller, installation=installation, channel=channel)
         await respond(text=said, response_type="ephemeral")
         return
-    cards, asked = await pending_cards(surface, caller), await asked_cards(surface, caller)
+    queue = await listing(surface, caller)
+    mine = [spec_of(card, queue.now) for card in queue.mine]
+    asked = [spec_of(card, queue.now) for card in queue.asked]
     await respond(
-        text=texts.pending_text(len(cards), len(asked)) if cards or asked else texts.pending_none(),
-        blocks=pending_list(cards, asked, start=min(start, max(len(cards) - 1, 0))),
+        text=texts.pending_text(len(mine), len(asked)) if mine or asked else texts.pending_none(),
+        blocks=pending_list(mine, asked, start=min(start, max(len(mine) - 1, 0))),
         response_type="ephemeral",
     )
+    if response_url and start == 0:
+        # A later page (``pending 9``) is drawn again as the first: only the first is kept.
+        where = ListPlacement(
+            installation=installation,
+            user=user,
+            person=caller.userid,
+            url=response_url,
+            until=queue.now + LIST_URL_LIFETIME,
+        )
+        await keep_list(surface, [*queue.mine, *queue.asked], where)
     log.info(
         "pending_listed",
         tenant=caller.tenantid,
         user=caller.userid,
-        cards=len(cards),
+        cards=len(mine),
         asked=len(asked),
     )
 
 
-async def redraw_list(surface: Surface, adapter: SlackAdapter, response_url: str) -> None:
-    """Replaces a private ``/countersign pending`` list with the person's cards as they stand.
+async def redraw_list(
+    surface: Surface, adapter: SlackAdapter, response_url: str, *, pressed: Card | None = None
+) -> None:
+    """Replaces a private ``/countersign pending`` list a press was made on with the person's
+    cards as they stand, the ``pressed`` card first once it is decided.
 
-    Meera approved from her DM, and the list just below kept live buttons on that card; a
-    press on it was refused as already approved, and the list still offered it. A press
-    made on such a list now draws it again, the decided card gone from it.
+    A press refused as already decided moves no card, so no list is drawn again for it: this
+    one, whose buttons were pressed, is drawn here through the press's own URL.
     """
     where = adapter.where
     caller = await identity.resolve(
@@ -126,12 +146,8 @@ async def redraw_list(surface: Surface, adapter: SlackAdapter, response_url: str
     )
     if isinstance(caller, str):
         return
-    cards, asked = await pending_cards(surface, caller), await asked_cards(surface, caller)
-    await AsyncWebhookClient(response_url).send(
-        text=texts.pending_text(len(cards), len(asked)) if cards or asked else texts.pending_none(),
-        blocks=pending_list(cards, asked, start=0),
-        replace_original=True,
-    )
+    text, blocks = listed_message(await listing(surface, caller, decided=pressed))
+    await replace_list(response_url, text=text, blocks=blocks, session=adapter.client.session)
 
 
 def _start(parts: list[str]) -> int | None:

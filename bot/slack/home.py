@@ -22,11 +22,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import identity
 from bot.cards import card as cards
-from bot.cards.card import Card
 from bot.cards.cardspec import CardSpec
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
-from bot.slack.lists import home_view
+from bot.slack.lists import home_view, spec_of
 from bot.slack.outbound import slack_error
 from bot.surface import Surface
 from tools import Caller, CardRecord
@@ -59,15 +58,9 @@ def register(app: AsyncApp, surface: Surface) -> None:
     app.event("app_home_opened")(on_home_opened)
 
 
-def _spec(card: Card, now: datetime) -> CardSpec:
-    """The card as it stands, with the buttons its Slack copy was posted with."""
-    placement = next((p for p in card.placements if p.platform == "slack"), None)
-    return card.spec(token=placement.token if placement is not None else "", now=now)
-
-
 async def _listed(surface: Surface, records: Sequence[CardRecord], now: datetime) -> list[CardSpec]:
     """Each card once (a card of several where its first item would have been)."""
-    return [_spec(card, now) for card in await cards.each_once(surface.registry, records)]
+    return [spec_of(card, now) for card in await cards.each_once(surface.registry, records)]
 
 
 async def pending_cards(surface: Surface, caller: Caller) -> list[CardSpec]:

@@ -8,8 +8,11 @@ whole cards within the payload's block limit, then how many more there are.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, Final
 
+from bot.adapter import Listing
+from bot.cards.card import Card
 from bot.cards.cardspec import CardSpec
 from bot.slack import texts
 from bot.slack.blocks import (
@@ -25,10 +28,26 @@ from bot.slack.blocks import (
 )
 from bot.slack.cards import render
 
-__all__ = ["HOME_BLOCKS", "home_view", "pending_list"]
+__all__ = ["HOME_BLOCKS", "home_view", "listed_message", "pending_list", "spec_of"]
 
 _MAX_BLOCKS: Final = 50
 HOME_BLOCKS: Final = 100  # a Home tab view holds up to 100 blocks; a message, 50
+
+
+def spec_of(card: Card, now: datetime) -> CardSpec:
+    """The card as it stands, with the buttons its Slack copy was posted with."""
+    placement = next((p for p in card.placements if p.platform == "slack"), None)
+    return card.spec(token=placement.token if placement is not None else "", now=now)
+
+
+def listed_message(listing: Listing) -> tuple[str, list[Block]]:
+    """A ``/countersign pending`` list as ``listing`` stands: its text and its blocks, the card
+    just decided first (without buttons)."""
+    mine = [spec_of(card, listing.now) for card in listing.mine]
+    asked = [spec_of(card, listing.now) for card in listing.asked]
+    text = texts.pending_text(len(mine), len(asked)) if mine or asked else texts.pending_none()
+    decided = listing.decided.spec(now=listing.now) if listing.decided is not None else None
+    return text, pending_list(mine, asked, decided=decided)
 
 
 def _approvals(spec: CardSpec) -> list[Block]:
@@ -98,11 +117,16 @@ def pending_list(
     *,
     start: int = 0,
     limit: int = _MAX_BLOCKS,
+    decided: CardSpec | None = None,
 ) -> list[Block]:
-    """The reader's cards within ``limit`` blocks: those waiting for them from the
-    ``start``-th (0-based) on, then (on the first page) those they asked for that wait on
-    others. Each section holds whole cards; the second gets at most half when both have some.
+    """The reader's cards within ``limit`` blocks: ``decided`` (a card just decided, as it
+    now stands), then those waiting for them from the ``start``-th (0-based) on, then (on the
+    first page) those they asked for that wait on others. Each section holds whole cards; the
+    second gets at most half when both have some.
     """
+    if decided is not None:
+        first = [*render(decided, for_user=None), divider()]
+        return [*first, *pending_list(mine, others, start=start, limit=limit - len(first))]
     if not mine and not others:
         return [section(texts.pending_none())]
     theirs: list[Block] = []

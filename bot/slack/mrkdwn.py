@@ -1,4 +1,4 @@
-"""Keeps data from becoming Slack tokens in mrkdwn and finds the UTC times in it; never words anything.
+"""Keeps data from becoming Slack tokens in mrkdwn and shows the times in it as Slack's date tokens; never words anything.
 
 Data a person may copy (ids, SKUs, paths, amounts, names, notes, arguments) is not placed in
 mrkdwn at all: it goes in plain_text or rich_text, which Slack shows as typed
@@ -9,9 +9,10 @@ data: a branch named ``<!channel>`` must ping nobody, and ``&`` must not start a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
+
+from tools import find_times, time_stamp
 
 __all__ = ["esc", "esc_data", "mention", "stamps", "timed", "when"]
 
@@ -42,41 +43,12 @@ WHEN_FORMAT = "{date_short_pretty} at {time}"
 
 def fallback(at: datetime) -> str:
     """A time as a client that cannot show it in the reader's zone shows it."""
-    return f"{at:%Y-%m-%d %H:%M} UTC"
-
-
-# The times the engine and the offline model write into text: "2026-11-30 02:08 UTC",
-# "2026-11-30T02:08+00:00", "30 Nov 2026, 02:08 UTC". Only ones that name UTC are read: a time
-# without a zone could be anyone's.
-_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
-# An "at " or "on " before the time goes with it: the token says "today at 8:16 PM" itself,
-# and "approved by Arjun Mehta at today at 8:16 PM" is what keeping it read like.
-_STAMP = re.compile(
-    r"(?:\b(?:at|on) )?"
-    r"(?:(?P<iso>\d{4}-\d{2}-\d{2})[ T](?P<hm>\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?: UTC|Z|\+00:00)"
-    rf"|(?P<day>\d{{1,2}}) (?P<mon>{_MONTHS}) (?P<year>\d{{4}}), (?P<hm2>\d{{2}}:\d{{2}}) UTC)"
-)
-
-
-def _at(found: re.Match[str]) -> datetime:
-    if found["iso"]:
-        at = datetime.strptime(f"{found['iso']} {found['hm']}", "%Y-%m-%d %H:%M")
-    else:
-        text = f"{found['day']} {found['mon']} {found['year']} {found['hm2']}"
-        at = datetime.strptime(text, "%d %b %Y %H:%M")
-    return at.replace(tzinfo=UTC)
+    return time_stamp(at)
 
 
 def stamps(text: str) -> Iterator[str | datetime]:
-    """``text`` cut at the UTC times in it: the words between them, and each time."""
-    start = 0
-    for found in _STAMP.finditer(text):
-        if found.start() > start:
-            yield text[start : found.start()]
-        yield _at(found)
-        start = found.end()
-    if start < len(text):
-        yield text[start:]
+    """``text`` cut at the times in it (``tools.find_times``): the words between them, and each."""
+    return find_times(text)
 
 
 def timed(text: str) -> str:

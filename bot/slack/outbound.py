@@ -11,11 +11,14 @@ back, so the decision is shown again later (``tools.showing``).
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
+import aiohttp
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.cards import several
 from bot.cards.card import Card
@@ -28,6 +31,7 @@ from bot.slack.mrkdwn import esc_data
 __all__ = [
     "POST_OPTIONS",
     "post_audit",
+    "replace_list",
     "send_copy",
     "slack_error",
     "update_card",
@@ -42,6 +46,28 @@ _PASSING = frozenset(
     {"internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited"}
 )
 log = structlog.get_logger("bot.slack.outbound")
+
+
+async def replace_list(
+    url: str, *, text: str, blocks: list[Block], session: aiohttp.ClientSession | None = None
+) -> bool:
+    """Replaces the private message a ``response_url`` answered with; whether Slack took it.
+
+    Slack takes such a URL for 30 minutes and five uses, then answers 404 (``expired_url``,
+    ``used_url``): logged and left, since the list is only a view of cards whose own copies
+    already tell the truth.
+    """
+    try:
+        sent = await AsyncWebhookClient(url, session=session).send(
+            text=text, blocks=blocks, replace_original=True
+        )
+    except (aiohttp.ClientError, TimeoutError) as failed:
+        log.warning("list_unreachable", error=type(failed).__name__)
+        return False
+    if sent.status_code != HTTPStatus.OK:
+        log.info("list_url_refused", status=sent.status_code, said=str(sent.body)[:80])
+        return False
+    return True
 
 
 def slack_error(failed: SlackApiError) -> str:

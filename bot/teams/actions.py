@@ -25,7 +25,7 @@ from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import TeamsPlacement, placements_of
 from bot.surface import Surface
-from bot.teams.adapter import TeamsAdapter
+from bot.teams.adapter import TeamsAdapter, teams_adapter
 from bot.teams.adaptive import (
     CARD_TYPE,
     REASON_INPUT,
@@ -79,7 +79,7 @@ async def decide(
 ) -> PressAnswer:
     """Approve, reject or withdraw as the presser; every copy is updated only when something changed."""
     sender = who(context.activity)
-    adapter = TeamsAdapter(context, sender)
+    adapter = await teams_adapter(surface, context, sender)
     press = presses.Press(
         installation=sender.tenant if sender else "",
         user=sender.aad if sender else "",
@@ -125,7 +125,7 @@ async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, n
 
 async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
     """The card as this person should see it: buttons for the issuee while pending, else status."""
-    adapter = TeamsAdapter(context, who(context.activity))
+    adapter = await teams_adapter(surface, context, who(context.activity))
     found = await _here(surface, adapter, _text(data, "card"))
     if found is None:
         return notice_card("This approval card is no longer available here.")
@@ -187,4 +187,4 @@ async def _submitted(
     """An older client's press: the card is updated as usual; a refusal is said in the conversation."""
     answer = await decide(surface, context, data, verb)
     if answer.notice:
-        await TeamsAdapter(context, None).post(answer.notice)
+        await (await teams_adapter(surface, context, None)).post(answer.notice)

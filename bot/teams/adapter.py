@@ -15,26 +15,29 @@ is posted whole, as one message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import structlog
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
+from sqlalchemy.exc import SQLAlchemyError
 
-from bot.adapter import Form, Home, Step, Words
+from bot.adapter import Form, Home, Listing, Step, Words
 from bot.cards import several, wording
 from bot.cards.card import Card, Fresh
-from bot.placement import Placement, Platform, TeamsPlacement
+from bot.placement import ListPlacement, Placement, Platform, TeamsPlacement
+from bot.surface import Surface
 from bot.teams import personal, texts
 from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
 from bot.teams.identity import Who, member_by_email, member_email
 from bot.teams.outbound import FAILURES, Outbound
 from bot.teams.stream import INTERVAL, TeamsStream
-from tools import Caller
+from tools import Caller, find_times, in_zone
 
-__all__ = ["TeamsAdapter"]
+__all__ = ["TeamsAdapter", "teams_adapter"]
 
 log = structlog.get_logger("bot.teams.adapter")
 Json = dict[str, Any]
@@ -49,9 +52,17 @@ class TeamsAdapter:
         sender: Who | None,
         *,
         post_to: str | None = None,
+        zone: Callable[[], Awaitable[str]] | None = None,
         stream_interval: float = INTERVAL,
     ) -> None:
         self.context, self.sender = context, sender
+        # The merchant's zone: a plain-text message shows no reader their own (Teams expands
+        # DATE and TIME in a card's text only), and "2026-12-01 20:19 UTC" meant nothing to a
+        # shop in Bengaluru.
+        # Looked up only for words that hold a time: a press while the database is down is
+        # still told so, and most messages hold none.
+        self._zone_of = zone
+        self._zone: str | None = None
         self.out = Outbound(context)
         # Where posts go when not in the request's own conversation: a card edited from a 1:1
         # copy is posted anew where the old one was asked (reachable on this service URL).
@@ -107,9 +118,16 @@ class TeamsAdapter:
             self._found[found] = email
         return found
 
+    async def _said(self, text: str) -> str:
+        """Words as plain text shows them: each time in the merchant's zone, named."""
+        if self._zone is None and any(isinstance(p, datetime) for p in find_times(text)):
+            self._zone = "UTC" if self._zone_of is None else await self._zone_of()
+        return in_zone(text, self._zone) if self._zone is not None else text
+
     async def post(self, text: str) -> None:
         """A plain-text message in the conversation (Teams reads no markdown in it); the
         message that ends a stream which showed only what the agent was doing."""
+        text = await self._said(text)
         if await self._ended_with(text):
             return
         await self.out.send(self.post_to, plain(text))
@@ -186,6 +204,12 @@ class TeamsAdapter:
         )
         return True
 
+    async def update_list(self, where: ListPlacement, listing: Listing) -> bool:
+        """Teams keeps no private lists: its "my cards" is an answer in words, dated by the
+        chat, and every card in it has copies of its own that refresh."""
+        log.warning("list_not_on_teams", user=where.user)
+        return False
+
     async def post_audit(
         self, card: Card, placement: Placement, *, audit_channel: str | None = None
     ) -> bool:
@@ -197,7 +221,7 @@ class TeamsAdapter:
             log.warning("audit_unreachable", card_id=card.card_id, conversation=where)
             return True  # no later try reaches it from here either
         try:
-            await self.out.send(where, plain(_audit_text(card)))
+            await self.out.send(where, plain(await self._said(_audit_text(card))))
         except FAILURES as failed:
             log.error("audit_post_failed", card_id=card.card_id, error=type(failed).__name__)
             return False
@@ -208,11 +232,11 @@ class TeamsAdapter:
 
     async def post_privately(self, text: str) -> None:
         """Kept for the invoke's answer: only the presser sees the card it is put on."""
-        self.notice = text
+        self.notice = await self._said(text)
 
     async def notify(self, user: str, text: str) -> None:
         """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
-        await personal.notify(self.out, user, text, tenant=self._tenant())
+        await personal.notify(self.out, user, await self._said(text), tenant=self._tenant())
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""
@@ -281,4 +305,36 @@ def _audit_text(card: Card) -> str:
         by=record.decided_by_name or "",
         reason=record.reason,
         outcome=record.outcome,
+    )
+
+
+async def teams_adapter(
+    surface: Surface,
+    context: TurnContext,
+    sender: Who | None,
+    *,
+    post_to: str | None = None,
+    tenant: str | None = None,
+    stream_interval: float = INTERVAL,
+) -> TeamsAdapter:
+    """An adapter for this turn that words times in the zone of the merchant its tenant (the
+    sender's, else ``tenant``, else the conversation's) is connected to."""
+    conversation = context.activity.conversation
+    found = sender.tenant if sender else tenant or (conversation.tenant_id if conversation else "")
+
+    async def zone() -> str:
+        if not found:
+            return "UTC"
+        try:
+            return await surface.directory.time_zone_of("teams", found)
+        except (
+            SQLAlchemyError,
+            OSError,
+            TimeoutError,
+        ) as failed:  # the words still go out, in UTC, named
+            log.warning("time_zone_unknown", error=type(failed).__name__)
+            return "UTC"
+
+    return TeamsAdapter(
+        context, sender, post_to=post_to, zone=zone, stream_interval=stream_interval
     )

@@ -26,6 +26,7 @@ from typing import Any, Final, Literal
 
 from bot.cards import wording as words
 from bot.cards.cardspec import CardSpec
+from tools import time_of
 
 __all__ = [
     "CARD_TYPE",
@@ -97,12 +98,8 @@ def data_line(*runs: tuple[str, bool], subtle: bool = False) -> Json:
 
 def _when(at: datetime) -> str:
     """A time every reader sees in their own zone (Teams expands DATE and TIME)."""
-    stamp = at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"{{{{DATE({stamp}, SHORT)}}}} at {{{{TIME({stamp})}}}}"
-
-
-# A detail whose whole value is a UTC time the engine wrote ("2026-11-30 02:08 UTC").
-_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::\d{2})?(?: UTC|Z|\+00:00)")
 
 
 def _detail(label: str, value: str) -> list[Json]:
@@ -111,10 +108,9 @@ def _detail(label: str, value: str) -> list[Json]:
     DATE and TIME are expanded only in a TextBlock, so the time (our markup, built from digits
     alone) goes in one of its own right under its label, which stays a TextRun.
     """
-    found = _STAMP.fullmatch(value.strip())
-    if found is None:
+    at = time_of(value)
+    if at is None:
         return [data_line((f"{label}: ", True), (value, False))]
-    at = datetime.strptime(f"{found[1]} {found[2]}", "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
     return [data_line((f"{label}:", True)), _words(_when(at), spacing="None")]
 
 

@@ -48,7 +48,7 @@ from bot.presses.decisions import show
 from bot.settings import Settings
 from bot.surface import Surface
 from bot.teams import actions, chats, editing, texts, turns
-from bot.teams.adapter import TeamsAdapter
+from bot.teams.adapter import teams_adapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from bot.teams.stream import INTERVAL
 from tools import CardRecord
@@ -229,7 +229,7 @@ class TeamsRoutes:
         )
 
         async def run(context: TurnContext) -> None:
-            await work(TeamsAdapter(context, None))
+            await work(await teams_adapter(self.surface, context, None, tenant=placement.tenant))
 
         await self.teams.proactively(reference, run)
         return True
@@ -256,7 +256,7 @@ class TeamsRoutes:
         sender = chat.who() if user is not None else None
 
         async def run(context: TurnContext) -> None:
-            await work(TeamsAdapter(context, sender))
+            await work(await teams_adapter(self.surface, context, sender, tenant=installation))
 
         await self.teams.proactively(chat.reference(), run)
         return True

@@ -30,7 +30,7 @@ from bot.placement import TeamsPlacement, first
 from bot.presses.decisions import show
 from bot.surface import Surface
 from bot.teams.actions import refresh, visible
-from bot.teams.adapter import TeamsAdapter
+from bot.teams.adapter import TeamsAdapter, teams_adapter
 from bot.teams.adaptive import CARD_TYPE, VERB_EDIT, notice_card
 from bot.teams.copy_view import card_activity, decided_card
 from bot.teams.edit_card import VERB_EDIT_CANCEL, VERB_EDIT_SAVE, EditField, edit_form, typed
@@ -137,7 +137,7 @@ async def open_form(surface: Surface, context: TurnContext, data: object) -> Jso
 
     A courtesy only: the engine checks the card and the presser again on "Make new card".
     """
-    adapter = TeamsAdapter(context, who(context.activity))
+    adapter = await teams_adapter(surface, context, who(context.activity))
     found = await _card_and_caller(surface, adapter, _text(data, "card"))
     if not isinstance(found, tuple):
         return found
@@ -156,7 +156,7 @@ async def save(surface: Surface, context: TurnContext, data: object) -> Json:
 async def _save(surface: Surface, context: TurnContext, data: object) -> tuple[Json, bool]:
     """The card to answer with, and whether a new card was made."""
     sender = who(context.activity)
-    adapter = TeamsAdapter(context, sender)
+    adapter = await teams_adapter(surface, context, sender)
     found = await _card_and_caller(surface, adapter, _text(data, "card"))
     if not isinstance(found, tuple):
         return found, False
@@ -209,7 +209,7 @@ async def _posted(
     """Posts the new card where the old one was asked; the presser's copy as it now stands."""
     sender = who(context.activity)
     old = first(record, "teams")
-    poster = TeamsAdapter(context, sender, post_to=_where(Outbound(context), old))
+    poster = await teams_adapter(surface, context, sender, post_to=_where(Outbound(context), old))
     await turns.post_edited(
         surface,
         poster,

@@ -15,7 +15,7 @@ from microsoft_agents.hosting.core import TurnContext
 from bot import turns
 from bot.surface import Surface
 from bot.teams import texts
-from bot.teams.adapter import TeamsAdapter
+from bot.teams.adapter import teams_adapter
 from bot.teams.identity import Who, who
 from bot.teams.stream import INTERVAL
 
@@ -68,7 +68,7 @@ async def answer(
     In a 1:1 chat the answer streams, each tool the model calls shown as the step it is on,
     ``stream_interval`` seconds at least between two updates.
     """
-    adapter = TeamsAdapter(context, sender, stream_interval=stream_interval)
+    adapter = await teams_adapter(surface, context, sender, stream_interval=stream_interval)
     try:
         await turns.answer(surface, adapter, turn, steps=adapter.step)
     except Exception:  # the person gets an apology; the log keeps the whole story

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from bot.agent import Assistant
 from bot.agent.offline import normalise, understand
 from bot.settings import Settings
 from tests.agent.conftest import ARJUN, PRIYA, RAVI, Recorder, tool_calls
-from tools import Caller, Registry
+from tools import Caller, Registry, time_stamp
 from tools.merchant import READ_ONLY_AGENT
 
 PHRASINGS: list[tuple[Caller, str, str | None, dict[str, Any], list[str]]] = [
@@ -165,6 +166,16 @@ async def test_order_phrasing_names_the_customer(assistant: Assistant) -> None:
     row = result.rows[0]
     assert str(row["customer"]) in reply.text
     assert str(row["total"]) in reply.text
+
+
+async def test_a_time_in_an_answer_is_written_by_the_one_formatter(assistant: Assistant) -> None:
+    """ "show order 5" says when it was placed as every other time is written ("2026-11-30
+    02:08 UTC", which each surface shows in its reader's or the merchant's zone), not the
+    offline model's own "30 Nov 2026, 02:08 UTC"."""
+    reply = await assistant.reply(conversation="c", caller=ARJUN, text="show order 5")
+    result = await assistant.registry.call(assistant.agent, "get_order", {"order_id": 5}, ARJUN)
+    placed = datetime.fromisoformat(str(result.rows[0]["created_at"]))
+    assert time_stamp(placed) in reply.text, reply.text
 
 
 async def test_reject_without_a_reason_asks_for_one(assistant: Assistant) -> None:

@@ -60,6 +60,8 @@ def test_create_prints_the_token_alone_on_the_last_line_once(tmp_path: Path, dem
         assert needle in out, needle
     assert "Authorization: Bearer" in out
     assert "http://127.0.0.1:3000/mcp" in out
+    # The expiry is said as every time is, in the merchant's zone with its name.
+    assert re.search(r"expires  \d{4}-\d\d-\d\d \d\d:\d\d Asia/Kolkata \(in 30 days\)", out), out
     bearer = asyncio.run(_verify(demo_url, token))
     assert bearer is not None
     assert (bearer.tenantid, bearer.personid, bearer.name) == (1, 2, LAPTOP)
@@ -129,6 +131,7 @@ def test_revoke_by_the_listed_id_ends_the_token(tmp_path: Path, demo_url: str) -
     revoked = cli(tmp_path, demo_url, "mcp-token", "revoke", "Fiesta Foods", short)
     assert revoked.code == 0, revoked
     assert "Revoked" in revoked.out and LAPTOP in revoked.out and "Arjun Mehta" in revoked.out
+    assert " Asia/Kolkata. " in revoked.out and "UTC" not in revoked.out, revoked.out
     assert asyncio.run(_verify(demo_url, token)) is None
     after = cli(tmp_path, demo_url, "mcp-token", "list", "Fiesta Foods").out.splitlines()[1]
     assert " revoked " in after and re.search(r" \d{4}-\d\d-\d\d \d\d:\d\d$", after), after

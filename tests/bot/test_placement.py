@@ -6,7 +6,16 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.placement import SlackPlacement, TeamsPlacement, first, placements_of, stored
+from bot.placement import (
+    ListPlacement,
+    SlackPlacement,
+    TeamsPlacement,
+    first,
+    lists_of_stored,
+    placements_of,
+    placements_of_stored,
+    stored,
+)
 from tests.support.cards import card_record
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -79,3 +88,17 @@ def test_unknown_or_missing_places_show_nothing() -> None:
     assert placements_of(replace(CARD, surface=None)) == ()
     assert placements_of(replace(CARD, surface={"platform": "matrix", "room": "!a"})) == ()
     assert first(replace(CARD, surface=OLD_TEAMS), "slack") is None
+
+
+def test_a_private_list_is_kept_beside_the_copies_and_is_no_copy() -> None:
+    """A ``/countersign pending`` list is stored under ``lists`` beside one flat copy: the
+    copy reads back alone (an older process sees only it), the list reads back whole."""
+    copy = SlackPlacement.model_validate(OLD_SLACK)
+    listed = ListPlacement(
+        installation="T0FIESTA", user="UMEERA", person=3, url="https://hooks/x", until=AT
+    )
+    kept = stored([copy], [listed])
+    assert {k: v for k, v in kept.items() if k != "lists"} == OLD_SLACK
+    assert placements_of_stored(kept) == (copy,)
+    assert lists_of_stored(kept) == (listed,)
+    assert lists_of_stored({"lists": [{"url": 1}]}) == ()

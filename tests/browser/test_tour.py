@@ -130,7 +130,7 @@ async def meera_is_refused_and_arjun_rejects(walk: Walk, words: str) -> None:
     await walk.press(card, "Approve", confirm=False)
     # Before anything is sent, the dialog says whose card it is.
     await expect(walk.page.locator("#confirm-root")).to_contain_text(
-        "Only Arjun Mehta can approve it."
+        "Only Arjun Mehta can approve this; it runs as soon as they confirm"
     )
     await walk.page.click("#confirm-ok")
     refusal = walk.page.locator("#thread .message.ephemeral")

@@ -516,7 +516,7 @@ async def test_a_merchants_today_and_week_are_its_own_days(db: Database) -> None
     today = await read(registry, "sales_summary", {"period": "today", "branch": 1})
     assert [r["orders"] for r in today.rows] == [1]
     assert today.note.startswith(
-        "Total today (2030-01-10 00:00 to 2030-01-10 02:00 Asia/Kolkata): 1 order"
+        "Total today (2030-01-10 00:00 Asia/Kolkata to 2030-01-10 02:00 Asia/Kolkata): 1 order"
     )
     orders = await read(registry, "list_orders", {"today": True, "branch": 1})
     assert "today (since 00:00 Asia/Kolkata)" in orders.scope
@@ -571,7 +571,7 @@ async def test_sales_summary_defaults_to_this_week_per_branch(week_of_sales: Reg
     ]
     assert result.scope == "Fiesta Foods: 1 branch (sales this week)"
     assert result.note.startswith(
-        "Total this week (2030-01-07 00:00 to 2030-01-09 15:00 UTC): 2 orders, gross ₹3,500.00"
+        "Total this week (2030-01-07 00:00 UTC to 2030-01-09 15:00 UTC): 2 orders, gross ₹3,500.00"
     )
 
 

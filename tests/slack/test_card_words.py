@@ -124,6 +124,15 @@ def test_utc_times_in_data_and_replies_become_slack_date_tokens() -> None:
     assert "<!date" not in esc_data("Order 12 — Asha, 2026-11-29")  # a date alone has no zone
 
 
+def test_a_time_in_the_merchants_named_zone_becomes_a_slack_date_token() -> None:
+    """ "2026-11-30 07:38 Asia/Kolkata" (how the engine writes a merchant's time) is the same
+    instant as 02:08 UTC and shows in each reader's own zone too; a zone-like word that names
+    no zone is left as typed."""
+    unix = int(AT.timestamp())
+    assert f"<!date^{unix}^" in reply("Orders since 2026-11-30 07:38 Asia/Kolkata.")
+    assert "<!date" not in reply("Orders since 2026-11-30 07:38 Nowhere/Atall.")
+
+
 def test_a_time_after_at_reads_once_and_refusals_show_times_as_tokens() -> None:
     """ "…approved by Arjun Mehta at <token>" read "at today at 8:16 PM": the "at" goes with
     the token, which says it itself; and a refusal's UTC time is a token like the card's, not

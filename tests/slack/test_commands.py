@@ -6,6 +6,7 @@ from datetime import timedelta
 from urllib.parse import urlencode
 
 from bot.sandbox.payloads import TEAM, block_action, message
+from bot.sandbox.webapi import RESPONSE_USES
 from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import command, event
 from tools.connections import Connections, Platform
@@ -165,9 +166,10 @@ async def test_pending_from_a_number_lists_the_rest(bot: Bot) -> None:
 
 
 async def test_a_press_on_a_stale_pending_list_draws_it_again(bot: Bot) -> None:
-    """Meera lists her cards, approves Ravi's from her DM, then presses the list's copy: she is
-    told it was already approved, and the list is drawn again without its buttons; it kept
-    live Approve/Edit/Reject on a card she had decided."""
+    """Meera lists her cards, approves Ravi's from her DM while Slack no longer takes the
+    list's URL, then presses the list's copy: she is told it was already approved, and the
+    list is drawn again through the press's URL without its buttons; it kept live
+    Approve/Edit/Reject on a card she had decided."""
     await bot.mention("URAVI", "approve request 1")
     [copy] = bot.cards(bot.dm("UMEERA"))
     url = bot.slack.response_url(to=("UMEERA", CHANNEL))
@@ -176,10 +178,13 @@ async def test_a_press_on_a_stale_pending_list_draws_it_again(bot: Bot) -> None:
     await bot.settle()
     [listed] = [m for m in bot.slack.messages if m.ephemeral_to == "UMEERA" and m.blocks]
     assert "card_approve" in str(listed.blocks)
+    bot.slack.response_uses[url.rsplit("/", 1)[-1]] = RESPONSE_USES
 
-    assert await bot.press("UMEERA", copy) == 200
     block = next(b for b in listed.blocks if b["type"] == "actions")
     button = next(e for e in block["elements"] if e["action_id"] == "card_approve")
+    assert await bot.press("UMEERA", copy) == 200
+    await bot.settle()
+    assert not listed.edited
     replace = bot.slack.response_url(to=("UMEERA", CHANNEL), replaces=(CHANNEL, listed.ts))
     pressed = block_action(
         "UMEERA",

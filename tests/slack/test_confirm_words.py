@@ -31,7 +31,8 @@ def test_the_first_of_two_approvers_is_not_told_it_runs() -> None:
     Meera, the first of two, was told "This runs as soon as you confirm" and only 1 of 2 was
     recorded."""
     said = _approve_dialog(issued_to=(ARJUN, MEERA), approvals_needed=2, routed=True)
-    assert said.startswith("Your approval counts as 1 of the 2 needed from different people")
+    assert said.startswith("Only Arjun Mehta or Meera Iyer can approve this. Each approval")
+    assert "counts as 1 of the 2 needed from different people; nothing runs until then" in said
     assert "runs as soon as" not in said
     second = _approve_dialog(
         issued_to=(ARJUN, MEERA),
@@ -39,15 +40,21 @@ def test_the_first_of_two_approvers_is_not_told_it_runs() -> None:
         approvals=(Approval(3, "Meera Iyer", AT),),
         routed=True,
     )
-    assert second.startswith("It runs as soon as you confirm")
+    assert "; it runs as soon as" in second and "1 of the 2" not in second
 
 
 def test_the_approve_dialog_says_whose_card_it_is() -> None:
     """Meera pressing Arjun's card reads, before anything is sent, that only Arjun can
-    approve it; she used to confirm first and only then be refused."""
+    approve it and that it runs when he confirms: Slack draws the dialog for whoever presses,
+    and "It runs as soon as you confirm" was untrue for her (she confirmed, then was refused)."""
     said = _approve_dialog(issued_to=(ARJUN,))
-    assert "Only Arjun Mehta can approve it." in said
+    assert said.startswith(
+        "Only Arjun Mehta can approve this; it runs as soon as they confirm, checked again first."
+    )
+    assert "you confirm" not in said
     assert said.endswith("Approve request 3.")
+    routed = _approve_dialog(issued_to=(ARJUN, MEERA), routed=True)
+    assert "; it runs as soon as one of them confirms" in routed
 
 
 def test_a_batch_dialog_lists_whole_summaries_and_how_many_more() -> None:
@@ -56,10 +63,12 @@ def test_a_batch_dialog_lists_whole_summaries_and_how_many_more() -> None:
     summaries = [f"Approve request {n} — a ₹2,300.00 expense for Koramangala" for n in range(6)]
     said = several.confirm_text(summaries, left=2, waiting=("Arjun Mehta", "Meera Iyer"))
     assert len(said) <= 300
-    assert said.startswith("Your approval counts as 1 of the 2 needed")
-    assert "Only Arjun Mehta or Meera Iyer can approve them." in said
+    assert said.startswith("Only Arjun Mehta or Meera Iyer can approve these. Each approval")
+    assert "counts as 1 of the 2 needed" in said
     assert said.endswith("for Koramangala; and 4 more.")
-    assert several.confirm_text(summaries[:2]).startswith("They run as soon as you confirm")
+    assert several.confirm_text(summaries[:2]).startswith("Each runs on its own as soon as you")
+    alone = several.confirm_text(summaries[:2], waiting=("Arjun Mehta",))
+    assert alone.startswith("Only Arjun Mehta can approve these; each runs on its own as soon")
 
 
 def test_a_batch_of_two_is_approved_as_both_and_never_claims_one_approval() -> None:

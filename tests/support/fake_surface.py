@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.adapter import Form, Home, Words
+from bot.adapter import Form, Home, Listing, Words
 from bot.cards.card import Card, Fresh
-from bot.placement import Placement, Platform, SlackPlacement
+from bot.placement import ListPlacement, Placement, Platform, SlackPlacement
 from tools import Caller
 
 __all__ = ["Call", "FakeAdapter", "FakePlatform", "Member", "PlainWords"]
@@ -179,6 +179,12 @@ class FakeAdapter:
         self._record("update", **_shown(card, placement))
         assert isinstance(placement, SlackPlacement)
         return placement.ts not in self.fake.failing
+
+    async def update_list(self, where: ListPlacement, listing: Listing) -> bool:
+        mine = [c.card_id for c in listing.mine]
+        decided = listing.decided.card_id if listing.decided else None
+        self._record("update_list", url=where.url, mine=mine, decided=decided)
+        return True
 
     async def post_audit(
         self, card: Card, placement: Placement, *, audit_channel: str | None = None

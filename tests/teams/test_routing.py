@@ -116,6 +116,18 @@ async def test_a_manager_approves_from_her_copy_once_and_every_copy_shows_it(
     assert [r.outcome for r in rows].count("done") == 1
 
 
+async def test_a_late_press_is_told_when_in_the_merchants_zone(signed: TeamsBot) -> None:
+    """Arjun pressing after Meera approved is told when in Fiesta Foods' zone, named: Teams'
+    plain words show no reader their own zone, and "at 2026-12-01 20:19 UTC" meant nothing to
+    a shop in Bengaluru."""
+    await routed(signed)
+    await signed.press(MEERA, "approve", copy_for(signed, MEERA), personal=True)
+    _, late = await signed.press(ARJUN, "approve", copy_for(signed, ARJUN), personal=True)
+    told = texts(late["value"])
+    assert "already approved by Meera Iyer at " in told and " Asia/Kolkata." in told, told
+    assert "UTC" not in told
+
+
 async def test_the_asker_pressing_approve_is_refused(signed: TeamsBot) -> None:
     """Ravi sending Approve on his own routed card is told who decides it; nothing changes."""
     posted = await routed(signed)

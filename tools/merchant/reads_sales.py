@@ -23,6 +23,7 @@ from tools.db.prescoped import execute, tenant_statement
 from tools.merchant.models import Branch, Order, OrderStatus
 from tools.merchant.reads_common import BranchRef, ReadArgs, all_branches, whose
 from tools.merchant.scope import Money, counted_noun, find_branch, load_tenant, page
+from tools.times import time_stamp
 from tools.tool import Result, Tool, ToolContext
 
 __all__ = ["SALES_TOOLS", "Period", "local_stamp", "period_start"]
@@ -86,7 +87,7 @@ def period_start(period: Period, now: datetime, zone: str = "UTC") -> datetime:
 
 def local_stamp(moment: datetime, zone: str) -> str:
     """A moment as the merchant reads it, with its zone's name: "2026-12-01 00:00 Asia/Kolkata"."""
-    return f"{moment.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M} {zone}"
+    return time_stamp(moment, zone)
 
 
 # Read on many turns: a Core statement scoped to the tenant once (``tools.db.prescoped``).
@@ -147,7 +148,9 @@ async def sales_summary(ctx: ToolContext, args: SalesSummaryArgs) -> Result:
     shown = {b.id for b in branches} if args.branch else set(by_branch)
     overall = sum((by_branch[i] for i in shown if i in by_branch), _Sales())
     zone = tenant.time_zone
-    window = f"{local_stamp(start, zone).removesuffix(' ' + zone)} to {local_stamp(ctx.now, zone)}"
+    # Each end named: a surface shows each in its reader's zone, and an end without its zone
+    # was left in the merchant's clock beside the other in the reader's.
+    window = f"{local_stamp(start, zone)} to {local_stamp(ctx.now, zone)}"
     label = _LABELS[args.period]
     result = page(
         rows,

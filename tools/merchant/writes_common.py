@@ -19,6 +19,7 @@ from tools.errors import InvalidArgumentsError
 from tools.merchant.models import Branch, Person, Product
 from tools.merchant.money import parse_money
 from tools.merchant.scope import BranchRef, Money, ProductRef, load_tenant
+from tools.times import time_stamp
 from tools.tool import Result, ToolContext
 
 T = TypeVar("T")
@@ -109,7 +110,8 @@ def arrow(before: object, after: object) -> str:
 
 
 def stamp(at: datetime | None) -> str:
-    return f"{at:%Y-%m-%d %H:%M} UTC" if at else "an unknown time"
+    """A time in text a person reads, as ``tools.times`` writes every such time."""
+    return time_stamp(at) if at else "an unknown time"
 
 
 def done(ctx: ToolContext, note: str, row: dict[str, Any], what: str) -> Result:
