@@ -18,6 +18,7 @@ the marks of answers go in the same transactions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,10 +33,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tools import Clock, LeaseState, ProcessLease, utcnow
 from tools.db import INBOX, LEASES, Database
 
-__all__ = ["Inbox", "Kept", "Resumes", "answer_left"]
+__all__ = ["KEEP_WAIT_S", "Inbox", "Kept", "Resumes", "answer_left"]
 
 log = structlog.get_logger("bot.runtime.inbox")
 
+# The longest an ack waits for its message to be stored.
+KEEP_WAIT_S = 1.0
 # Answered messages are forgotten after this (the receipts still dedupe their deliveries).
 _FORGET_AFTER = timedelta(days=1)
 _LEFT = (
@@ -117,10 +120,15 @@ class Inbox:
 
     async def keep(
         self, key: str, *, platform: str, installation: str, message: dict[str, Any]
-    ) -> bool:
-        """Stores a message before its ack; whether it is stored (False: the database could
-        not be reached, and the message is answered as before, unkept). Kept already (a
-        delivery again, or the same message as another event) changes nothing."""
+    ) -> None:
+        """Stores a message before its ack: returns once stored, or after ``KEEP_WAIT_S``.
+
+        Kept already (a delivery again, or the same message as another event) changes nothing.
+        The ack waits no longer than that: a pool busy with a burst's turns must not push it
+        past Slack's 3 s. A row still on its way commits before any mark of its answer (one
+        writer, in order); one the database refused (it is down) leaves the message answered
+        as before, unkept, and its marks match nothing.
+        """
         row = {
             "key": key[:255],
             "platform": platform,
@@ -129,7 +137,8 @@ class Inbox:
             "holder": self._lease.holder,
             "received_at": self._clock(),
         }
-        return await self._queue(row)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._queue(row), KEEP_WAIT_S)
 
     async def _queue(self, write: dict[str, Any] | str) -> bool:
         """Queues a row to insert (or a key to mark answered) for the next transaction; whether
@@ -138,7 +147,7 @@ class Inbox:
         self._queued.append((write, done))
         if self._writing is None:
             self._writing = asyncio.create_task(self._write(), name="inbox")
-        return await asyncio.shield(done)
+        return await asyncio.shield(done)  # a waiter giving up never cancels the write
 
     async def _write(self) -> None:
         """Writes whatever was queued meanwhile, one transaction at a time, until nothing waits."""

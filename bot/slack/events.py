@@ -134,10 +134,8 @@ async def keep(surface: Surface, where: Where, turn: turns.Turn) -> turns.Turn:
     said = asdict(turn)
     del said["arrived"]  # this process's clock: the turn answered again starts its own
     message = {"where": asdict(where), "turn": said}
-    stored = await surface.inbox.keep(
-        key, platform="slack", installation=turn.installation, message=message
-    )
-    return replace(turn, kept=key) if stored else turn
+    await surface.inbox.keep(key, platform="slack", installation=turn.installation, message=message)
+    return replace(turn, kept=key)
 
 
 def kept_turn(message: dict[str, Any]) -> tuple[Where, turns.Turn]:
