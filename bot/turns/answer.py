@@ -135,6 +135,9 @@ async def answer(
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         try:
             ours = await _answer(surface, adapter, turn, typing, steps)
+        except asyncio.CancelledError:
+            ours = False  # cut off (a shutdown's drain ran out): left for another process
+            raise
         except DATABASE_DOWN as unreachable:
             # With the database restarting, a message used to end in a logged traceback and
             # silence: its delivery was acknowledged, so Slack never sent it again, and the
