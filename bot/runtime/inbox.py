@@ -225,6 +225,11 @@ class Inbox:
         state = LeaseState(
             row.holder, row.lease_pid_space, row.lease_pid, row.lease_beat_at, row.lease_stopped_at
         )
+        if self._lease.running_here(state):
+            # Running here, only silent: while the database restarts no process can beat, and
+            # taking a message from a live one had it answered twice (19 in a soak). A
+            # process on another machine can only be judged by its silence.
+            return False
         return self._lease.gone(state, now)
 
     async def take(self, kept: Kept) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from bot.runtime.inbox import answer_left
 from bot.slack import texts
 from tests.slack.conftest import CHANNEL, Bot, message
 from tools import ProcessLease
-from tools.db import INBOX, Database
+from tools.db import INBOX, LEASES, Database
 
 
 def _replies(bot: Bot, thread: str) -> list[str]:
@@ -146,3 +147,23 @@ async def test_messages_kept_at_once_share_a_transaction(bot: Bot, db: Database)
     assert 1 <= len(inserts) <= 2
     async with db.begin() as conn:
         assert len((await conn.execute(select(INBOX))).all()) == 40
+
+
+async def test_a_silent_process_still_running_here_keeps_its_messages(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the database restarts no process can beat: one silent past the grace period yet
+    running on this machine is still answering, and taking its message had it answered twice
+    (19 in a soak). Only a process that is gone gives its messages up."""
+    await _acked_then_killed(bot, db, monkeypatch, "approve request 1")
+    silent = ProcessLease(db)
+    await silent.start()
+    long_ago = bot.clock() - timedelta(hours=1)
+    async with db.begin() as conn:
+        await conn.execute(update(INBOX).values(holder=silent.holder))
+        await conn.execute(
+            update(LEASES).where(LEASES.c.holder == silent.holder).values(beat_at=long_ago)
+        )
+
+    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+    assert await _unanswered(db) == 1
