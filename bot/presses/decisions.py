@@ -87,14 +87,18 @@ async def _show(surface: Surface, adapter: Adapter, card: Card) -> bool:
     """
     copies, updated = await _update_copies(surface, adapter, card)
     told = await _tell(surface, adapter, card, copies, updated=updated)
+    # No copy yet: pressed while its turn was still recording where it was posted. Recorded
+    # shown, it kept live buttons and no audit line for good (2 cards in a soak); unshown,
+    # the sweep redraws it once the copy is known.
+    complete = told and bool(copies)
     log.info(
         "decision_shown",
         card_id=card.card_id,
         status=str(card.lead.status),
         copies=len(copies),
-        complete=told,
+        complete=complete,
     )
-    return told
+    return complete
 
 
 async def _show_several(

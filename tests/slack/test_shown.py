@@ -212,3 +212,25 @@ async def test_the_sweep_redraws_a_card_of_several_a_stopped_process_decided(bot
     assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
     assert len(_audit_lines(bot)) == 1
     assert [await request_status(bot, r) for r in (1, 2)] == ["approved", "approved"]
+
+
+async def test_a_card_pressed_before_its_copy_was_recorded_is_redrawn(bot: Bot) -> None:
+    """Approved while its turn was still recording where it was posted: the decision found no
+    copy to update and was recorded shown, leaving live buttons and no audit line (2 cards in
+    a soak). Now it stays unshown, and the sweep redraws it once the copy is recorded."""
+    await bot.mention("UARJUN", "approve request 1")
+    [card] = bot.cards()
+    cid = card_id(card)
+    record = await bot.registry.card(cid)
+    assert record is not None and record.surface
+    await bot.registry.cards.update(cid, surface=None)  # not recorded yet
+    await bot.press("UARJUN", card)
+    assert await request_status(bot, 1) == "approved"
+    unshown = await bot.registry.card(cid)
+    assert unshown is not None and unshown.shown_at is None
+    await bot.registry.cards.attach_surface(cid, record.surface)  # the turn records it now
+
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
+
+    assert buttons(bot.shown(card).blocks) == []
+    assert len(_audit_lines(bot)) == 1
