@@ -252,7 +252,7 @@ async def _soak(presses: int, seconds: float) -> tuple[Soak, Findings, float]:
                     await _settle(soak)
             finally:
                 await fleet.stop()
-            ledger = (soak.ledger.db, soak.ledger.cards) if soak.ledger else None
+            ledger = (soak.ledger.db, soak.ledger.killed) if soak.ledger else None
             findings = await check(soak.dsn, slack, soak.load.tally, ledger=ledger)
     finally:
         await slack.stop()
@@ -269,10 +269,12 @@ def _report(soak: Soak, found: Findings, took: float) -> int:
     )
     print(f"burst: {soak.burst}")
     if soak.ledger is not None:
-        states = Counter(found.states_of(soak.ledger.cards))
+        ledger = soak.ledger
         print(
-            f"mcp: {len(soak.ledger.cards)} payments approved of {soak.ledger.asked} asked, "
-            f"{soak.ledger.kills} ledger kills mid-call; cards {dict(states)}"
+            f"mcp: {len(ledger.cards)} payments approved of {ledger.asked} asked, "
+            f"{ledger.kills} ledger kills mid-call; the cards approved "
+            f"{dict(Counter(found.states_of(ledger.cards)))}, those killed mid-call "
+            f"{dict(Counter(found.states_of(ledger.killed)))}"
         )
     named = {
         "executed twice": found.twice,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import socket
 import sys
@@ -34,7 +35,8 @@ from tools.mcp import SourceConfig, Sources
 __all__ = ["CARDS", "LedgerPhase", "ledger_phase"]
 
 CARDS = int(os.environ.get("COUNTERSIGN_SOAK_MCP_CARDS", "20"))
-_LANES = 2
+# One payment at a time: each kills the one ledger process, which must be up again for the next.
+_LANES = 1
 _READY_S = 60.0
 _DECIDED_S = 60.0
 _SOURCE = {
@@ -50,6 +52,8 @@ _SOURCE = {
 }
 # What a payment's ``tools/call`` carries in its JSON-RPC body (the preview is another tool).
 _CALL, _PAYMENT = b'"tools/call"', b'"record_payment"'
+# The card's id, sent as the call's idempotency key.
+_KEY = re.compile(rb'"dev\.countersign/idempotency-key"\s*:\s*"([0-9a-f]+)"')
 
 
 @dataclass
@@ -61,6 +65,8 @@ class LedgerPhase:
     process: Process | None = None
     kills: int = 0
     cards: list[str] = field(default_factory=list)
+    # The cards whose payment call the ledger died under, by the call's idempotency key.
+    killed: list[str] = field(default_factory=list)
     asked: int = 0
     _payments: int = 0  # payment calls seen, to alternate how each dies
     up: asyncio.Event = field(default_factory=asyncio.Event)
@@ -121,9 +127,12 @@ class LedgerPhase:
         the ledger dies: "before" it reaches it, or "after" (``dying`` set, the call passed on)."""
         seen = b""
         while chunk := await client.read(65536):
-            seen = seen[-200:] + chunk
+            seen = seen[-400:] + chunk
             if _CALL in seen and _PAYMENT in seen:
                 self._payments += 1
+                key = _KEY.search(seen)
+                if key is not None:
+                    self.killed.append(key[1].decode())
                 if self._payments % 2:
                     return "before"
                 dying.set()
