@@ -160,6 +160,10 @@ class LedgerPhase:
                     writer.write(chunk)
                     await writer.drain()
             answering.set()
+            if not dying.is_set():
+                # The ledger closed (or was killed under another call): so does this side, as
+                # its own socket would have, or a kept-alive connection waits on nothing.
+                writer.close()
 
         relay = asyncio.create_task(back())
         try:
