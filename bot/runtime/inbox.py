@@ -2,7 +2,7 @@
 
 Never decides what to answer. Slack does not send an event again once it got its 200, so a
 server killed between its ack and its answer used to leave the person unanswered for good (a
-soak with a server killed every few seconds lost 84 of 1,634). Now a message is stored before
+soak with a server killed every few seconds lost 84 messages). Now a message is stored before
 its ack (``keep``), under this process's lease holder; the turn that claims its delivery
 takes it over in the claim's own transaction (``started_on``); its answer going out marks it
 answered (``answered``). Another process finding a message unanswered whose holder is gone
@@ -154,10 +154,14 @@ class Inbox:
         try:
             while self._queued:
                 batch, self._queued = self._queued, []
-                committed = await self._commit([write for write, _ in batch])
-                for _, done in batch:
-                    if not done.done():
-                        done.set_result(committed)
+                committed = False
+                try:
+                    committed = await self._commit([write for write, _ in batch])
+                finally:
+                    # Whatever ended the write (even a cancellation), no waiter waits for good.
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_result(committed)
         finally:
             self._writing = None
 
