@@ -8,13 +8,17 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestServer
 from sqlalchemy import event, select, update
 
 from bot.runtime.inbox import answer_left
+from bot.server import application
 from bot.slack import texts
-from tests.slack.conftest import CHANNEL, Bot, message
+from bot.surface import Surface
+from tests.slack.conftest import CHANNEL, Bot, bot_settings, message
 from tools import ProcessLease
 from tools.db import INBOX, LEASES, Database
+from tools.merchant import build_registry
 
 
 def _replies(bot: Bot, thread: str) -> list[str]:
@@ -167,3 +171,22 @@ async def test_a_silent_process_still_running_here_keeps_its_messages(
 
     assert await answer_left(bot.surface.inbox, bot.mounted) == 0
     assert await _unanswered(db) == 1
+
+
+async def test_a_server_starting_answers_what_a_killed_one_acked(
+    bot: Bot, db: Database, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next server to start sweeps the inbox before anything else asks it to: the message
+    a killed server acknowledged is answered without waiting for a later sweep."""
+    thread = await _acked_then_killed(bot, db, monkeypatch, "show branches")
+    settings = bot_settings(bot.slack, database_url)
+    registry = build_registry(db, bot.registry.signer, clock=bot.clock)
+    surface = Surface(registry, bot.assistant, bot.surface.directory)
+    server = TestServer(application(settings, surface), host="127.0.0.1")
+    await server.start_server()
+    try:
+        await surface.tasks.idle()
+    finally:
+        await server.close()
+
+    assert len(_replies(bot, thread)) == 1 and await _unanswered(db) == 0
