@@ -63,7 +63,8 @@ bench: sync deps
 	@$(RUN) python -m bench
 
 # The chaos soak: three servers on one PostgreSQL, killed and restarted under load, the
-# database restarted twice; at least 5,000 presses, about ten minutes, then its one line.
+# database restarted twice, then the merchant's MCP server killed mid-call at each payment;
+# at least 5,000 presses, about ten minutes, then its one line.
 # COUNTERSIGN_SOAK_PRESSES and COUNTERSIGN_SOAK_SECONDS make a shorter run.
 soak: sync deps
 	@$(RUN) python -m bench.soak

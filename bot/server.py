@@ -33,6 +33,7 @@ from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import Placement, Platform
 from bot.presses import sweeps
+from bot.runtime.inbox import answer_left
 from bot.runtime.lanes import Lane
 from bot.runtime.metrics import (
     METRICS,
@@ -214,7 +215,8 @@ async def _healthz(request: web.Request) -> web.Response:
 
 async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Settles cards whose process is gone and shows each copy where it was posted; then
-    shows the decisions a process gone (or failing) never showed (``sweeps.redraw``)."""
+    shows the decisions a process gone (or failing) never showed (``sweeps.redraw``), and
+    answers the messages a gone process acknowledged and never answered (``bot.runtime.inbox``)."""
     for record in await runtime.surface.registry.reconcile(now=now):
         shown = False
         card = await cards.of_record(runtime.surface.registry, record)
@@ -227,6 +229,7 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
         log.info(event, card_id=record.card_id, tenant=record.tenantid)
     now = now or runtime.surface.registry.now()
     await sweeps.redraw(runtime.surface, runtime.mounted, now=now)
+    await answer_left(runtime.surface.inbox, runtime.mounted)
 
 
 async def _sweep(runtime: Runtime) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 import structlog
 
 from bot.adapter import Steps, Stream
+from bot.runtime.inbox import Inbox
 from bot.runtime.lanes import Conversations, Lane, LaneName
 from bot.runtime.metrics import Metrics
 from bot.runtime.turn_order import TurnOrder
@@ -187,7 +188,10 @@ class Surface:
     typing_after: float = TYPING_AFTER
     # One turn at a time per conversation across processes (``tasks`` orders them within one).
     turn_order: TurnOrder = field(init=False)
+    # Messages acknowledged and not answered yet, answered by another process if this one dies.
+    inbox: Inbox = field(init=False)
 
     def __post_init__(self) -> None:
         registry = self.registry
         self.turn_order = TurnOrder(registry.db, registry.lease, clock=registry.now)
+        self.inbox = Inbox(registry.db, registry.lease, clock=registry.now)

@@ -147,6 +147,13 @@ class ProcessLease:
     def is_running(self, card_id: str) -> bool:
         return card_id in self._running
 
+    def running_here(self, state: LeaseState) -> bool:
+        """Whether the process holding ``state`` is certainly running now, on this machine:
+        not stopped, and its pid alive in this pid space, however long it has been silent."""
+        if state.stopped_at is not None or state.pid_space != pid_space():
+            return False
+        return _alive(state.pid)
+
     def gone(self, state: LeaseState, now: datetime) -> bool:
         """Whether the process holding ``state`` has stopped, gone silent, or (here) died."""
         if state.holder == self.holder:

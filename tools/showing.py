@@ -45,9 +45,9 @@ _UNSHOWN = (
     .where(
         _CARDS.c.shown_at.is_(None),
         _CARDS.c.status.in_(sorted(s.value for s in DECIDED)),
-        # The items of a card of several are shown with it, whose audit line is claimed once
-        # when it has settled (``bot.presses.decisions``); a press on it redraws it.
-        _CARDS.c.batch_id.is_(None),
+        # The items of a card of several are listed too: the sweep redraws the card they are in
+        # once it has settled. Left out, a batch decided by a process killed before Slack was
+        # told kept live buttons for good (13 cards in a soak).
     )
     .order_by(_CARDS.c.decided_at)
 )

@@ -5,9 +5,9 @@ within about ten minutes. ``--presses`` and ``--seconds`` (or ``COUNTERSIGN_SOAK
 ``COUNTERSIGN_SOAK_SECONDS``) make a shorter run while developing.
 
 A soak is a list of phases (``PHASES``), each run in turn against the same servers and
-database before the checks: today the chaos phase; a phase for MCP sources (a write whose
-server is killed mid-call: outcome unknown, never done, never twice) joins the list once those
-exist.
+database before the checks: the chaos phase, then the MCP phase (``bench.soak.mcp``: a write
+to the merchant's MCP server, the server killed mid-call each time: outcome unknown, never
+done, never twice). ``COUNTERSIGN_SOAK_MCP_CARDS`` sets how many of those (20).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import random
 import socket
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ import asyncpg
 
 from bench.soak.checks import Findings, check
 from bench.soak.load import BIG_FROM, ROUNDS, Load, play
+from bench.soak.mcp import LedgerPhase, ledger_phase
 from bench.soak.servers import Fleet, hold_connections, proxy, restart_database, stop_database
 from bench.soak.slack import SoakSlack
 from bench.stage import postgres_database, quiet_logs, scratch, settings_for
@@ -68,9 +70,11 @@ class Soak:
     load: Load
     presses: int
     seconds: float
+    workdir: Path
     restarts: int = 0
     burst: str = ""
     started: float = 0.0
+    ledger: LedgerPhase | None = None
 
     def progress(self) -> float:
         """How far the run is: the share of its presses, or of its time, whichever is more."""
@@ -132,12 +136,19 @@ async def _burst(soak: Soak) -> str:
     return f"60 rounds at once, {held} connection slots held for 5 s"
 
 
-# The phases of a soak, in order. The MCP sources phase plugs in here once it exists.
-PHASES: list[Phase] = [chaos]
+async def mcp(soak: Soak) -> None:
+    """Payments to the merchant's MCP server, which is killed mid-call each time."""
+    soak.ledger = LedgerPhase(soak.workdir)
+    await ledger_phase(soak.ledger, soak.load, soak.dsn)
+
+
+# The phases of a soak, in order.
+PHASES: list[Phase] = [chaos, mcp]
 
 
 async def _settle(soak: Soak) -> None:
-    """Every server up, then waits (bounded) for nothing mid-write and every decision shown."""
+    """Every server up, then waits (bounded) for nothing mid-write, every decision shown and
+    every message kept in the inbox answered."""
     for server in soak.fleet.servers:
         if server.process is None:
             await soak.fleet.start(server)
@@ -146,8 +157,9 @@ async def _settle(soak: Soak) -> None:
         conn = await asyncpg.connect(soak.dsn)
         try:
             left = await conn.fetchval(
-                "SELECT count(*) FROM proposals WHERE status = 'executing'"
-                " OR (status NOT IN ('pending', 'executing') AND shown_at IS NULL)"
+                "SELECT (SELECT count(*) FROM proposals WHERE status = 'executing'"
+                " OR (status NOT IN ('pending', 'executing') AND shown_at IS NULL))"
+                " + (SELECT count(*) FROM inbox WHERE answered_at IS NULL)"
             )
         finally:
             await conn.close()
@@ -233,13 +245,15 @@ async def _soak(presses: int, seconds: float) -> tuple[Soak, Findings, float]:
                         Load(endpoint, slack, http, requests),
                         presses,
                         seconds,
+                        Path(workdir),
                     )
                     for phase in PHASES:
                         await phase(soak)
                     await _settle(soak)
             finally:
                 await fleet.stop()
-            findings = await check(soak.dsn, slack, soak.load.tally)
+            ledger = (soak.ledger.db, soak.ledger.killed) if soak.ledger else None
+            findings = await check(soak.dsn, slack, soak.load.tally, ledger=ledger)
     finally:
         await slack.stop()
         await asyncio.to_thread(stop_database, cluster)
@@ -249,8 +263,19 @@ async def _soak(presses: int, seconds: float) -> tuple[Soak, Findings, float]:
 def _report(soak: Soak, found: Findings, took: float) -> int:
     tally = soak.load.tally
     print(f"soak took {took:.0f} s; rounds {dict(tally.rounds)}; card states {dict(found.states)}")
-    print(f"responses by status {dict(tally.statuses)}; cut off by a kill {tally.cut}")
+    print(
+        f"responses by status {dict(tally.statuses)}; cut off by a kill {tally.cut}; "
+        f"503 with Retry-After (database down) {tally.retry_after}"
+    )
     print(f"burst: {soak.burst}")
+    if soak.ledger is not None:
+        ledger = soak.ledger
+        print(
+            f"mcp: {len(ledger.cards)} payments approved of {ledger.asked} asked, "
+            f"{ledger.kills} ledger kills mid-call; the cards approved "
+            f"{dict(Counter(found.states_of(ledger.cards)))}, those killed mid-call "
+            f"{dict(Counter(found.states_of(ledger.killed)))}"
+        )
     named = {
         "executed twice": found.twice,
         "lost (a mention never answered)": found.lost,
@@ -260,6 +285,7 @@ def _report(soak: Soak, found: Findings, took: float) -> int:
         "shown done without its write, or a write not shown done": found.shown_wrong,
         "decided, yet live buttons": found.live_buttons,
         "decided, and no audit line": found.no_audit_line,
+        "MCP server killed mid-call, yet not outcome unknown": found.mcp_known,
         "presses never acknowledged": tally.unacknowledged,
         "5xx": tally.server_5xx,
         "cards a person waited for in vain": tally.unseen,

@@ -9,14 +9,18 @@ Each check names the cards (or messages) that fail it:
 - no card shown done whose write is missing, no write whose card does not say done;
 - every decided card shown decided on every copy (no live buttons) with its audit line;
 - every press acknowledged; every mention answered once (a reply, or the words that it failed);
-- no 5xx from a server.
+- no 5xx from a server;
+- (the MCP phase) every card whose MCP server was killed mid-call "outcome unknown", and paid
+  at most once on the ledger under its idempotency key.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -60,9 +64,20 @@ class Findings:
     no_audit_line: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     answered_twice: list[str] = field(default_factory=list)
+    # The MCP phase: cards whose server died mid-call that do not say "outcome unknown".
+    mcp_known: list[str] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)
+
+    def states_of(self, cards: list[str]) -> list[str]:
+        """The states these cards ended in."""
+        return [self.status.get(cid, "missing") for cid in cards]
 
 
-async def check(dsn: str, slack: SoakSlack, tally: Tally) -> Findings:
+async def check(
+    dsn: str, slack: SoakSlack, tally: Tally, *, ledger: tuple[Path, list[str]] | None = None
+) -> Findings:
+    """Every check, on what the soak left; ``ledger``: the MCP phase's ledger file and the
+    cards whose payment it was sent."""
     found = Findings()
     conn = await asyncpg.connect(dsn)
     try:
@@ -83,6 +98,7 @@ async def check(dsn: str, slack: SoakSlack, tally: Tally) -> Findings:
     finally:
         await conn.close()
     found.cards = len(cards)
+    found.status = {c["id"]: c["status"] for c in cards}
     pending_batches = {c["batch_id"] for c in cards if c["batch_id"] and c["status"] == "pending"}
     for card in cards:
         cid, status = card["id"], card["status"]
@@ -96,7 +112,31 @@ async def check(dsn: str, slack: SoakSlack, tally: Tally) -> Findings:
         shown += f"shown {card['shown_at']:%H:%M:%S}" if card["shown_at"] else "never shown"
         _shown(found, slack, f"{cid} ({shown})", status, _json(surface))
     _messages(found, slack, tally)
+    if ledger is not None:
+        _ledger(found, found.status, *ledger)
     return found
+
+
+def _ledger(found: Findings, status: dict[str, str], db: Path, sent: list[str]) -> None:
+    """Each card the ledger died under says "outcome unknown", and paid at most once."""
+    with sqlite3.connect(db) as conn:
+        paid = Counter(
+            str(key)
+            for (key,) in conn.execute(
+                "SELECT idempotency_key FROM payments WHERE idempotency_key IS NOT NULL"
+            )
+        )
+        # The key is the card's id, unique in the ledger; a payment sent again under another
+        # key would show as one reference paid twice.
+        twice = conn.execute(
+            "SELECT reference, COUNT(*) FROM payments GROUP BY reference HAVING COUNT(*) > 1"
+        ).fetchall()
+    found.twice.extend(f"ledger reference {ref}: {n} payments" for ref, n in twice)
+    for cid in sent:
+        if status.get(cid) != "outcome_unknown":
+            found.mcp_known.append(f"{cid}: {status.get(cid)}, its server killed mid-call")
+        if paid[cid] > 1:
+            found.twice.append(f"{cid}: {paid[cid]} ledger payments under its key")
 
 
 def _writes(
@@ -158,10 +198,13 @@ def _shown(
 
 
 def _messages(found: Findings, slack: SoakSlack, tally: Tally) -> None:
+    # A reply is what the bot said in the thread that is not a card: its answers are drawn in
+    # blocks too (rich text), so "no blocks" counted every answered mention as lost.
+    cards = {id(m) for shown in slack.indexed.by_card.values() for m in shown}
     for said in tally.mentions:
         thread = slack.indexed.thread(said.channel, said.ts)
         replies = [
-            m for m in thread if not m.blocks and not m.ephemeral_to and not m.reply_broadcast
+            m for m in thread if id(m) not in cards and not m.ephemeral_to and not m.reply_broadcast
         ]
         if not replies:
             found.lost.append(f"{said.text!r} from {said.user} ({said.ts})")

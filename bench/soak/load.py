@@ -62,6 +62,7 @@ class Tally:
     statuses: Counter[int] = field(default_factory=Counter)
     server_5xx: list[str] = field(default_factory=list)
     cut: int = 0  # requests a killed server held when it died (the proxy's 502)
+    retry_after: int = 0  # 503s with Retry-After: the database down, as /healthz says it
     unacknowledged: list[str] = field(default_factory=list)  # presses never acknowledged
     rounds: Counter[str] = field(default_factory=Counter)
     unseen: list[str] = field(default_factory=list)  # cards a person waited for in vain
@@ -85,11 +86,14 @@ class Load:
             ) as answer:
                 await answer.read()
                 status, cut = answer.status, CUT in answer.headers
+                later = status == 503 and "Retry-After" in answer.headers
         except (aiohttp.ClientError, TimeoutError):
             return 0  # no acknowledgement within Slack's window
         self.tally.statuses[status] += 1
         if cut:
             self.tally.cut += 1
+        elif later:
+            self.tally.retry_after += 1  # the database down, and said so: sent again
         elif status >= 500:
             self.tally.server_5xx.append(f"{status} for {body[:80]}")
         return status

@@ -177,10 +177,12 @@ async def proxy(fleet: Fleet) -> AsyncIterator[str]:
                 async with session.post(
                     f"{server.url}{request.path}", data=body, headers=headers
                 ) as answer:
+                    kept = {k: answer.headers[k] for k in _KEPT if k in answer.headers}
                     return web.Response(
                         status=answer.status,
                         body=await answer.read(),
                         content_type=answer.content_type,
+                        headers=kept,
                     )
             except aiohttp.ClientConnectorError:
                 continue  # not listening (killed, or still starting): the next one
@@ -198,6 +200,8 @@ async def proxy(fleet: Fleet) -> AsyncIterator[str]:
 
 
 _HOP = frozenset({"host", "content-length", "connection", "transfer-encoding"})
+# A server's answer headers the proxy passes back: when to try again.
+_KEPT = frozenset({"Retry-After"})
 
 
 def _pg_ctl(cluster: PostgresCluster, *args: str) -> None:

@@ -74,8 +74,15 @@ async def show(surface: Surface, adapter: Adapter, card: Card) -> None:
 
 async def redraw(surface: Surface, adapter: Adapter, card: Card) -> bool:
     """Shows a decision whose showing this process took (``tools.showing``) on this surface;
-    whether all of it went out. The caller records it shown."""
+    whether all of it went out. The caller records it shown.
+
+    A card of several is shown as a press shows it: its line posted by whoever claims it
+    first. A process killed between that claim and the line left it without one; its copies
+    are still redrawn here (a second line would be worse than none).
+    """
     with surface.registry.working_on(card.card_id):
+        if card.several:
+            return await _show_several(surface, adapter, card, redrawing=True)
         return await _show(surface, adapter, card)
 
 
@@ -87,18 +94,25 @@ async def _show(surface: Surface, adapter: Adapter, card: Card) -> bool:
     """
     copies, updated = await _update_copies(surface, adapter, card)
     told = await _tell(surface, adapter, card, copies, updated=updated)
+    # No copy yet: pressed while its turn was still recording where it was posted. Recorded
+    # shown, it kept live buttons and no audit line for good (2 cards in a soak); unshown,
+    # the sweep redraws it once the copy is known.
+    complete = told and bool(copies)
     log.info(
         "decision_shown",
         card_id=card.card_id,
         status=str(card.lead.status),
         copies=len(copies),
-        complete=told,
+        complete=complete,
     )
-    return told
+    return complete
 
 
-async def _show_several(surface: Surface, adapter: Adapter, card: Card) -> None:
-    """A card of several as it stands now: every copy, then once it has settled the line.
+async def _show_several(
+    surface: Surface, adapter: Adapter, card: Card, *, redrawing: bool = False
+) -> bool:
+    """A card of several as it stands now: every copy, then once it has settled the line;
+    whether it is all shown (``redrawing``: for the sweep, which records it shown).
 
     Two presses that each ran some of its writes both end here (and so may the sweep): only
     the first to claim its settled line posts it, across every process.
@@ -107,15 +121,17 @@ async def _show_several(surface: Surface, adapter: Adapter, card: Card) -> None:
     fresh = await cards.load(registry, card.card_id) or card
     if fresh.shown:
         log.info("decision_shown_elsewhere", card_id=card.card_id)
-        return
-    copies, _ = await _update_copies(surface, adapter, fresh)
+        return True
+    copies, updated = await _update_copies(surface, adapter, fresh)
     settled = bool(copies) and not fresh.open
     claimed = settled and await receipts.claim(registry.db, fresh.once("settled"), registry.now())
-    # Its line does not wait for a copy that failed: no sweep redraws a card of several.
-    if claimed and await _tell(surface, adapter, fresh, copies, updated=True):
+    # Its line does not wait for a copy that failed: the sweep redraws the copies.
+    told = claimed and await _tell(surface, adapter, fresh, copies, updated=True)
+    if told and updated and not redrawing:
         for item in fresh.items:
             await registry.mark_shown(item.card_id)
     log.info("decision_shown", card_id=card.card_id, copies=len(copies), settled=settled)
+    return settled and updated and (told or not claimed)
 
 
 async def _tell(

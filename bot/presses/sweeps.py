@@ -102,18 +102,23 @@ async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
     """
     registry, done = surface.registry, 0
     for card in await registry.unshown(now):
-        if not await registry.take_over_showing(card, now):
-            continue  # another process took it first
-        if await _redrawn(surface, mounted, card):
-            await registry.mark_shown(card.card_id)
+        # An item of a card of several is shown as that card, once it has settled; one item
+        # taken redraws it and records every item shown, so its other items match no more.
+        whole = await cards.of_record(registry, card) if card.batch_id else cards.one(card)
+        if whole.open or not await registry.take_over_showing(card, now):
+            continue  # still waiting on an item, or another process took it first
+        if await _redrawn(surface, mounted, card, whole):
+            for item in whole.items:
+                await registry.mark_shown(item.card_id)
             done += 1
     return done
 
 
-async def _redrawn(surface: Surface, mounted: Mapping[str, Shows], card: CardRecord) -> bool:
+async def _redrawn(
+    surface: Surface, mounted: Mapping[str, Shows], card: CardRecord, whole: Card
+) -> bool:
     """Shows a decision on every platform its card has copies on; whether all of it went out."""
     shown: list[bool] = []
-    whole = cards.one(card)  # an item of a batch is shown as its batch, never redrawn here
 
     async def work(adapter: Adapter) -> None:
         shown.append(await redraw_decision(surface, adapter, whole))

@@ -13,6 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import structlog
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -22,6 +23,7 @@ from bot import identity, presses
 from bot.adapter import Form
 from bot.cards import card as cards
 from bot.cards.card import Card
+from bot.presses.ladder import DATABASE_DOWN
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import (
     APPROVE_ACTION,
@@ -39,6 +41,7 @@ from tools import CardStatus
 
 __all__ = ["decide", "open_reject", "register"]
 
+log = structlog.get_logger("bot.slack.actions")
 
 Listener = Callable[..., Awaitable[None]]
 
@@ -89,7 +92,12 @@ def _on_reject(surface: Surface) -> Listener:
     ) -> None:
         await ack()
         adapter = _adapter(surface, client, pressed_where(body, context))
-        await open_reject(surface, adapter, *pressed_card(action))
+        try:
+            await open_reject(surface, adapter, *pressed_card(action))
+        except DATABASE_DOWN as unreachable:
+            # Its form is opened before the ack goes out; this once answered Slack 500.
+            log.warning("reject_form_database_down", error=type(unreachable).__name__)
+            await adapter.post_privately(adapter.words.database_unreachable())
 
     return on_reject
 

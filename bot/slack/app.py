@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 
 import aiohttp
+import structlog
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_callback_options import AsyncCallbackOptions, AsyncFailureArgs
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
@@ -24,6 +25,7 @@ from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstall
 from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.presses.ladder import DATABASE_DOWN
 from bot.settings import Settings, SlackMode
 from bot.slack import actions, assistant, commands, editing, events, feedback, home
 from bot.slack.install import on_installed
@@ -47,7 +49,9 @@ BOT_SCOPES = (
     "users:read",
     "users:read.email",
 )
+log = structlog.get_logger("bot.slack.app")
 _OAUTH_STATE_SECONDS = 600
+_RETRY_AFTER_S = "5"
 _SLACK_API = "https://slack.com/api/"
 
 
@@ -94,6 +98,7 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
         # and a caller waiting for the work in flight could find none yet.
         process_before_response=True,
     )
+    app.error(_on_error)
     assistant.register(app, surface)
     events.register(app, surface, ignore_uninstall=oauth is None)
     if oauth is not None:
@@ -129,6 +134,21 @@ async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSet
             failure=_default_failure,
         ),
     )
+
+
+async def _on_error(error: Exception, logger: logging.Logger) -> BoltResponse | None:
+    """A listener's failure: 503 with ``Retry-After`` when it is the database being down.
+
+    Bolt answered every failure 500, and the listeners that read the database before they
+    answer (an Edit or Reject press opening its form, an edit submitted, a slash command) did
+    so while PostgreSQL restarted: three 500s in a soak. Like ``/healthz``, an unreachable
+    database is a 503 saying when to try again; anything else is still a 500, logged in full.
+    """
+    if isinstance(error, DATABASE_DOWN):
+        log.warning("slack_request_database_down", error=type(error).__name__)
+        return BoltResponse(status=503, body="", headers={"Retry-After": _RETRY_AFTER_S})
+    logger.exception("listener_failed", exc_info=error)
+    return None
 
 
 async def _default_failure(args: AsyncFailureArgs) -> BoltResponse:

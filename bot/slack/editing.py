@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import structlog
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -21,6 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import identity, turns
 from bot.cards.cardspec import clip
 from bot.placement import Placement, SlackPlacement, first
+from bot.presses.ladder import DATABASE_DOWN
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, rich_text
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
@@ -31,6 +33,7 @@ from tools.errors import CountersignError, InvalidCardError, UnknownToolError
 
 __all__ = ["edit_modal", "register"]
 
+log = structlog.get_logger("bot.slack.editing")
 _FIELD_PREFIX = "edit_"
 
 
@@ -103,7 +106,12 @@ def register(app: AsyncApp, surface: Surface) -> None:
             client, pressed_where(body, context), audit_channel=surface.audit_channel
         )
         token, _ = pressed_card(action)
-        await _open(surface, adapter, token)
+        try:
+            await _open(surface, adapter, token)
+        except DATABASE_DOWN as unreachable:
+            # Its form is opened before the ack goes out; this once answered Slack 500.
+            log.warning("edit_form_database_down", error=type(unreachable).__name__)
+            await adapter.post_privately(adapter.words.database_unreachable())
 
     async def on_edit_submit(
         ack: AsyncAck,

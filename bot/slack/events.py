@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import asdict, replace
 from functools import partial
 from typing import Any
 
@@ -23,7 +24,7 @@ from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
 from bot.surface import Surface
 
-__all__ = ["answerable", "follow_up", "queue", "register", "turn_of"]
+__all__ = ["answerable", "follow_up", "keep", "kept_turn", "queue", "register", "turn_of"]
 
 # Message subtypes that are a person saying something; edits, deletions, joins and the like
 # are acknowledged and ignored.
@@ -58,6 +59,7 @@ def _on_mention(surface: Surface) -> Listener:
         if _from_bot(event):
             return
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts") or event["ts"])
+        turn = await keep(surface, where, turn)
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         typing = turns.Typing(adapter)
         work = turns.answer(surface, adapter, turn, typing=typing)
@@ -78,9 +80,12 @@ def _on_message(surface: Surface) -> Listener:
         if not answerable(event):
             return
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts"))
+        dm = event.get("channel_type") == "im"
+        if dm:
+            turn = await keep(surface, where, turn)
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
         typing = turns.Typing(adapter)
-        if event.get("channel_type") == "im":
+        if dm:
             work, show = turns.answer(surface, adapter, turn, typing=typing), typing.on
         else:
             work = follow_up(surface, adapter, turn, typing=typing)
@@ -116,6 +121,28 @@ def queue(
     # not out within ``typing_after`` of the message arriving (a slow model).
     typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived, show=show)
     surface.tasks.turn(work, name=name, conversation=turn.conversation, queued=show)
+
+
+async def keep(surface: Surface, where: Where, turn: turns.Turn) -> turns.Turn:
+    """Keeps a message to answer in the inbox before its ack; the turn, knowing it was kept.
+
+    Mentions and DMs, each always answered. A reply in a channel thread is answered only when
+    the thread is the bot's, which the ack does not read; it is not kept, and a process dying
+    before answering one leaves it unanswered.
+    """
+    key = turn.receipts[-1]  # the message's own key: the same for every event it arrives as
+    said = asdict(turn)
+    del said["arrived"]  # this process's clock: the turn answered again starts its own
+    message = {"where": asdict(where), "turn": said}
+    await surface.inbox.keep(key, platform="slack", installation=turn.installation, message=message)
+    return replace(turn, kept=key)
+
+
+def kept_turn(message: dict[str, Any]) -> tuple[Where, turns.Turn]:
+    """Where a kept message came from, and its turn, as ``keep`` stored them."""
+    said = dict(message["turn"])
+    said["receipts"], said["marks"] = tuple(said["receipts"]), tuple(said["marks"])
+    return Where(**message["where"]), turns.Turn(**said)
 
 
 def _from_bot(event: dict[str, Any]) -> bool:

@@ -9,6 +9,7 @@ adapter holding the client of the workspace it was posted in.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import aiohttp
 import structlog
@@ -17,14 +18,18 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import turns
 from bot.adapter import Adapter
 from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.presses.decisions import show
+from bot.runtime.inbox import Kept
 from bot.settings import Settings, SlackMode
+from bot.slack import texts
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.app import Bolt, build_bolt
+from bot.slack.events import kept_turn, queue
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import bolt_request, signable
 from bot.slack.install import keep_invite
@@ -129,6 +134,26 @@ class SlackRoutes:
         where = Where(installation, user or "")
         await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
         return True
+
+    async def resume(self, kept: Kept) -> None:
+        """Answers a message a gone process acknowledged and never answered: from the start
+        when no turn had claimed it, else by telling the person it was lost (``bot.runtime.inbox``)."""
+        where, turn = kept_turn(kept.message)
+        client = await self._client_for(kept.installation)
+        if client is None:
+            log.warning("resume_no_installation", team=kept.installation)
+            return
+        adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
+        if kept.started:
+            await adapter.post(texts.message_lost())
+            await self.surface.inbox.answered(kept.key, last=True)
+            log.info("message_lost_told", key=kept.key)
+            return
+        turn = replace(turn, kept=kept.key)
+        typing = turns.Typing(adapter)
+        work = turns.answer(self.surface, adapter, turn, typing=typing)
+        queue(self.surface, turn, typing, work=work, show=typing.on, name=f"resume {where.ts}")
+        log.info("message_resumed", key=kept.key)
 
     async def _events(self, request: web.Request) -> web.Response:
         if not signable(request.headers):

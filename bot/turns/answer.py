@@ -41,6 +41,8 @@ class Turn:
 
     ``receipts`` are the delivery's dedupe keys (all must be new for the turn to run); ``marks``
     are claimed once the sender is known (Slack marks a thread as one the bot answers in).
+    ``kept`` is the message's key in the inbox (``bot.runtime.inbox``) when it was kept there
+    before its ack: the turn that claims the delivery takes it over and marks it answered.
     """
 
     installation: str
@@ -50,6 +52,7 @@ class Turn:
     receipts: tuple[str, ...]
     marks: tuple[str, ...] = ()
     user_team: str | None = None
+    kept: str | None = None
     # When the message arrived (``time.monotonic``), for the turn latency operators watch.
     arrived: float = field(default_factory=time.monotonic, compare=False)
 
@@ -129,9 +132,13 @@ async def answer(
     """
     typing = typing or Typing(adapter)
     typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived)
+    ours = True  # the delivery this turn answers; False once it turns out a duplicate
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         try:
-            await _answer(surface, adapter, turn, typing, steps)
+            ours = await _answer(surface, adapter, turn, typing, steps)
+        except asyncio.CancelledError:
+            ours = False  # cut off (a shutdown's drain ran out): left for another process
+            raise
         except DATABASE_DOWN as unreachable:
             # With the database restarting, a message used to end in a logged traceback and
             # silence: its delivery was acknowledged, so Slack never sent it again, and the
@@ -147,24 +154,28 @@ async def answer(
             # A duplicate or an unlinked sender that waited was shown typing too. The turns of
             # one conversation run in order, so the delivery this one duplicates has finished.
             await typing.off()
+            if ours:
+                await surface.inbox.answered(turn.kept, last=True)
 
 
 async def _answer(
     surface: Surface, adapter: Adapter, turn: Turn, typing: Typing, steps: Steps | None
-) -> None:
+) -> bool:
+    """Answers the turn; False when it was a duplicate delivery (another turn answers it)."""
     caller = await _claimed_caller(surface, adapter, turn)
     if caller is None:
-        return
+        return False
     if isinstance(caller, str):
         await adapter.post(identity.tell_unresolved(adapter, caller))
         log.info("answered_unresolved", why=caller)
-        return
+        return True
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
         async with surface.turn_order.holding(turn.conversation):
             await _run(surface, adapter, turn, caller, typing, steps=steps)
     surface.metrics.turn_seconds.labels(platform=adapter.platform).observe(
         time.monotonic() - turn.arrived
     )
+    return True
 
 
 async def _claimed_caller(
@@ -181,6 +192,7 @@ async def _claimed_caller(
     try:
         async with surface.registry.db.begin(write=True) as conn:
             await receipts.claim_on(conn, turn.receipts, now)
+            await surface.inbox.started_on(conn, turn.kept)
             read = await identify_on(conn, adapter.platform, turn.installation, turn.user)
             caller = identity.known(read, turn.installation, user_team=turn.user_team)
             if caller is not None:
@@ -196,10 +208,14 @@ async def _claimed_caller(
 async def _claimed_apart(
     surface: Surface, adapter: Adapter, turn: Turn
 ) -> Caller | identity.Unresolved | None:
-    taken = await receipts.claim_all(surface.registry.db, turn.receipts, surface.registry.now())
+    db = surface.registry.db
+    taken = await receipts.claim_all(db, turn.receipts, surface.registry.now())
     if taken is not None:
         log.info("delivery_duplicate", key=taken)
         return None
+    if turn.kept is not None:
+        async with db.begin(write=True) as conn:
+            await surface.inbox.started_on(conn, turn.kept)
     return await _resolved(surface, adapter, turn)
 
 
@@ -257,6 +273,9 @@ async def _run(
     rest = unshown(reply.text, shown)
     if rest:
         await adapter.post(adapter.words.reply(rest))
+    if shown or rest:
+        # Answered from here on: a kill while its cards are posted is not a lost message.
+        await surface.inbox.answered(turn.kept)
     log.info("answered", proposals=len(reply.proposals), streamed=len(shown))
     alone = await post_turn_cards(
         surface,

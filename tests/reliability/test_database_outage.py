@@ -35,6 +35,7 @@ from tests.reliability.harness import (
 )
 from tests.support.fake_connector import Call, FakeConnector
 from tests.support.postgres import PostgresCluster
+from tests.support.slack_requests import view_submission
 from tests.support.teams_activities import TENANT, invoke, message
 from tests.teams.adaptive import texts
 from tests.teams.conftest import ARJUN, MEMBERS
@@ -280,3 +281,49 @@ async def test_teams_press_while_the_database_is_down_is_answered_and_retried_la
         assert status == 200
         assert await _status(db, "branch_requests", 3) == "approved"
         assert "Approved and done" in texts(bot.connector.updates()[-1].cards[0])
+
+
+async def test_reject_and_edit_pressed_while_the_database_is_down_are_answered(
+    db: Database, cluster: PostgresCluster, slack: FakeSlack
+) -> None:
+    """Database stopped as Reject or Edit is pressed: each reads the card to open its form
+    before the ack goes out, and each answered Slack 500 (three in a soak). Now both are
+    acknowledged and the presser is told, privately, to press again."""
+    async with in_process_bot(db, slack) as bot:
+        card_ts, _ = await _card(bot)
+        card = slack.message(CHANNEL, card_ts)
+        await asyncio.to_thread(cluster.pause)
+        try:
+            for action in ("card_reject", "card_edit"):
+                payload = press_payload("UARJUN", card, action=action)
+                assert await bot.post(*signed_form(payload)) == 200
+            await bot.settle()
+            assert len(_told_database(bot)) == 2, bot.ephemerals("UARJUN")
+        finally:
+            await asyncio.to_thread(cluster.resume)
+        await wait_until(lambda: _healthy(bot), what="/healthz back to 200")
+
+
+async def test_an_edit_submitted_while_the_database_is_down_is_a_503(
+    db: Database, cluster: PostgresCluster, slack: FakeSlack
+) -> None:
+    """An edit is checked before its form is answered, so with the database stopped it cannot
+    be: like /healthz, the answer is a 503 saying when to try again, not a 500."""
+    async with in_process_bot(db, slack) as bot:
+        card_ts, _ = await _card(bot)
+        payload = press_payload("UARJUN", slack.message(CHANNEL, card_ts), action="card_edit")
+        slack.triggers[payload["trigger_id"]] = "UARJUN"
+        assert await bot.post(*signed_form(payload)) == 200
+        view = slack.workspace.modals["UARJUN"]
+        typed = {"edit_note": {"value": {"type": "plain_text_input", "value": "checked"}}}
+        body, headers = signed_form(view_submission("UARJUN", view, values=typed))
+        await asyncio.to_thread(cluster.pause)
+        try:
+            async with bot.http.post(
+                bot.server.make_url("/slack/events"), data=body, headers=headers
+            ) as answered:
+                assert answered.status == 503
+                assert answered.headers["Retry-After"] == "5"
+        finally:
+            await asyncio.to_thread(cluster.resume)
+        await wait_until(lambda: _healthy(bot), what="/healthz back to 200")

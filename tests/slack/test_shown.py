@@ -189,3 +189,48 @@ async def test_two_processes_sweeping_at_once_post_the_audit_line_once(bot: Bot)
     assert sorted(redrawn) == [0, 1]
     assert buttons(bot.shown(card).blocks) == []
     assert len(_audit_lines(bot)) == 1
+
+
+async def test_the_sweep_redraws_a_card_of_several_a_stopped_process_decided(bot: Bot) -> None:
+    """Arjun's approval of requests 1 and 2 in one card commits in a process that dies before
+    Slack hears of it: the sweep used to pass over the items of a card of several, and 13 such
+    cards kept live buttons through a soak. Now it redraws the card and posts its line, once."""
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    [card] = bot.cards()
+    other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
+    await other.lease.start()
+    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    assert arjun is not None
+    await other.approve_batch(DEFAULT_AGENT, _token(card), arjun)
+    await other.lease.stop()
+    assert buttons(bot.shown(card).blocks) != []
+
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
+
+    assert buttons(bot.shown(card).blocks) == []
+    assert len(_audit_lines(bot)) == 1
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    assert len(_audit_lines(bot)) == 1
+    assert [await request_status(bot, r) for r in (1, 2)] == ["approved", "approved"]
+
+
+async def test_a_card_pressed_before_its_copy_was_recorded_is_redrawn(bot: Bot) -> None:
+    """Approved while its turn was still recording where it was posted: the decision found no
+    copy to update and was recorded shown, leaving live buttons and no audit line (2 cards in
+    a soak). Now it stays unshown, and the sweep redraws it once the copy is recorded."""
+    await bot.mention("UARJUN", "approve request 1")
+    [card] = bot.cards()
+    cid = card_id(card)
+    record = await bot.registry.card(cid)
+    assert record is not None and record.surface
+    await bot.registry.cards.update(cid, surface=None)  # not recorded yet
+    await bot.press("UARJUN", card)
+    assert await request_status(bot, 1) == "approved"
+    unshown = await bot.registry.card(cid)
+    assert unshown is not None and unshown.shown_at is None
+    await bot.registry.cards.attach_surface(cid, record.surface)  # the turn records it now
+
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
+
+    assert buttons(bot.shown(card).blocks) == []
+    assert len(_audit_lines(bot)) == 1

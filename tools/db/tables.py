@@ -14,6 +14,7 @@ from tools.db.base import Base, BigId, UTCDateTime
 __all__ = [
     "AUDIT",
     "BATCHES",
+    "INBOX",
     "LEASES",
     "MCP_TOKENS",
     "PROPOSALS",
@@ -21,6 +22,7 @@ __all__ = [
     "BatchRow",
     "ConnectionRow",
     "ConversationRow",
+    "InboxRow",
     "InviteRow",
     "LeaseRow",
     "McpSourceRow",
@@ -228,6 +230,29 @@ class TeamsChatRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class InboxRow(Base):
+    """A message a surface acknowledged and has still to answer, kept from before the ack.
+
+    A process killed after its ack and before its answer left the message unanswered for good:
+    Slack does not send an acknowledged event again. ``holder`` is the process answering it
+    (the one that took it in, then the one whose turn claimed it), ``started_at`` when a turn
+    claimed it, ``answered_at`` when its answer went out; a row whose holder is gone unanswered
+    is answered by another process (``bot.runtime.inbox``).
+    """
+
+    __tablename__ = "inbox"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    platform: Mapped[str] = mapped_column(String(20))
+    installation: Mapped[str] = mapped_column(String(100))
+    # What the surface needs to answer it again: who, where, what was said.
+    message: Mapped[dict[str, Any]] = mapped_column(JSON)
+    holder: Mapped[str] = mapped_column(String(32))
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+
+
 class ConnectionRow(Base):
     """A chat installation a merchant connected: a Slack workspace or org, an Entra tenant.
 
@@ -341,4 +366,5 @@ PROPOSALS = cast("Table", ProposalRow.__table__)
 AUDIT = cast("Table", AuditRow.__table__)
 BATCHES = cast("Table", BatchRow.__table__)
 LEASES = cast("Table", LeaseRow.__table__)
+INBOX = cast("Table", InboxRow.__table__)
 MCP_TOKENS = cast("Table", McpTokenRow.__table__)

@@ -23,6 +23,7 @@ __all__ = [
     "audit_set",
     "database_unreachable",
     "home_empty",
+    "message_lost",
     "model_failed",
     "not_connected",
     "not_linked",
@@ -145,6 +146,13 @@ def message_database_unreachable() -> str:
     return (
         "I couldn't reach my database just now, so I couldn't read that message, and nothing "
         "was changed. Please send it again in a minute."
+    )
+
+
+def message_lost() -> str:
+    return (
+        "Sorry, I was restarted while I was answering that message, so I couldn't finish it. "
+        "Nothing was approved or changed by it: please send it again."
     )
 
 
