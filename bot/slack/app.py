@@ -115,7 +115,10 @@ async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSet
     """Multi-workspace installs, stored beside everything else in the product's database."""
     assert settings.slack_client_id
     assert settings.slack_client_secret
-    engine = surface.registry.db.engine
+    # The state store reads a state and then deletes it, and the installation store reads
+    # before it saves: on SQLite a write another connection made in between failed an
+    # install's callback with "database is locked" (401), once the inbox wrote beside it.
+    engine = surface.registry.db.writing_engine
     installations = AsyncSQLAlchemyInstallationStore(
         client_id=settings.slack_client_id, engine=engine
     )

@@ -54,6 +54,12 @@ class Database:
         self._writes = async_sessionmaker(self._writer, expire_on_commit=False)
 
     @property
+    def writing_engine(self) -> AsyncEngine:
+        """The engine, its every transaction one that reads and then writes (``write=True``):
+        for a library's own store, which cannot ask for that per transaction."""
+        return self._writer
+
+    @property
     def is_sqlite(self) -> bool:
         return self.url.get_backend_name() == "sqlite"
 
