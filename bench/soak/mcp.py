@@ -116,6 +116,10 @@ class LedgerPhase:
             self.kills += 1
 
     async def stop(self) -> None:
+        """Stops the ledger, and a restart still on its way first (it outlived the phase)."""
+        if self.restarting is not None:
+            with contextlib.suppress(RuntimeError):
+                await self.restarting
         if self.process is not None and self.process.returncode is None:
             self.process.terminate()
             await self.process.wait()

@@ -21,6 +21,7 @@ for good; now the card stays unshown until a press on it or the sweep redraws it
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import structlog
@@ -58,7 +59,11 @@ async def show(surface: Surface, adapter: Adapter, card: Card) -> None:
     a second approval has nothing to record.
     """
     if card.several:
-        await _show_several(surface, adapter, card)
+        with contextlib.ExitStack() as running:
+            # While it is shown here, no sweep of this process takes its items over.
+            for item in card.items:
+                running.enter_context(surface.registry.working_on(item.card_id))
+            await _show_several(surface, adapter, card)
         return
     if card.open:
         await _show(surface, adapter, card)
@@ -124,14 +129,31 @@ async def _show_several(
         return True
     copies, updated = await _update_copies(surface, adapter, fresh)
     settled = bool(copies) and not fresh.open
-    claimed = settled and await receipts.claim(registry.db, fresh.once("settled"), registry.now())
+    claimed = settled and await _claim_line(surface, fresh, redrawing=redrawing)
     # Its line does not wait for a copy that failed: the sweep redraws the copies.
     told = claimed and await _tell(surface, adapter, fresh, copies, updated=True)
+    if told:
+        await receipts.claim(registry.db, fresh.once("told"), registry.now())
     if told and updated and not redrawing:
         for item in fresh.items:
             await registry.mark_shown(item.card_id)
     log.info("decision_shown", card_id=card.card_id, copies=len(copies), settled=settled)
     return settled and updated and (told or not claimed)
+
+
+async def _claim_line(surface: Surface, card: Card, *, redrawing: bool) -> bool:
+    """Whether this process posts the settled card's audit line: the first to claim it, or the
+    sweep once, when whoever claimed it is gone without saying it went out.
+
+    A process killed between the claim and the line left a batch with no line for good (a
+    soak's last two); "told" is claimed once the line is out, so the sweep posts it only then.
+    """
+    registry, now = surface.registry, surface.registry.now()
+    if await receipts.claim(registry.db, card.once("settled"), now):
+        return True
+    if not redrawing or await receipts.taken(registry.db, card.once("told")):
+        return False
+    return await receipts.claim(registry.db, card.once("retold"), now)
 
 
 async def _tell(

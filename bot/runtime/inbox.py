@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -39,8 +40,10 @@ log = structlog.get_logger("bot.runtime.inbox")
 
 # The longest an ack waits for its message to be stored.
 KEEP_WAIT_S = 1.0
-# Answered messages are forgotten after this (the receipts still dedupe their deliveries).
+# Answered messages are forgotten after this (the receipts still dedupe their deliveries),
+# looked for at most this often.
 _FORGET_AFTER = timedelta(days=1)
+_FORGET_EVERY_S = 3600.0
 _LEFT = (
     select(
         INBOX,
@@ -117,6 +120,7 @@ class Inbox:
         # database down): the sweep marks them again (``mark_again``).
         self._marked: set[str] = set()
         self._unmarked: set[str] = set()
+        self._forget_after = 0.0  # time.monotonic() from which old answers are forgotten
 
     async def keep(
         self, key: str, *, platform: str, installation: str, message: dict[str, Any]
@@ -215,10 +219,17 @@ class Inbox:
     async def left(self) -> list[Kept]:
         """The unanswered messages whose holder is gone; forgets the answered of a day ago."""
         now = self._clock()
-        async with self._db.begin(write=True) as conn:
-            await conn.execute(delete(INBOX).where(INBOX.c.answered_at < now - _FORGET_AFTER))
+        forgotten = INBOX.c.answered_at < now - _FORGET_AFTER
         async with self._db.engine.connect() as conn:
             rows = (await conn.execute(_LEFT)).all()
+            old = await conn.scalar(select(INBOX.c.key).where(forgotten).limit(1))
+        if old is not None and time.monotonic() >= self._forget_after:
+            # At most hourly, and only when there is something to forget: a write every sweep
+            # took SQLite's write lock every few seconds, and a library writing in a deferred
+            # transaction (Slack's OAuth state store) met "database is locked".
+            self._forget_after = time.monotonic() + _FORGET_EVERY_S
+            async with self._db.begin(write=True) as conn:
+                await conn.execute(delete(INBOX).where(forgotten))
         return [_kept(row) for row in rows if self._gone(row, now)]
 
     def _gone(self, row: Any, now: datetime) -> bool:

@@ -217,6 +217,25 @@ class WebApi:
 
     # -- methods --------------------------------------------------------------------------------
 
+    async def _conversations_replies(self, params: Json) -> Json:
+        """A thread's messages after ``oldest`` (the app's own, as this workspace holds them)."""
+        channel, thread = str(params.get("channel") or ""), str(params.get("ts") or "")
+        return self._after(params, lambda m: m.channel == channel and thread in (m.ts, m.thread_ts))
+
+    async def _conversations_history(self, params: Json) -> Json:
+        """A channel's top-level messages after ``oldest``."""
+        channel = str(params.get("channel") or "")
+        return self._after(params, lambda m: m.channel == channel and m.thread_ts is None)
+
+    def _after(self, params: Json, wanted: Callable[[Message], bool]) -> Json:
+        oldest = float(params.get("oldest") or 0)
+        found = [
+            {**m.shown(), **({"bot_id": BOT_ID} if m.user == BOT_USER else {})}
+            for m in self.workspace.messages
+            if wanted(m) and not m.ephemeral_to and float(m.ts) > oldest
+        ]
+        return {"ok": True, "messages": found, "has_more": False}
+
     async def _auth_test(self, params: Json) -> Json:
         team = self.workspace.teams[self.team_id]
         return {

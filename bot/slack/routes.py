@@ -16,6 +16,7 @@ import structlog
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import turns
@@ -144,6 +145,11 @@ class SlackRoutes:
             log.warning("resume_no_installation", team=kept.installation)
             return
         adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
+        if kept.started and await _replied(client, where):
+            # Answered, killed before the answer was marked: telling it lost answered it twice.
+            await self.surface.inbox.answered(kept.key, last=True)
+            log.info("message_found_answered", key=kept.key)
+            return
         if kept.started:
             await adapter.post(texts.message_lost())
             await self.surface.inbox.answered(kept.key, last=True)
@@ -201,3 +207,22 @@ class SlackRoutes:
             session=self.session,
             retry_handlers=bolt.client.retry_handlers,
         )
+
+
+async def _replied(client: AsyncWebClient, where: Where) -> bool:
+    """Whether the app said anything after the message, in its thread (or its DM)."""
+    assert where.channel is not None
+    assert where.ts is not None
+    try:
+        if where.thread_ts:
+            page = await client.conversations_replies(
+                channel=where.channel, ts=where.thread_ts, oldest=where.ts, limit=100
+            )
+        else:
+            page = await client.conversations_history(
+                channel=where.channel, oldest=where.ts, limit=100
+            )
+    except SlackApiError:
+        return False  # not known: told it was lost, as before
+    messages = page.get("messages") or []
+    return any(m.get("bot_id") and float(m["ts"]) > float(where.ts) for m in messages)

@@ -12,6 +12,8 @@ from aiohttp.test_utils import TestServer
 from sqlalchemy import event, select, update
 
 from bot.runtime.inbox import answer_left
+from bot.sandbox import Message
+from bot.sandbox.workspace import BOT_USER
 from bot.server import application
 from bot.slack import texts
 from bot.surface import Surface
@@ -190,3 +192,21 @@ async def test_a_server_starting_answers_what_a_killed_one_acked(
         await server.close()
 
     assert len(_replies(bot, thread)) == 1 and await _unanswered(db) == 0
+
+
+async def test_a_message_answered_before_its_mark_is_not_told_lost(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after its answer went out and before it was marked answered: telling the person
+    it was lost answered it twice (3 in a soak). The thread already holds the app's answer,
+    so it is only marked answered."""
+    thread = await _acked_then_killed(bot, db, monkeypatch, "show branches", started=True)
+    bot.slack.workspace.post(
+        Message(CHANNEL, bot.ts(), "Here are the branches", thread_ts=thread, user=BOT_USER)
+    )
+
+    assert await answer_left(bot.surface.inbox, bot.mounted) == 1
+    await bot.settle()
+
+    assert _replies(bot, thread) == ["Here are the branches"]
+    assert await _unanswered(db) == 0

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestServer
 
+from bot.cards import card as cards
 from bot.presses import sweeps
+from bot.runtime import receipts
 from bot.sandbox.payloads import TEAM
 from bot.sandbox.webapi import Message
 from bot.server import application
@@ -233,4 +235,30 @@ async def test_a_card_pressed_before_its_copy_was_recorded_is_redrawn(bot: Bot) 
     assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
 
     assert buttons(bot.shown(card).blocks) == []
+    assert len(_audit_lines(bot)) == 1
+
+
+async def test_a_card_of_several_whose_line_a_killed_process_claimed_gets_its_line(
+    bot: Bot,
+) -> None:
+    """The process that approved requests 1 and 2 claimed the card's audit line and was killed
+    before posting it: the sweep used to redraw the copies and leave the thread without a line
+    for good. It posts the line, once, when nobody said it went out."""
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    [card] = bot.cards()
+    other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
+    await other.lease.start()
+    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    assert arjun is not None
+    decided = await other.approve_batch(DEFAULT_AGENT, _token(card), arjun)
+    whole = await cards.load(bot.registry, decided.batch.batch_id)
+    assert whole is not None
+    assert await receipts.claim(bot.registry.db, whole.once("settled"), bot.clock())
+    await other.lease.stop()
+
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
+
+    assert buttons(bot.shown(card).blocks) == []
+    assert len(_audit_lines(bot)) == 1
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
     assert len(_audit_lines(bot)) == 1
