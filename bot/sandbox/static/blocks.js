@@ -66,10 +66,15 @@ function feedback(item, block, ctx) {
     thumbs.push(node);
     node.addEventListener("click", async () => {
       node.disabled = true;
+      // Given before the press is sent: the bot's private thanks can redraw the message while
+      // the press is on its way, and thumbs redrawn then showed none given.
+      const before = ctx.chosen?.(block, item);
+      ctx.choose?.(block, item, spec.value);
+      for (const thumb of thumbs) thumb.setAttribute("aria-pressed", String(thumb === node));
       try {
-        if (await ctx.press(item, block, spec.value)) {
-          ctx.choose?.(block, item, spec.value);
-          for (const thumb of thumbs) thumb.setAttribute("aria-pressed", String(thumb === node));
+        if (!(await ctx.press(item, block, spec.value))) {
+          ctx.choose?.(block, item, before);
+          for (const thumb of thumbs) thumb.setAttribute("aria-pressed", String(thumb.dataset.value === before));
         }
       } finally {
         node.disabled = false;
