@@ -29,6 +29,9 @@ CHAT = f"a:1{ARJUN.aad}-personal"  # Arjun's 1:1 chat with the bot
 
 async def _ask(bot: TeamsBot, text: str) -> list[Call]:
     """Arjun writes ``text`` in his 1:1 chat; returns what the bot sent there, in order."""
+    # Never shown typing: a turn slower than the threshold (a loaded machine) began its stream
+    # with "Thinking…" instead of its step (tests/teams/test_stream.py pins that).
+    bot.surface.typing_after = 60.0
     bot.connector.chats[ARJUN.aad] = CHAT
     assert await bot.say(ARJUN, text, conversation=CHAT, personal=True) == 202
     return bot.connector.in_conversation(CHAT)
