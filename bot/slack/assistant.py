@@ -110,6 +110,10 @@ def _on_user_message(surface: Surface) -> Listener:
             return
         thread = str(event["thread_ts"])
         where, turn = events.turn_of(body, event, context, thread=thread)
+        # Kept like any DM: bolt's assistant middleware takes every DM message in a thread,
+        # so these never reached the DM listener that keeps them, and a server killed after
+        # the ack left them unanswered. Answered again, such a turn shows no status.
+        turn = await events.keep(surface, where, turn)
         status = StatusLine(client, surface.tasks, channel=str(event["channel"]), thread_ts=thread)
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel, status=status)
         typing = turns.Typing(adapter)

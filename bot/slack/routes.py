@@ -25,6 +25,7 @@ from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import Placement, Platform, SlackPlacement
 from bot.presses.decisions import show
+from bot.runtime import receipts
 from bot.runtime.inbox import Kept
 from bot.settings import Settings, SlackMode
 from bot.slack import texts
@@ -142,15 +143,21 @@ class SlackRoutes:
         where, turn = kept_turn(kept.message)
         client = await self._client_for(kept.installation)
         if client is None:
+            # The workspace is gone (uninstalled): nobody can answer it, now or later.
+            await self.surface.inbox.answered(kept.key, last=True)
             log.warning("resume_no_installation", team=kept.installation)
             return
         adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
-        if kept.started and await _replied(client, where):
+        # A delivery already claimed was another event's turn (a mention in the bot's thread
+        # arrives as message.channels too, unkept): answered again, this one was a duplicate
+        # and its row stayed unanswered, taken anew by every process that started.
+        claimed = kept.started or await receipts.taken(self.surface.registry.db, kept.key)
+        if claimed and await _replied(client, where):
             # Answered, killed before the answer was marked: telling it lost answered it twice.
             await self.surface.inbox.answered(kept.key, last=True)
             log.info("message_found_answered", key=kept.key)
             return
-        if kept.started:
+        if claimed:
             await adapter.post(texts.message_lost())
             await self.surface.inbox.answered(kept.key, last=True)
             log.info("message_lost_told", key=kept.key)

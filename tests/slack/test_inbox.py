@@ -17,7 +17,7 @@ from bot.sandbox.workspace import BOT_USER
 from bot.server import application
 from bot.slack import texts
 from bot.surface import Surface
-from tests.slack.conftest import CHANNEL, Bot, bot_settings, message
+from tests.slack.conftest import CHANNEL, DM, Bot, bot_settings, message
 from tools import ProcessLease
 from tools.db import INBOX, LEASES, Database
 from tools.merchant import build_registry
@@ -210,3 +210,49 @@ async def test_a_message_answered_before_its_mark_is_not_told_lost(
 
     assert _replies(bot, thread) == ["Here are the branches"]
     assert await _unanswered(db) == 0
+
+
+async def test_a_mention_in_the_bots_thread_leaves_no_row_taken_again_and_again(
+    bot: Bot, db: Database
+) -> None:
+    """A mention in a thread the bot is in arrives as message.channels (answered, unkept) and
+    as app_mention (kept, a duplicate): its row stayed unanswered, and every process that
+    started took it and ran the duplicate again. Swept, it is found answered, and said once."""
+    thread = await bot.mention("UARJUN", "branches")
+    # Stamped as the workspace stamps messages, so the app's answer comes after it, as in Slack.
+    ts, text = bot.slack.workspace.next_ts(), "<@UBOT> pending requests"
+    await bot.send(message("UARJUN", text, channel=CHANNEL, ts=ts, thread_ts=thread))
+    await bot.send(
+        message("UARJUN", text, channel=CHANNEL, ts=ts, thread_ts=thread, kind="app_mention")
+    )
+    await bot.settle()
+    said = _replies(bot, thread)
+    assert len(said) == 2
+    gone = ProcessLease(db)
+    await gone.start()
+    await gone.stop()
+    async with db.begin() as conn:
+        await conn.execute(
+            update(INBOX).where(INBOX.c.answered_at.is_(None)).values(holder=gone.holder)
+        )
+
+    await answer_left(bot.surface.inbox, bot.mounted)
+    await bot.settle()
+    assert _replies(bot, thread) == said  # nothing said again, and not told it was lost
+    assert await _unanswered(db) == 0
+    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+
+
+async def test_a_message_in_an_assistant_thread_is_kept(bot: Bot, db: Database) -> None:
+    """Bolt's assistant middleware takes every DM message in a thread, so these never reached
+    the listener that keeps DMs: a server killed after their ack lost them for good."""
+    thread = bot.ts()
+    body = message(
+        "UARJUN", "branches", channel=DM, ts=bot.ts(), thread_ts=thread, channel_type="im"
+    )
+    assert await bot.send(body) == 200
+    await bot.settle()
+    async with db.begin() as conn:
+        [row] = (await conn.execute(select(INBOX))).all()
+    assert row.message["where"]["thread_ts"] == thread
+    assert row.answered_at is not None
