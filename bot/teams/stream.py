@@ -44,6 +44,11 @@ log = structlog.get_logger("bot.teams.stream")
 # Seconds between two sends of one stream: Teams refuses a stream updated much faster.
 INTERVAL = 1.0
 _INFORMATIVE_CHARS = 1000  # Teams' limit for an informative update
+# Seconds one send may take: a Bot Connector call that hung held the stream's end, and so the
+# turn's cards and every later message of the conversation behind it. Past it, the send
+# counts as failed (as Slack's stream does), and the rest of the answer is posted.
+CALL_TIMEOUT = 10.0
+_FAILED = (*FAILURES, TimeoutError)
 
 
 class Sends(Protocol):
@@ -170,8 +175,9 @@ class TeamsStream:
 
     async def _send(self, update: Activity, words: str | None) -> None:
         try:
-            sent: ResourceResponse | None = await self.context.send_activity(update)
-        except FAILURES as failed:
+            async with asyncio.timeout(CALL_TIMEOUT):
+                sent: ResourceResponse | None = await self.context.send_activity(update)
+        except _FAILED as failed:
             self._broken = True
             log.warning("stream_update_failed", error=_error(failed), sequence=self._sequence)
             return
@@ -195,8 +201,9 @@ class TeamsStream:
             entities=[StreamInfo(stream_type="final", stream_id=self.stream_id)],
         )
         try:
-            await self.context.send_activity(final)
-        except FAILURES as failed:
+            async with asyncio.timeout(CALL_TIMEOUT):
+                await self.context.send_activity(final)
+        except _FAILED as failed:
             self._broken = True
             log.warning("stream_final_failed", error=_error(failed), shown=len(self.shown))
             return False

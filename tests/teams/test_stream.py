@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from microsoft_agents.activity import Activity, ResourceResponse
 
+from bot.teams import stream as stream_module
 from bot.teams.stream import TeamsStream
 from bot.teams.texts import THINKING
 
@@ -47,3 +49,25 @@ async def test_thinking_is_shown_when_nothing_else_was() -> None:
     assert await stream.close() == ""
     assert await stream.end("Nothing waits for you.")
     assert [a.text for a in chat.sent] == [THINKING, "Nothing waits for you."]
+
+
+class Hanging(Chat):
+    """A chat whose Bot Connector never answers a send."""
+
+    async def send_activity(self, activity: Activity, /) -> ResourceResponse | None:
+        self.sent.append(activity)
+        await asyncio.Event().wait()
+        return None
+
+
+async def test_a_send_that_never_answers_counts_as_failed_and_holds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hung Bot Connector call held the stream's end, and with it the turn's cards and the
+    conversation's later messages: past the call limit it fails, and the stream reports that
+    nobody saw anything, so the whole answer is posted."""
+    monkeypatch.setattr(stream_module, "CALL_TIMEOUT", 0.05)
+    stream = TeamsStream(Hanging(), interval=0.01)
+    await stream.append("Two requests wait.")
+    async with asyncio.timeout(5):  # a safety net only: without the limit this waited for good
+        assert await stream.close() == ""
