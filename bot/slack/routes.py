@@ -217,10 +217,17 @@ class SlackRoutes:
 
 
 async def _replied(client: AsyncWebClient, where: Where) -> bool:
-    """Whether the app said anything after the message, in its thread (or its DM)."""
+    """Whether this app answered the message: in its thread (or its DM), a message of the
+    app's own that came after it and before the person's next one.
+
+    Any bot's message after it once counted: in a DM the answer to the person's later message,
+    or another app's post in a thread, marked a message cut off mid-turn answered, and its
+    person was never told it was lost.
+    """
     assert where.channel is not None
     assert where.ts is not None
     try:
+        me = await client.auth_test()
         if where.thread_ts:
             page = await client.conversations_replies(
                 channel=where.channel, ts=where.thread_ts, oldest=where.ts, limit=100
@@ -231,5 +238,14 @@ async def _replied(client: AsyncWebClient, where: Where) -> bool:
             )
     except SlackApiError:
         return False  # not known: told it was lost, as before
-    messages = page.get("messages") or []
-    return any(m.get("bot_id") and float(m["ts"]) > float(where.ts) for m in messages)
+    ours = {me.get("bot_id"), me.get("user_id")} - {None}
+    later = sorted(
+        (m for m in page.get("messages") or [] if float(m["ts"]) > float(where.ts)),
+        key=lambda m: float(m["ts"]),
+    )
+    for said in later:
+        if said.get("bot_id") in ours or (not said.get("bot_id") and said.get("user") in ours):
+            return True
+        if said.get("user") == where.user and not said.get("bot_id"):
+            return False  # the person spoke again, unanswered: the app never answered this one
+    return False

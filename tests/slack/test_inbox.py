@@ -256,3 +256,21 @@ async def test_a_message_in_an_assistant_thread_is_kept(bot: Bot, db: Database) 
         [row] = (await conn.execute(select(INBOX))).all()
     assert row.message["where"]["thread_ts"] == thread
     assert row.answered_at is not None
+
+
+async def test_an_answer_to_the_persons_next_message_is_not_this_ones(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cut off mid-turn, then the person wrote again and was answered: any app message after
+    the lost one once counted as its answer, and its person was never told it was lost."""
+    thread = await _acked_then_killed(bot, db, monkeypatch, "show branches", started=True)
+    bot.slack.workspace.post(Message(CHANNEL, bot.ts(), "hello?", thread_ts=thread, user="UARJUN"))
+    bot.slack.workspace.post(
+        Message(CHANNEL, bot.ts(), "Hello, Arjun.", thread_ts=thread, user=BOT_USER)
+    )
+
+    assert await answer_left(bot.surface.inbox, bot.mounted) == 1
+    await bot.settle()
+
+    assert _replies(bot, thread)[-1] == texts.message_lost()
+    assert await _unanswered(db) == 0
