@@ -124,11 +124,17 @@ async def _store(db: Database, chat: Chat, now: datetime) -> None:
         "address": chat.address,
         "name": chat.name,
     }
+    # Read first: a write session takes SQLite's write lock as it begins, and every message of
+    # a 1:1 chat took it only to find its chat kept as it was.
+    async with db.session() as session:
+        row = await session.get(TeamsChatRow, (chat.tenant, chat.aad))
+        if row is not None and _same(row, values):
+            return
     try:
         async with db.session(write=True) as session, session.begin():
             row = await session.get(TeamsChatRow, (chat.tenant, chat.aad))
-            if row is not None and all(getattr(row, k) == v for k, v in values.items()):
-                return  # every message would otherwise write the same row again
+            if row is not None and _same(row, values):
+                return  # another activity of the person's kept it meanwhile
             if row is None:
                 row = TeamsChatRow(tenant=chat.tenant, aad=chat.aad, updated_at=now, **values)
                 session.add(row)
@@ -139,6 +145,10 @@ async def _store(db: Database, chat: Chat, now: datetime) -> None:
     except IntegrityError:
         return  # two of the person's activities at once: the other one kept the chat
     log.info("teams_chat_kept", tenant=chat.tenant, person=chat.aad)
+
+
+def _same(row: TeamsChatRow, values: dict[str, str]) -> bool:
+    return all(getattr(row, key) == value for key, value in values.items())
 
 
 async def forget(db: Database, tenant: str, aad: str) -> None:
