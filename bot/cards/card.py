@@ -109,6 +109,15 @@ class Card:
         return all(c.shown_at is not None for c in self.items)
 
     @property
+    def looks(self) -> tuple[tuple[object, ...], ...]:
+        """What its copies show of it: two states that look alike are drawn alike (where it
+        is shown, and whether its decision was recorded shown, aside)."""
+        return tuple(
+            (c.status, c.approvals, c.issued_to, c.args, c.details, c.expires_at, c.outcome)
+            for c in self.items
+        )
+
+    @property
     def userid(self) -> int:
         """Who asked for it."""
         return self.items[0].userid

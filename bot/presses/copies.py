@@ -22,6 +22,7 @@ from bot.cards import card as cards
 from bot.cards import several, wording
 from bot.cards.card import Card
 from bot.placement import Placement, editable_of, lists_of_stored, placements_of_stored, stored
+from bot.presses.decisions import update_copies
 from bot.surface import Surface
 from tools import Issuee
 
@@ -109,8 +110,8 @@ async def _keep(surface: Surface, adapter: Adapter, card: Card, sent: Sequence[P
         return stored([*placements_of_stored(stored_now), *sent], lists_of_stored(stored_now))
 
     now = await cards.change_surface(surface.registry, card, add)
-    if now is not None and not now.live:
-        # Decided while the copies were on their way: the decider's process updated the
-        # copies it knew of; these it could not.
-        for placement in sent:
-            await adapter.update(now, placement)
+    if now is not None and now.looks != card.looks:
+        # Decided, or approved once of two, while the copies were on their way: the process
+        # that did it updated the copies it knew of; these were drawn as the card was before
+        # (a first approver's copy still offering the Approve he had given).
+        await update_copies(surface, adapter, now)

@@ -49,6 +49,9 @@ log = structlog.get_logger("bot.presses.decisions")
 # Nobody decided these: no line for the channel. A card still pending took an approval and
 # waits for a second one; its copies show it, and the channel hears when it is decided.
 _UNAUDITED = frozenset({CardStatus.EXPIRED, CardStatus.SUPERSEDED, CardStatus.PENDING})
+# How many times an open card changed while drawn is drawn again, at most: each time
+# someone decided something on it meanwhile, and a card has only so many approvals to take.
+_REDRAWS = 4
 
 
 async def show(surface: Surface, adapter: Adapter, card: Card) -> None:
@@ -188,11 +191,36 @@ async def _update_copies(
     """Every copy on the adapter's surface updated; the copies, and whether each is shown.
     Then every private list that showed the card is drawn again (``bot.presses.listed``).
 
+    A card still open is read again once drawn, and drawn again while it changed meanwhile:
+    Slack and Teams keep whichever update reaches them last, so a first of two approvals
+    drawn late (its process descheduled mid-draw) put live buttons back on a card another
+    process had already shown done (a soak's one finding). Whoever drew an old state sees
+    the new one here; whoever changed it after this read draws after this draw.
+    """
+    registry = surface.registry
+    fresh = await cards.load(registry, card.card_id)
+    copies, updated = await _draw(surface, adapter, card, fresh)
+    for _ in range(_REDRAWS):
+        if not card.open:
+            break  # a decision is final: every process draws it alike
+        again = await cards.load(registry, card.card_id)
+        if again is None or again.looks == card.looks:
+            break
+        log.info("card_changed_while_drawn", card_id=card.card_id, status=str(again.lead.status))
+        card = fresh = again
+        copies, updated = await _draw(surface, adapter, card, fresh)
+    return copies, updated
+
+
+async def _draw(
+    surface: Surface, adapter: Adapter, card: Card, fresh: Card | None
+) -> tuple[list[Placement], bool]:
+    """Draws ``card`` on each copy ``fresh`` (the card as read last) has on this surface.
+
     The copies are read afresh: the record a press decided was read before the write, and a
     private copy sent meanwhile (a turn still sending the approvers theirs) would otherwise
     keep live buttons on a decided card.
     """
-    fresh = await cards.load(surface.registry, card.card_id)
     every = (fresh or card).placements
     copies = [p for p in every if p.platform == adapter.platform]
     moved: list[tuple[Placement, Placement]] = []

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from copy import deepcopy
 from dataclasses import replace
 
 from bot.sandbox import Message
-from bot.sandbox.payloads import message
+from bot.sandbox.payloads import block_action, form, message
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status, said, validate
 from tools import CardStatus
 
@@ -139,4 +140,90 @@ async def test_a_card_asked_for_in_ones_own_dm_offers_nothing_after_ones_first_a
     assert PROGRESS in said(shown.blocks)
     assert buttons(shown.blocks) == ["card_withdraw"]
     assert bot.ephemerals("UARJUN") == []
+    assert await request_status(bot, 5) == "pending"
+
+
+async def test_a_first_approval_drawn_late_does_not_bring_back_the_buttons(bot: Bot) -> None:
+    """Arjun's "1 of 2" redraw reaches Slack after Meera's approval has run request 5 and
+    shown it done: Slack keeps the last update, so his late one brought live buttons back onto
+    a done card (the one finding of a chaos soak). His process reads the card again after
+    drawing it, sees it done, and draws it done."""
+    _, card, copies = await big_card(bot)
+    held, release, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    update = bot.slack._chat_update
+    drawn_done: set[object] = set()
+
+    async def late(params: dict[str, object]) -> dict[str, object]:
+        blocks = json.dumps(params.get("blocks"))
+        if PROGRESS in blocks and not release.is_set():
+            held.set()
+            await release.wait()  # Arjun's process, descheduled mid-draw
+        answer = await update(params)
+        if "Approved and done" in blocks:
+            drawn_done.add(params.get("ts"))
+            if len(drawn_done) == 3:  # Meera's press drew every copy done meanwhile
+                done.set()
+        return answer
+
+    bot.slack._chat_update = late  # type: ignore[method-assign]
+    arjun = asyncio.create_task(bot.press("UARJUN", copies["UARJUN"]))
+    await asyncio.wait_for(held.wait(), 10)
+    meera = asyncio.create_task(bot.press("UMEERA", copies["UMEERA"]))
+    await asyncio.wait_for(done.wait(), 10)
+    release.set()
+    await asyncio.gather(arjun, meera)
+    assert await request_status(bot, 5) == "approved"
+    for copy in (card, *copies.values()):
+        shown = bot.shown(copy)
+        assert shown.blocks[0]["text"]["text"] == "Approved and done", said(shown.blocks)
+        assert buttons(shown.blocks) == []
+
+
+async def test_copies_sent_while_the_first_approval_lands_show_it(bot: Bot) -> None:
+    """Arjun approves from the thread's card while the private copies are still on their way:
+    they were drawn before his approval, so his own offered an Approve he had already given
+    and Meera's did not say it waits for her alone. Once stored they are drawn as it stands."""
+    held, release, counted = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    post, update = bot.slack._chat_postMessage, bot.slack._chat_update
+    arjun_dm = bot.dm("UARJUN")
+
+    async def late(params: dict[str, object]) -> dict[str, object]:
+        if params.get("channel") in (arjun_dm, "UARJUN") and not release.is_set():
+            held.set()
+            await release.wait()  # the copies' turn, descheduled mid-send
+        return await post(params)
+
+    async def drawn(params: dict[str, object]) -> dict[str, object]:
+        answer = await update(params)
+        if params.get("channel") == CHANNEL and PROGRESS in json.dumps(params.get("blocks")):
+            counted.set()  # his approval counted and drawn on the thread's card
+        return answer
+
+    bot.slack._chat_update = drawn  # type: ignore[method-assign]
+    bot.slack._chat_postMessage = late  # type: ignore[method-assign]
+    asking = asyncio.create_task(bot.mention("URAVI", "approve request 5"))
+    await asyncio.wait_for(held.wait(), 10)
+    [card] = bot.cards()
+    block = next(b for b in card.blocks if b["type"] == "actions")
+    button = next(e for e in block["elements"] if e["action_id"] == "card_approve")
+    pressed = block_action(
+        "UARJUN",
+        action_id="card_approve",
+        value=button["value"],
+        block_id=block["block_id"],
+        channel=card.channel,
+        message_ts=card.ts,
+        thread_ts=card.thread_ts,
+    )
+    response = await bot.post(form(pressed), "application/x-www-form-urlencoded")
+    assert response.status == 200
+    await asyncio.wait_for(counted.wait(), 10)
+    release.set()
+    await asking
+    await bot.settle()
+    [arjun] = [m for m in bot.slack.messages if m.channel == arjun_dm and m.blocks]
+    [meera] = bot.cards(bot.dm("UMEERA"))
+    assert PROGRESS in said(arjun.blocks) and buttons(arjun.blocks) == []
+    assert PROGRESS in said(meera.blocks)
+    assert buttons(meera.blocks) == ["card_approve", "card_edit", "card_reject"]
     assert await request_status(bot, 5) == "pending"
