@@ -16,9 +16,11 @@ from mcp.types import CallToolResult, Implementation
 from sqlalchemy import select
 
 from tests.mcp.conftest import connect
-from tests.slack.conftest import Bot, buttons, card_id, request_status, said
+from tests.slack.conftest import Bot, buttons, card_id, request_status, said, validate
+from tests.support.mcp_servers import HostileState
 from tools import McpTokens
 from tools.db import AuditRow, Database
+from tools.mcp import IDEMPOTENCY_KEY
 
 pytestmark = pytest.mark.slow
 
@@ -144,6 +146,92 @@ async def test_an_expired_card_says_expired(bot: Bot, db: Database) -> None:
 
         status = await _status(client, answer.structured_content["card_id"])
     assert status["status"] == "expired"
+
+
+async def test_the_asker_withdraws_in_their_dm_and_card_status_says_withdrawn(
+    bot: Bot, db: Database
+) -> None:
+    """Ravi presses Withdraw on the card in his DM: card_status says withdrawn, by him, and his
+    copy and the managers' show "Withdrawn" with no live buttons; request 1 stays pending."""
+    async with _client(bot, await _token(db, 1, RAVI)) as client:
+        answer = await client.call_tool("approve_request", {"request_id": 1})
+        assert answer.structured_content is not None
+        card = answer.structured_content["card_id"]
+        [his] = bot.cards(bot.dm("URAVI"))
+        copies = [*bot.cards(bot.dm("UARJUN")), *bot.cards(bot.dm("UMEERA"))]
+        assert len(copies) == 2
+
+        assert await bot.press("URAVI", his, action="card_withdraw") == 200
+
+        status = await _status(client, card)
+    assert status["status"] == "withdrawn"
+    assert status["decided_by"] == "Ravi Kumar"
+    for shown in (bot.shown(his), *(bot.shown(c) for c in copies)):
+        validate(shown.blocks)
+        assert shown.blocks[0]["text"]["text"] == "Withdrawn"
+        assert buttons(shown.blocks) == []
+        assert "Nothing was changed; request 1 is still pending." in said(shown.blocks)
+    assert await request_status(bot, 1) == "pending"
+
+
+async def test_a_write_whose_server_was_lost_after_sending_says_outcome_unknown(
+    bot: Bot, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """Approved in Slack, the odd server dies after receiving the call: card_status says
+    outcome unknown, never done, and tells the agent to check the odd system before asking
+    again; the call was sent once."""
+    await connect(db, 1, "odd", hostile_stdio)
+    async with _client(bot, await _token(db, 1, ARJUN)) as client:
+        answer = await client.call_tool("odd__crash_mid_call", {"note": "n"})
+        assert answer.structured_content is not None
+        card = answer.structured_content["card_id"]
+        [copy] = bot.cards(bot.dm("UARJUN"))
+
+        assert await bot.press("UARJUN", copy) == 200
+
+        status = await _status(client, card)
+    assert status["status"] == "outcome unknown"
+    assert "result" not in status
+    assert status["decided_by"] == "Arjun Mehta"
+    assert status["reason"].startswith("outcome unknown: the odd server ")
+    assert status["reason"].endswith(
+        "after the call was sent; check the odd system before asking again"
+    )
+    assert buttons(bot.shown(copy).blocks) == []
+    sent = [
+        c for c in hostile_state.calls("crash_mid_call") if c["meta"].get(IDEMPOTENCY_KEY) == card
+    ]
+    assert len(sent) == 1
+
+
+async def test_a_staff_token_lists_and_runs_only_what_the_staff_role_may_read(
+    bot: Bot, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """The owner made odd's lookup_order a manager's read: Ravi's staff token does not list it
+    (Arjun's does, and both list the writes, which anyone may ask), and calling it anyway is
+    refused saying a manager is needed, with nothing sent to the server and no card."""
+    await connect(
+        db,
+        1,
+        "odd",
+        hostile_stdio,
+        trust_annotations=True,
+        rules={"lookup_order": {"role": "manager"}},
+    )
+    before = len(hostile_state.calls("lookup_order"))
+    async with _client(bot, await _token(db, 1, ARJUN)) as manager:
+        managers = {tool.name for tool in (await manager.list_tools()).tools}
+    async with _client(bot, await _token(db, 1, RAVI)) as staff:
+        staffs = {tool.name for tool in (await staff.list_tools()).tools}
+        refused = await staff.call_tool("odd__lookup_order", {"order_id": "A-1"})
+
+    assert {"odd__lookup_order", "odd__transfer", "refund_order"} <= managers
+    assert staffs == managers - {"odd__lookup_order"}
+    assert refused.is_error
+    assert "needs a manager; you are staff. Ask a manager to do it." in _said(refused)
+    assert len(hostile_state.calls("lookup_order")) == before
+    assert list(await bot.registry.cards.rows()) == []
+    assert bot.cards(bot.dm("URAVI")) == []
 
 
 async def test_staff_writes_are_routed_and_an_injected_argument_changes_nobody(
