@@ -122,15 +122,18 @@ class Form:
 
 @dataclass(frozen=True, slots=True)
 class Home:
-    """Where the platform itself says a user belongs: their own workspace (or tenant), and the
-    organisation it is part of (a Slack Enterprise Grid org), if any."""
+    """Where the platform itself says a user belongs: their own workspace (or tenant), the
+    organisation it is part of (a Slack Enterprise Grid org), if any, and the org's other
+    workspaces the user is also a member of."""
 
     team: str
     org: str | None = None
+    teams: tuple[str, ...] = ()
 
     @property
     def ids(self) -> tuple[str, ...]:
-        return (self.team, self.org) if self.org else (self.team,)
+        found = (self.team, self.org, *self.teams) if self.org else (self.team, *self.teams)
+        return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,14 @@ One find-or-link for every surface, in this order:
    connected to the same merchant. This is checked on every entry point, linked or not.
 3. A linked identity reaches its person; otherwise the email the platform *verifies* (Slack:
    ``is_email_confirmed`` true; Teams: the tenant directory) links them, but only to a person
-   of that merchant. Anyone else is told to ask their owner to link them.
+   of that merchant, and only when the platform's own profile (``Adapter.home_of``) puts the
+   user in a workspace of step 2, whatever the request said. Anyone else is told to ask their
+   owner to link them.
 
 The surface supplies only the verified email and where the user belongs: the request's own
-word (a signed event's ``user_team``, a press's ``user.team_id``) or, when the request does
-not say, the platform's (``Adapter.home_of``).
+word (a signed event's ``user_team``, a press's ``user.team_id``) and the platform's. The
+request's word is enough to reach an identity already linked; a link, which lasts, is made
+only on the platform's.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ async def resolve(
         return "not_linked"
     if caller is not None:
         return caller
+    if not await _at_home(directory, adapter, merchant, installation=installation, user=user):
+        return "not_linked"
     return await _link(directory, adapter, installation, user)
 
 
@@ -103,8 +108,37 @@ async def _belongs(
     home = await adapter.home_of(user)
     if home is None or (user_team is not None and user_team not in home.ids):
         return False
-    for team in home.ids:
-        if team != user_team and await _ours(directory, platform, team, installation, merchant):
+    others = tuple(team for team in home.ids if team != user_team)
+    return await _any_ours(directory, platform, others, installation, merchant)
+
+
+async def _at_home(
+    directory: Directory, adapter: Adapter, merchant: int, *, installation: str, user: str
+) -> bool:
+    """Whether the platform's own profile puts the user in a workspace of the merchant, the
+    one check a link waits for.
+
+    An event without ``user_team`` was read as from the installation's own ``team``, and that
+    was enough: a user whose profile said T0EVILCO, with Meera's confirmed email, was linked
+    as her for good, and his next press approved a request as Meera. The request's word still
+    lets a linked person in without asking Slack each time; a new link asks.
+    """
+    home = await adapter.home_of(user)
+    if home is None:
+        log.info("identity_home_unknown", installation=installation, user=user)
+        return False
+    if await _any_ours(directory, adapter.platform, home.ids, installation, merchant):
+        return True
+    # The request said the user is ours and the platform says not: worth someone's attention.
+    log.warning("identity_home_mismatch", installation=installation, user=user, home=list(home.ids))
+    return False
+
+
+async def _any_ours(
+    directory: Directory, platform: str, teams: tuple[str, ...], installation: str, merchant: int
+) -> bool:
+    for team in teams:
+        if await _ours(directory, platform, team, installation, merchant):
             return True
     return False
 

@@ -414,7 +414,7 @@ class WebApi:
                 "enterprise_name": team.name,
                 "is_admin": False,
                 "is_owner": False,
-                "teams": [team.id],
+                "teams": [team.id, *user.org_teams],
             }
         return {"ok": True, "user": shown}
 

@@ -53,6 +53,8 @@ class SlackUser:
     # What users.info says of the email: True (Slack confirmed it), False, or None (the field
     # is absent, as for some Slack Connect users; the bot must read that as unconfirmed).
     email_confirmed: bool | None = True
+    # In an Enterprise Grid, the org's other workspaces the account is also a member of.
+    org_teams: tuple[str, ...] = ()
 
     def shown(self) -> Json:
         return {

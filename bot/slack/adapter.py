@@ -127,10 +127,13 @@ class SlackAdapter:
 
     async def home_of(self, user: str) -> Home | None:
         """The workspace Slack says the user is of (``team_id``) and, in an Enterprise Grid, its
-        org (``enterprise_user.enterprise_id``); a Slack Connect user's are their own."""
+        org and the org's workspaces the user is a member of (``enterprise_user``'s
+        ``enterprise_id`` and ``teams``); a Slack Connect user's are their own."""
         found = await self._user(user)
-        team, org = found.get("team_id"), (found.get("enterprise_user") or {}).get("enterprise_id")
-        return Home(str(team), str(org) if org else None) if team else None
+        grid = found.get("enterprise_user") or {}
+        team, org = found.get("team_id"), grid.get("enterprise_id")
+        teams = tuple(str(t) for t in grid.get("teams") or () if t)
+        return Home(str(team), str(org) if org else None, teams) if team else None
 
     async def member_by_email(self, email: str) -> str | None:
         try:

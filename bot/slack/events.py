@@ -170,7 +170,9 @@ def turn_of(
         conversation=f"{installation}:{channel}:{thread or 'top'}",
         receipts=tuple(keys),
         marks=(receipts.thread_key(installation, channel, thread),) if thread else (),
-        # In a Slack Connect channel the writer's own workspace, which may not be ours.
+        # In a Slack Connect channel the writer's own workspace, which may not be ours. Only
+        # the request's word: it reaches a person already linked, and never links anyone
+        # (bot.identity asks Slack's profile before a link).
         user_team=event.get("user_team") or event.get("team"),
     )
     return where, turn

@@ -32,7 +32,7 @@ from bot.surface import Surface
 from bot.teams import personal, texts
 from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
-from bot.teams.identity import Who, member_by_email, member_email
+from bot.teams.identity import Profile, Who, member_by_email, member_profile
 from bot.teams.outbound import FAILURES, Outbound
 from bot.teams.stream import INTERVAL, TeamsStream
 from tools import Caller, find_times, in_zone
@@ -71,9 +71,11 @@ class TeamsAdapter:
         # conversation, and the words the presser was told (put on the card they see).
         self.shown: tuple[Card, TeamsPlacement] | None = None
         self.notice: str | None = None
-        # Members the tenant's directory found by email (AAD object id → that email), so a
-        # manager who never wrote to the app is linked and reached like one who did.
-        self._found: dict[str, str] = {}
+        # Members the tenant's directory found by email (AAD object id → what it says of them),
+        # so a manager who never wrote to the app is linked and reached like one who did; and
+        # the sender as the directory has them, looked up once per turn.
+        self._found: dict[str, Profile] = {}
+        self._sender: dict[str, Profile | None] = {}
         # This turn's streamed answer (a 1:1 chat only), and the seconds between its updates.
         self._stream: TeamsStream | None = None
         self.stream_interval = stream_interval
@@ -91,20 +93,24 @@ class TeamsAdapter:
         return self.out.conversation_id
 
     async def verified_email(self, user: str) -> str | None:
+        profile = await self._profile(user)
+        return profile.email if profile is not None else None
+
+    async def home_of(self, user: str) -> Home | None:
+        """The tenant the directory says the member is of, never the activity's: an external
+        user in a chat of the merchant's tenant is in that tenant's conversation, not of it."""
+        profile = await self._profile(user)
+        return Home(profile.tenant) if profile is not None and profile.tenant else None
+
+    async def _profile(self, user: str) -> Profile | None:
+        """The directory's word on the sender, or on a member it found by email."""
         if user in self._found:
             return self._found[user]
         if self.sender is None or self.sender.aad != user:
             return None
-        return await member_email(self.context, self.sender)
-
-    async def home_of(self, user: str) -> Home | None:
-        """The sender's tenant, which the Bot Connector's checked token vouches the activity
-        came from, or the tenant whose directory found a member; nobody else's is known."""
-        if user in self._found:
-            return Home(self._tenant())
-        if self.sender is None or self.sender.aad != user:
-            return None
-        return Home(self.sender.tenant)
+        if user not in self._sender:
+            self._sender[user] = await member_profile(self.context, self.sender)
+        return self._sender[user]
 
     async def member_by_email(self, email: str) -> str | None:
         """The member of this tenant the directory gives ``email`` (their AAD object id).
@@ -114,9 +120,10 @@ class TeamsAdapter:
         """
         roster = self.sender.roster if self.sender is not None else self.conversation_id
         found = await member_by_email(self.context, roster, email)
-        if found is not None:
-            self._found[found] = email
-        return found
+        if found is None:
+            return None
+        self._found[found.aad] = found
+        return found.aad
 
     async def _said(self, text: str) -> str:
         """Words as plain text shows them: each time in the merchant's zone, named."""

@@ -2,9 +2,9 @@
 
 A Teams person is keyed by the Microsoft Entra tenant of the conversation (the installation) and
 their ``aadObjectId`` (stable across chats and devices). The ``29:`` id in ``from.id`` is only an
-address: it is what ``refresh.userIds`` needs, never who someone is. The email comes from the
-connector's member lookup, which answers from the tenant's own directory; the core
-(``bot.identity``) decides whether it links anyone.
+address: it is what ``refresh.userIds`` needs, never who someone is. The email, and the tenant
+the member is of, come from the connector's member lookup, which answers from the directory;
+the core (``bot.identity``) decides whether they link anyone.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from typing import Any
 import aiohttp
 import structlog
 from microsoft_agents.activity import Activity
+from microsoft_agents.activity.teams import TeamsChannelAccount
 from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.connector import ConnectorClientBase
 from microsoft_agents.hosting.core.connector.teams import TeamsConnectorClient
 
-__all__ = ["Who", "member_by_email", "member_email", "who"]
+__all__ = ["Profile", "Who", "member_by_email", "member_profile", "who"]
 
 log = structlog.get_logger("bot.teams.identity")
 
@@ -37,6 +38,31 @@ class Who:
     address: str
     name: str
     roster: str
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """What the directory says of a member: their AAD object id, the email it vouches for (None
+    for an anonymous guest or no email) and the Entra tenant they are of (None when unsaid).
+
+    The tenant is the member's own, which an external user's chat with a tenant's people does
+    not share: the activity names only the tenant the conversation is in.
+    """
+
+    aad: str
+    email: str | None
+    tenant: str | None
+
+
+def _profile(member: TeamsChannelAccount, aad: str) -> Profile:
+    # An anonymous meeting guest has no directory entry; their typed email proves nothing.
+    anonymous = (member.user_role or "").lower() == "anonymous"
+    email = None if anonymous or not member.email else str(member.email)
+    return Profile(aad, email, _tenant_of(member))
+
+
+def _tenant_of(member: TeamsChannelAccount) -> str | None:
+    return str(member.tenant_id) if member.tenant_id else None
 
 
 def _tenant(activity: Activity) -> str:
@@ -65,8 +91,8 @@ def who(activity: Activity) -> Who | None:
     )
 
 
-async def member_email(context: TurnContext, sender: Who) -> str | None:
-    """The sender's email from the connector (``GET …/members/{id}``), or None."""
+async def member_profile(context: TurnContext, sender: Who) -> Profile | None:
+    """The sender as the directory has them (``GET …/members/{id}``), or None."""
     connector = context.services.get(ConnectorClientBase)  # type: ignore[type-abstract]
     if not isinstance(connector, TeamsConnectorClient):
         return None
@@ -75,14 +101,11 @@ async def member_email(context: TurnContext, sender: Who) -> str | None:
     except (aiohttp.ClientError, ValueError) as failed:
         log.warning("member_lookup_failed", user=sender.aad, error=type(failed).__name__)
         return None
-    # An anonymous meeting guest has no directory entry; their typed email proves nothing.
-    if (member.user_role or "").lower() == "anonymous" or member.aad_object_id != sender.aad:
-        return None
-    return str(member.email) if member.email else None
+    return _profile(member, sender.aad) if member.aad_object_id == sender.aad else None
 
 
-async def member_by_email(context: TurnContext, roster: str, email: str) -> str | None:
-    """The AAD object id of the member the tenant's directory gives ``email``, or None.
+async def member_by_email(context: TurnContext, roster: str, email: str) -> Profile | None:
+    """The member the tenant's directory gives ``email``, or None.
 
     The connector finds a member by their UPN too (``GET …/members/{upn}``), answering from the
     tenant's own directory, as Slack's ``users.lookupByEmail`` does for a workspace. Only a
@@ -99,4 +122,6 @@ async def member_by_email(context: TurnContext, roster: str, email: str) -> str 
     found = str(member.email or member.user_principal_name or "")
     if (member.user_role or "").lower() == "anonymous" or found.lower() != email.lower():
         return None
-    return str(member.aad_object_id) if member.aad_object_id else None
+    if not member.aad_object_id:
+        return None
+    return Profile(str(member.aad_object_id), email, _tenant_of(member))

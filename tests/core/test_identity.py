@@ -46,3 +46,27 @@ async def test_a_verified_member_is_linked_on_their_first_press(core: Core) -> N
     assert ended.outcome == "refused" and ended.caller is not None
     assert ended.caller.name == "Priya Raman"
     assert core.fake.told("UPRIYA") == ["not_your_card:UARJUN"]
+
+
+async def test_a_press_naming_the_installation_does_not_link_a_member_of_another_workspace(
+    core: Core,
+) -> None:
+    """The press says the presser's own workspace is the installation, but the platform's
+    profile says T0EVILCO: nobody is linked, the press is refused as unlinked, and the card
+    is not touched."""
+    core.fake.members["UEVIL"] = Member("meera@fiesta.example", team="T0EVILCO")
+    copy = await core.ask("URAVI", 1)
+    card_id = next(c.args["card"] for c in core.fake.calls if c.args.get("copy") == copy)
+    press = presses.Press(
+        installation=TEAM,
+        user="UEVIL",
+        token=copy.token,
+        verb="approve",
+        card_id=card_id,
+        user_team=TEAM,
+    )
+    ended = await presses.decide(core.surface, core.fake.adapter("UEVIL"), press)
+    assert (ended.outcome, ended.caller) == ("unlinked", None)
+    assert core.fake.told("UEVIL") == ["not_linked"]
+    assert core.fake.called("update") == []
+    assert await core.surface.directory.resolve("slack", TEAM, "UEVIL") is None

@@ -7,6 +7,7 @@ claiming the owner's email, an unconfirmed email, a workspace nobody connected.
 from __future__ import annotations
 
 from sqlalchemy import delete, func, select
+from structlog.testing import capture_logs
 
 from bot.sandbox.payloads import TEAM, home_opened, message
 from tests.slack.conftest import CHANNEL, Bot, card_id
@@ -164,3 +165,89 @@ async def test_a_copy_is_not_sent_to_a_slack_connect_user_found_by_email(bot: Bo
     assert [c["email"] for c in bot.slack.called("users.lookupByEmail")] == ["meera@fiesta.example"]
     assert bot.cards(bot.dm("UFOREIGN")) == []
     assert await _identities(bot, "UFOREIGN") == 0
+
+
+EVIL_TEAM = "T0EVILCO"
+
+
+def _meeras_impostor(bot: Bot) -> None:
+    """A user whose profile says he is of T0EVILCO, a workspace nobody connected, and carries
+    Meera's email, confirmed by Slack."""
+    bot.slack.add_user("UEVIL", "Meera I", "meera@fiesta.example", team=EVIL_TEAM)
+
+
+async def test_an_event_naming_the_installation_does_not_link_a_user_of_another_workspace(
+    bot: Bot,
+) -> None:
+    """A mention without ``user_team`` whose ``team`` is Fiesta's, from a user Slack's profile
+    puts in T0EVILCO: he is told to get linked, sees no data, is not linked as Meera, and one
+    warning names the installation, the user and the profile's workspace (not the email)."""
+    _meeras_impostor(bot)
+    with capture_logs() as logs:
+        thread = await bot.mention("UEVIL", "pending requests")
+    replies = [m.text for m in bot.slack.messages if m.thread_ts == thread and m.user == "UBOT"]
+    assert replies and all("link you" in text for text in replies), replies
+    assert not any("Restock" in text or "Whitefield" in text for text in replies)
+    assert await _identities(bot, "UEVIL") == 0
+    [refused] = [e for e in logs if e["event"] == "identity_home_mismatch"]
+    assert refused["log_level"] == "warning"
+    assert (refused["installation"], refused["user"], refused["home"]) == (
+        TEAM,
+        "UEVIL",
+        [EVIL_TEAM],
+    )
+    assert "meera@fiesta.example" not in str(logs)
+
+
+async def test_a_user_of_another_workspace_cannot_approve_after_an_event_naming_ours(
+    bot: Bot,
+) -> None:
+    """The impostor writes once (his event naming Fiesta's workspace), then presses Approve on
+    Ravi's card for the managers with a press that also names Fiesta's: refused, request 2
+    stays pending, and he is told to get linked."""
+    _meeras_impostor(bot)
+    _, card = await card_for(bot, "URAVI", "approve request 2")
+    await bot.mention("UEVIL", "pending requests")
+    await bot.press("UEVIL", card)
+    assert await request_status(bot, 2) == "pending"
+    assert any("link you" in text for text in bot.ephemerals("UEVIL"))
+    assert await _identities(bot, "UEVIL") == 0
+
+
+async def test_a_user_of_a_workspace_connected_to_the_same_merchant_is_linked(bot: Bot) -> None:
+    """Slack Connect, legitimately: Meera's second account lives in T0FIESTA2, which Fiesta
+    connected too; her first mention (naming the installation's team) links her and she is
+    answered with data."""
+    await bot.surface.directory.connections.connect(Platform.SLACK, "T0FIESTA2", 1)
+    bot.slack.add_user("UMEERA2", "Meera Iyer", "meera@fiesta.example", team="T0FIESTA2")
+    thread = await bot.mention("UMEERA2", "pending requests")
+    replies = [m.text for m in bot.slack.messages if m.thread_ts == thread and m.user == "UBOT"]
+    assert not any("link you" in text for text in replies), replies
+    assert await _identities(bot, "UMEERA2") == 1
+
+
+async def test_a_user_of_this_workspace_is_linked_on_first_contact(bot: Bot) -> None:
+    """The ordinary case: a new account of Fiesta's own workspace with a confirmed Fiesta email
+    is linked by its first mention and answered."""
+    await _forget(bot, "UMEERA")
+    thread = await bot.mention("UMEERA", "pending requests")
+    replies = [m.text for m in bot.slack.messages if m.thread_ts == thread and m.user == "UBOT"]
+    assert not any("link you" in text for text in replies), replies
+    assert await _identities(bot, "UMEERA") == 1
+
+
+async def test_a_grid_member_of_the_installed_workspace_homed_in_another_is_linked(
+    bot: Bot,
+) -> None:
+    """Enterprise Grid, installed in Fiesta's workspace only: Meera's account is homed in the
+    org's other workspace and is a member of Fiesta's too (``enterprise_user.teams``); her first
+    mention links her."""
+    bot.slack.workspace.add_team(TEAM, "Fiesta Foods", enterprise="E0FIESTA")
+    bot.slack.workspace.add_team("T0FIESTAB", "Fiesta Ops", enterprise="E0FIESTA")
+    await _forget(bot, "UMEERA")
+    bot.slack.workspace.users["UMEERA"].team = "T0FIESTAB"
+    bot.slack.workspace.users["UMEERA"].org_teams = (TEAM,)
+    thread = await bot.mention("UMEERA", "pending requests")
+    replies = [m.text for m in bot.slack.messages if m.thread_ts == thread and m.user == "UBOT"]
+    assert not any("link you" in text for text in replies), replies
+    assert await _identities(bot, "UMEERA") == 1

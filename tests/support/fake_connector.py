@@ -35,9 +35,14 @@ __all__ = ["Call", "FakeConnector", "Member"]
 Json = dict[str, Any]
 
 
+# The Entra tenant of the fake's people (Fiesta Foods'), unless a member says otherwise.
+TENANT = "8d4f2c1e-0000-4000-8000-00000000f1e5"
+
+
 @dataclass(frozen=True)
 class Member:
-    """A person in the fake tenant: their ``29:`` address, AAD object id, name and email."""
+    """A person in the fake tenant: their ``29:`` address, AAD object id, name and email, and
+    the tenant their directory entry is of (another one for an external user in a chat)."""
 
     address: str
     aad: str
@@ -45,6 +50,7 @@ class Member:
     email: str | None = None
     # Whether the app is installed for them (personal scope): Teams opens no chat otherwise.
     installed: bool = True
+    tenant: str = TENANT
 
 
 @dataclass
@@ -250,7 +256,7 @@ class FakeConnector:
                 "email": member.email,
                 "userPrincipalName": member.email,
                 "userRole": "user",
-                "tenantId": "tenant",
+                "tenantId": member.tenant,
             }
         )
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from tests.support.fake_connector import Member
+from tests.support.fake_connector import TENANT, Member
 
 __all__ = ["BOT", "CHANNEL", "TEAM", "TENANT", "invoke", "message", "submit"]
 
-TENANT = "8d4f2c1e-0000-4000-8000-00000000f1e5"
 TEAM = "19:fiesta-team@thread.tacv2"
 CHANNEL = "19:ops@thread.tacv2;messageid=1700000000001"
 BOT = {"id": "28:countersign-bot", "name": "Countersign"}

@@ -193,3 +193,40 @@ async def test_a_member_of_another_tenant_claiming_the_owners_email_sees_nothing
     assert teams.connector.card_posts() == []
     assert teams.connector.lookups() == []
     assert await teams.surface.directory.resolve("teams", other, mallory.aad) is None
+
+
+async def test_an_external_member_whose_directory_tenant_is_not_connected_is_not_linked(
+    teams: TeamsBot,
+) -> None:
+    """In a chat of Fiesta's tenant, a member whose directory entry is of another tenant and
+    carries Priya's email is told to get linked, gets no data and no card, and is not linked:
+    the activity's tenant is where the chat is, not where the member is from."""
+    mallory = teams.connector.add(
+        Member(
+            "29:1mallory",
+            "aad-0666-mallory",
+            "Mallory",
+            "priya@fiesta.example",
+            tenant="0badc0de-0000-4000-8000-0000000000aa",
+        )
+    )
+    await teams.say(mallory, "pending requests")
+    await teams.say(mallory, "close branch Whitefield")
+    said = teams.connector.texts()
+    assert len(said) == 2 and all("don't know who you are" in text for text in said), said
+    assert teams.connector.card_posts() == []
+    assert await teams.surface.directory.resolve("teams", TENANT, mallory.aad) is None
+
+
+async def test_a_member_of_another_tenant_of_the_same_merchant_is_linked(teams: TeamsBot) -> None:
+    """A member whose directory entry is of a second tenant Fiesta connected too is linked by
+    her directory email and answered."""
+    second = "5ec0d0de-0000-4000-8000-00000000f1e5"
+    await teams.surface.directory.connections.connect("teams", second, 1)
+    meera = teams.connector.add(
+        Member("29:2meera", "aad-0033-meera", "Meera Iyer", "meera@fiesta.example", tenant=second)
+    )
+    await teams.say(meera, "branches")
+    assert "Whitefield" in teams.connector.texts()[-1]
+    caller = await teams.surface.directory.resolve("teams", TENANT, meera.aad)
+    assert caller is not None and caller.name == "Meera Iyer"
