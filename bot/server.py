@@ -35,6 +35,7 @@ from bot.placement import Placement, Platform
 from bot.presses import sweeps
 from bot.runtime.inbox import answer_left
 from bot.runtime.lanes import Lane
+from bot.runtime.logging import AccessLog
 from bot.runtime.metrics import (
     METRICS,
     METRICS_DB,
@@ -295,7 +296,7 @@ async def serve(settings: Settings, *, sock: socket.socket | None = None) -> Non
     db = Database(settings.database_url)
     try:
         web_app = application(settings, build_surface(settings, db))
-        runner = web.AppRunner(web_app)
+        runner = web.AppRunner(web_app, access_log_class=AccessLog)
         await runner.setup()
         try:
             site = (
