@@ -145,7 +145,8 @@ def application(
     # Agents elsewhere: their writes' cards reach people through the surfaces mounted here.
     from bot.mcp import McpEndpoint
 
-    McpEndpoint(surface, list(runtime.mounted.values())).mount(web_app)
+    reaches = list(runtime.mounted.values())
+    McpEndpoint(surface, reaches, public_url=settings.countersign_public_url).mount(web_app)
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app
