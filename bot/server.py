@@ -35,6 +35,7 @@ from bot.placement import Placement, Platform
 from bot.presses import sweeps
 from bot.runtime.inbox import answer_left
 from bot.runtime.lanes import Lane
+from bot.runtime.logging import AccessLog
 from bot.runtime.metrics import (
     METRICS,
     METRICS_DB,
@@ -144,7 +145,8 @@ def application(
     # Agents elsewhere: their writes' cards reach people through the surfaces mounted here.
     from bot.mcp import McpEndpoint
 
-    McpEndpoint(surface, list(runtime.mounted.values())).mount(web_app)
+    reaches = list(runtime.mounted.values())
+    McpEndpoint(surface, reaches, public_url=settings.countersign_public_url).mount(web_app)
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app
@@ -295,7 +297,7 @@ async def serve(settings: Settings, *, sock: socket.socket | None = None) -> Non
     db = Database(settings.database_url)
     try:
         web_app = application(settings, build_surface(settings, db))
-        runner = web.AppRunner(web_app)
+        runner = web.AppRunner(web_app, access_log_class=AccessLog)
         await runner.setup()
         try:
             site = (

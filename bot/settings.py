@@ -10,6 +10,7 @@ import secrets
 from enum import StrEnum
 from pathlib import Path
 from typing import Self
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -76,6 +77,9 @@ class Settings(BaseSettings):
     # Worker processes serving the port (``bot.runtime.workers``); one per core uses the machine.
     countersign_workers: int = Field(default=1, ge=1, le=64)
     countersign_host: str = "127.0.0.1"
+    # The address people and agents reach this server at (https://countersign.example.com):
+    # /mcp answers requests naming its host, and browser pages of its origin, besides loopback.
+    countersign_public_url: str | None = None
     port: int = Field(default=3000, ge=1, le=65535)
     openai_api_key: SecretStr | None = None
     anthropic_api_key: SecretStr | None = None
@@ -156,7 +160,22 @@ def _contradictions(s: Settings) -> list[str]:
         ("http://", "https://")
     ):
         problems.append("COUNTERSIGN_MODEL_BASE_URL must be an http(s) URL.")
+    if s.countersign_public_url is not None and not _is_origin_url(s.countersign_public_url):
+        problems.append(
+            "COUNTERSIGN_PUBLIC_URL must be the http(s) address this server is reached at, "
+            "e.g. https://countersign.example.com (no user, query or fragment)."
+        )
     return problems
+
+
+def _is_origin_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises for a port that is no number)
+    except ValueError:
+        return False
+    plain = not (parts.username or parts.password or parts.query or parts.fragment)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and plain
 
 
 def _teams_contradictions(s: Settings) -> list[str]:

@@ -20,7 +20,7 @@ from bot.cli.failures import CliError
 from bot.cli.mcp_tokens import create_token, list_tokens, revoke_token
 from bot.cli.policy import set_policy, show_policy, time_zone
 from bot.cli.sandbox import run, sandbox
-from bot.runtime.logging import LogLevelError, configure_logging
+from bot.runtime.logging import LogLevelError, configure_logging, secrets_of
 from bot.settings import Settings, SettingsError, load_settings
 from tools.errors import CountersignError
 
@@ -78,7 +78,7 @@ def execute(args: argparse.Namespace) -> int:
     command = _COMMANDS[(args.command, action)]
     try:
         settings = load_settings()
-        configure_logging(settings.log_level)
+        configure_logging(settings.log_level, secrets=secrets_of(settings))
         output = asyncio.run(command(settings, args))
     except (SettingsError, LogLevelError, CliError, CountersignError) as failed:
         if isinstance(failed, CliError) and failed.output:

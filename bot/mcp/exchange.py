@@ -39,9 +39,10 @@ async def exchange(
         "raw_path": request.raw_path.split("?", 1)[0].encode(),
         "query_string": request.query_string.encode(),
         "root_path": "",
-        "headers": [
-            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.items()
-        ],
+        # The bytes as they came: aiohttp's text of a header is UTF-8 (a byte that is none
+        # kept as a surrogate), which latin-1 cannot always encode again, and a valid call
+        # with "X-Note: café €" once became a 500 here, before the SDK saw it.
+        "headers": [(name.lower(), value) for name, value in request.raw_headers],
         "client": (request.remote or "", 0),
         "server": (host, port),
         "state": state,

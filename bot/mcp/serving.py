@@ -8,7 +8,8 @@ runs on Approve, once, exactly as a card from the chat. The agent learns the out
 ``card_status``. The agent never executes: ``Registry.call`` has no path to a write.
 
 Stateless streamable HTTP (the MCP spec of 2026-07-28, and older clients' stateless requests):
-any process behind a balancer answers any request, with no session to find.
+any process behind a balancer answers any request, with no session to find. Each is a POST
+naming this server's own Host and, from a browser, Origin (``bot.mcp.guard``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from mcp.types import Tool as McpTool
 from bot.cards.wording import MCP_AGENT_PREFIX
 from bot.mcp.delivery import Delivered, Reach, deliver
 from bot.mcp.exchange import exchange
+from bot.mcp.guard import Guard
 from bot.surface import Surface
 from tools import Agent, Bearer, Caller, McpTokens, Proposal, Result, Scope, Tool, json_schema
 from tools.errors import CountersignError, InvalidArgumentsError
@@ -74,9 +76,12 @@ class _Call:
 class McpEndpoint:
     """The ``/mcp`` route: a token check, then the MCP SDK's stateless streamable HTTP."""
 
-    def __init__(self, surface: Surface, reaches: Sequence[Reach]) -> None:
+    def __init__(
+        self, surface: Surface, reaches: Sequence[Reach], *, public_url: str | None = None
+    ) -> None:
         self.surface = surface
         self.reaches = list(reaches)
+        self.guard = Guard(public_url)
         self.tokens = McpTokens(surface.registry.db, clock=surface.registry.clock)
         # The chat's allow-list, with the tools only an outside agent needs (card_status).
         surface.registry.register_agent_family(MCP_AGENT_PREFIX, Agent("mcp", surface.agent.tools))
@@ -122,7 +127,11 @@ class McpEndpoint:
             await holding
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        """Answers 401 to anything but a live token of a known person, else serves MCP."""
+        """Answers 405, 421 or 403 as ``bot.mcp.guard`` refuses, 401 to anything but a live
+        token of a known person, else serves MCP."""
+        refused = await self.guard.refusal(request)
+        if refused is not None:
+            return refused
         presented = request.headers.get("Authorization", "")
         scheme, _, token = presented.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():

@@ -94,3 +94,30 @@ def test_each_line_reaches_the_stream_in_one_write() -> None:
     assert len(raw.calls) == 3, raw.calls
     assert all(call.endswith(b"\n") and call.count(b"\n") == 1 for call in raw.calls), raw.calls
     assert [json.loads(call)["proposals"] for call in raw.calls] == [0, 1, 2]
+
+
+@pytest.mark.usefixtures("restored")
+@pytest.mark.parametrize("stream", [io.StringIO, Terminal], ids=["json", "terminal"])
+def test_no_line_or_traceback_holds_a_credential(stream: type[io.StringIO]) -> None:
+    """A token in an event, a cookie under its header's name, a configured secret in a
+    library's message and a bearer token in an exception's traceback are all written as
+    [redacted], in JSON lines and on a terminal alike; the rest of each line stays."""
+    out = stream()
+    # The root logger as a process starts, without pytest's own capturing handlers on it.
+    logging.getLogger().handlers.clear()
+    configure_logging("INFO", stream=out, secrets=["signing-secret-0123456789"])
+    token = "cs_mcp_" + "T0kenT0kenT0kenT0kenT0kenT0kenT0kenT0kenT0k"
+    log = structlog.get_logger("test")
+    log.info("mcp_call", note=f"sent {token}", headers={"Cookie": "session=ck_4f9a2b7c"})
+    logging.getLogger("somelib").warning("configured with signing-secret-0123456789 today")
+    try:
+        raise ValueError(f"Authorization: Bearer {token}")
+    except ValueError:
+        log.exception("mcp_failed")
+        logging.getLogger("somelib").exception("failed")
+    text = out.getvalue()
+    for credential in ("T0kenT0ken", "ck_4f9a2b7c", "signing-secret-0123456789"):
+        assert credential not in text, text
+    assert text.count("[redacted]") >= 5, text
+    assert "mcp_failed" in text and "ValueError: Authorization: [redacted]" in text
+    assert "configured with [redacted] today" in text
