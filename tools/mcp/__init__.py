@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
 from tools.mcp.connection import Connections
-from tools.mcp.provider import Listed, McpTools
-from tools.mcp.store import Sources
+from tools.mcp.provider import Listed, McpTools, Reviewed
+from tools.mcp.store import Source, Sources
 
 __all__ = [
     "IDEMPOTENCY_KEY",
@@ -19,6 +19,8 @@ __all__ = [
     "Listed",
     "McpTools",
     "Preview",
+    "Reviewed",
+    "Source",
     "SourceConfig",
     "Sources",
     "ToolRule",
