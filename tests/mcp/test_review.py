@@ -10,7 +10,7 @@ from tests.mcp.conftest import connect
 from tests.support.mcp_servers import HostileState
 from tools import Registry
 from tools.db import Database
-from tools.mcp import Sources
+from tools.mcp import Connections, McpTools, NewTools, Sources
 from tools.tool import Scope
 
 pytestmark = pytest.mark.slow
@@ -83,3 +83,33 @@ async def test_a_read_marked_a_write_later_is_a_write_at_once(
         hostile_state.claim_read_only(False)
 
     assert (await _offered(registry, 1))["odd__set_flag"] is Scope.WRITE
+
+
+async def test_the_owner_is_told_of_unreviewed_tools_once(
+    registry: Registry, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """Tools that appeared are handed out once, with what the server marks each as, and a
+    second process asking finds them already told."""
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+    await _offered(registry, 1)
+    one, other = McpTools(db, Connections(list_ttl=0)), McpTools(db, Connections(list_ttl=0))
+    hostile_state.show_appearing(True)
+    try:
+        for _ in range(10):  # until the new process has listed the server (it may start slowly)
+            news = await one.untold(1)
+            if news:
+                break
+        assert await one.untold(1) == []
+        assert "odd__appearing_lookup" in {t.shown_as for t in await other.listed(1)}
+        assert await other.untold(1) == []
+    finally:
+        hostile_state.show_appearing(False)
+        await one.aclose()
+        await other.aclose()
+
+    assert news == [
+        NewTools("odd", {"appearing_lookup": Scope.READ, "appearing_tool": Scope.WRITE})
+    ]
+    said = news[0].message("Fiesta Foods")
+    assert "appearing_lookup (the server marks it read-only)" in said
+    assert 'countersign mcp review "Fiesta Foods" odd' in said

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
 from tools.mcp.connection import Connections
+from tools.mcp.news import NewTools
 from tools.mcp.provider import Listed, McpTools, Reviewed
 from tools.mcp.store import Source, Sources
 
@@ -18,6 +19,7 @@ __all__ = [
     "Connections",
     "Listed",
     "McpTools",
+    "NewTools",
     "Preview",
     "Reviewed",
     "Source",

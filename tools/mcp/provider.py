@@ -20,6 +20,7 @@ from tools.errors import NotFoundError
 from tools.mcp.building import Classified, annotated, classify, read_or_write, write_form
 from tools.mcp.config import SOURCE_NAME, SourceConfig, ToolRule, model_name
 from tools.mcp.connection import Connection, Connections, ServerError
+from tools.mcp.news import NewTools, unreviewed
 from tools.mcp.store import Source, Sources
 from tools.tool import Scope, Tool
 
@@ -190,6 +191,25 @@ class McpTools:
             return await connection.tools(fresh=True)
         except ServerError as failed:
             raise NotFoundError(f"{str(failed)[:1].upper()}{str(failed)[1:]}.") from failed
+
+    async def untold(self, tenantid: int) -> list[NewTools]:
+        """The merchant's tools its owner has not reviewed and was not told of, recorded as told:
+        whoever gets them tells the owner, once, however many processes ask.
+
+        Lists a source only as a turn would (what it listed last, or a listing due, within
+        ``TURN_BUDGET``); a source not listed yet since it was stored has nothing new.
+        """
+        found: list[NewTools] = []
+        for source in await self._configs(tenantid):
+            tools = await self._listing(tenantid, source.config)
+            if tools is None or source.accepted is None:
+                continue
+            config, accepted = source.config, source.accepted
+            news = {t.name: annotated(t) for t in tools if unreviewed(config, t, accepted)}
+            fresh = await self.sources.tell(tenantid, config.name, news) if news else {}
+            if fresh:
+                found.append(NewTools(config.name, fresh))
+        return found
 
     def forget(self, tenantid: int) -> None:
         """Reads the merchant's sources again on next use (after ``mcp add`` or ``remove``)."""
