@@ -1,14 +1,15 @@
-"""``countersign mcp``: a merchant's own MCP servers, added, listed, imported and removed.
+"""``countersign mcp``: a merchant's own MCP servers, added, listed, reviewed, imported and
+removed.
 
 What is stored is where a server is and what its owner said about its tools; a header or
 variable written ``$VAR`` stays ``$VAR`` and is read only when connecting. Nothing here runs a
-tool: listing a server's tools is the only request these commands send it.
+tool: listing a server's tools is the only request these commands send it, and ``import``
+sends none (it starts no command a file names before the owner has seen it).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,13 @@ from pydantic import ValidationError
 from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
 from bot.cli.mcp_import import Imported, read_servers
+from bot.cli.mcp_listing import Listing, lines, listings
 from bot.cli.mcp_options import pairs, rules, secret_warnings, written_as_variables
+from bot.cli.mcp_review import review_source
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp import Listed, McpTools, SourceConfig, Sources, ToolRule
+from tools.mcp import SourceConfig, Sources, ToolRule
 
 __all__ = [
     "COMMANDS",
@@ -31,12 +33,9 @@ __all__ = [
     "list_sources",
     "list_tools",
     "remove_source",
+    "review_source",
 ]
 
-# A source's listing: its tools, or the sentence saying why it could not be listed.
-Listing = tuple[SourceConfig, list[Listed] | str]
-
-_NOT_OFFERED = "not offered: name too long or not [A-Za-z0-9_-]"
 _WHERE_HELP = (
     "Say where the server is: --url https://HOST/mcp for streamable HTTP, or, last, "
     '-- COMMAND [ARGS…] for stdio (e.g. countersign mcp add "Fiesta Foods" ledger -- '
@@ -53,8 +52,9 @@ async def add_source(settings: Settings, args: argparse.Namespace) -> str:
     ]
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
-        new = await Sources(db).put(tenant.id, config)
-        listing = await _listings(db, tenant.id, [config])
+        sources = Sources(db)
+        new = await sources.put(tenant.id, config)
+        listing = await listings(db, tenant.id, [await sources.source(tenant.id, config.name)])
     where = f"{config.transport}: {config.where}"
     if new:
         head = f"Added the {config.name} server ({where}) to {tenant.name}."
@@ -64,7 +64,7 @@ async def add_source(settings: Settings, args: argparse.Namespace) -> str:
             "its earlier settings and rules are gone."
         )
     return "\n".join(
-        [head, *warnings, *_after_listing(listing[0], tenant.name), "", *_lines(listing)]
+        [head, *warnings, *_after_listing(listing[0], tenant.name), "", *lines(listing)]
     )
 
 
@@ -72,15 +72,14 @@ async def list_tools(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign mcp tools <merchant>``: each tool, read or write, and why."""
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
-        configs = await Sources(db).all(tenant.id)
-        listings = await _listings(db, tenant.id, configs)
-    if not listings:
+        found = await listings(db, tenant.id, await Sources(db).sources(tenant.id))
+    if not found:
         return _none_yet(tenant.name)
-    table = "\n".join(_lines(listings))
-    failed = [config.name for config, found in listings if isinstance(found, str)]
+    table = "\n".join(lines(found))
+    failed = [config.name for config, listed in found if isinstance(listed, str)]
     if failed:
         raise CliError(
-            f"{len(failed)} of {len(listings)} MCP servers of {tenant.name} could not be listed "
+            f"{len(failed)} of {len(found)} MCP servers of {tenant.name} could not be listed "
             f"({', '.join(failed)}); the lines above say why. Their tools are left out of "
             "turns until they answer.",
             output=table,
@@ -119,31 +118,36 @@ async def remove_source(settings: Settings, args: argparse.Namespace) -> str:
 
 async def import_sources(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign mcp import <merchant> FILE``: the servers of a Claude Desktop, Cursor or
-    VS Code file."""
+    VS Code file, stored and never started here.
+
+    Importing used to list each server's tools at once, and so ran every command the file
+    names before the owner had seen what it was. ``mcp tools`` connects them, after ``mcp
+    list``; the tools each lists then are the ones the owner connected.
+    """
     servers = read_servers(Path(args.file))
     made = [(server, _imported(server)) for server in servers]
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
-        lines = [line for server, _ in made for line in _notes(server)]
-        configs: list[SourceConfig] = []
+        said = [line for server, _ in made for line in _notes(server)]
+        stored = 0
         for server, config in made:
             if isinstance(config, str):
-                lines.append(f"Warning: skipped {server.given!r}: {config}")
+                said.append(f"Warning: skipped {server.given!r}: {config}")
                 continue
             new = await Sources(db).put(tenant.id, config)
-            lines.append(_imported_line(server, config, tenant.name, new=new))
-            lines.extend(secret_warnings("header", config.name, config.headers))
-            lines.extend(secret_warnings("env", config.name, config.env))
-            configs.append(config)
-        listings = await _listings(db, tenant.id, configs)
-    if not configs:
-        raise CliError(f"Nothing was imported from {args.file}: " + "; ".join(lines))
-    return "\n".join([*lines, "", *_lines(listings)])
+            said.append(_imported_line(server, config, tenant.name, new=new))
+            said.extend(secret_warnings("header", config.name, config.headers))
+            said.extend(secret_warnings("env", config.name, config.env))
+            stored += 1
+    if not stored:
+        raise CliError(f"Nothing was imported from {args.file}: " + "; ".join(said))
+    return "\n".join([*said, "", _not_started(tenant.name)])
 
 
 COMMANDS = {
     "add": add_source,
     "tools": list_tools,
+    "review": review_source,
     "list": list_sources,
     "remove": remove_source,
     "import": import_sources,
@@ -191,41 +195,6 @@ def _problem(error: Any) -> str:
     if where in (["name"], []):
         return f"{text[:1].upper()}{text[1:]}."
     return f"{'.'.join(where)}: {text}."
-
-
-async def _listings(db: Database, tenantid: int, configs: Sequence[SourceConfig]) -> list[Listing]:
-    """Each source's tools as they are classified now, or why it could not be listed."""
-    mcp = McpTools(db)
-    found: list[Listing] = []
-    try:
-        for config in configs:
-            try:
-                found.append((config, await mcp.listed_source(tenantid, config)))
-            except NotFoundError as failed:
-                found.append((config, str(failed)))
-    finally:
-        await mcp.aclose()
-    return found
-
-
-def _lines(listings: Iterable[Listing]) -> list[str]:
-    """One line per tool: the name the model sees, then ``classified.why``."""
-    rows: list[tuple[str, str]] = []
-    for config, found in listings:
-        if isinstance(found, str):
-            rows.append((config.name, f"not listed: {found}"))
-        elif not found:
-            rows.append((config.name, "lists no tools"))
-        else:
-            rows.extend(_row(listed) for listed in found)
-    width = max((len(name) for name, _ in rows), default=0)
-    return [f"{name.ljust(width)}  {why}" for name, why in rows]
-
-
-def _row(listed: Listed) -> tuple[str, str]:
-    if listed.shown_as is None:
-        return f"{listed.source}__{listed.name}", _NOT_OFFERED
-    return listed.shown_as, listed.classified.why
 
 
 def _after_listing(listing: Listing, merchant: str) -> list[str]:
@@ -319,6 +288,14 @@ def _imported(server: Imported) -> SourceConfig | str:
 
 def _notes(server: Imported) -> list[str]:
     return [f"Note: {note}." for note in server.notes]
+
+
+def _not_started(merchant: str) -> str:
+    return (
+        "Nothing was started or connected. Check each server's command or URL with "
+        f'countersign mcp list "{merchant}"; countersign mcp tools "{merchant}" then connects '
+        "them and lists their tools."
+    )
 
 
 def _imported_line(server: Imported, config: SourceConfig, merchant: str, *, new: bool) -> str:

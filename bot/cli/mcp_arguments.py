@@ -1,4 +1,5 @@
-"""Describes the options of ``countersign mcp add``: where a server is and its tools' rules.
+"""Describes the options of ``countersign mcp add`` and ``review``: where a server is and its
+tools' rules.
 
 Only describes; ``bot.cli.mcp_options`` reads what was given and ``bot.cli.mcp`` stores it.
 """
@@ -10,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CommandAfterDashes", "source_arguments", "tool_rules"]
+__all__ = ["CommandAfterDashes", "review_arguments", "source_arguments", "tool_rules"]
 
 
 class CommandAfterDashes(argparse.ArgumentParser):
@@ -105,4 +106,20 @@ def tool_rules(add: argparse.ArgumentParser) -> None:
         action="append",
         metavar="TOOL=dry-run:ARG|tool:COMPANION",
         help="how the card shows what it would do: ARG set to true, or a companion read tool",
+    )
+
+
+def review_arguments(review: argparse.ArgumentParser) -> None:
+    review.add_argument("merchant", help="the merchant's name (or its id)")
+    review.add_argument("name", help="the server's name, as mcp list shows it")
+    named = review.add_argument_group(
+        "per tool (each may be given several times; without any, every new tool is accepted "
+        "as the server marks it)"
+    )
+    named.add_argument("--read", action="append", metavar="TOOL", help="TOOL is a read; accept it")
+    named.add_argument(
+        "--write",
+        action="append",
+        metavar="TOOL",
+        help="TOOL is a write, whatever it says; accept it",
     )

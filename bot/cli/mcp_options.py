@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.cli.failures import CliError
 
-__all__ = ["ROLES", "pairs", "rules", "secret_warnings", "written_as_variables"]
+__all__ = ["ROLES", "pairs", "rules", "scopes", "secret_warnings", "written_as_variables"]
 
 ROLES = ("staff", "manager", "owner")
 _UNITS = ("major", "minor")
@@ -41,16 +41,13 @@ def pairs(option: str, given: Iterable[str] | None, example: str) -> dict[str, s
 def rules(source: str, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Each tool's rule from ``--read``, ``--write``, ``--role``, ``--amount``, ``--target``,
     ``--editable`` and ``--preview``, as the fields of the engine's ``ToolRule``."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, Any]] = {
+        tool: {"scope": scope} for tool, scope in scopes(source, args).items()
+    }
 
     def rule(tool: str) -> dict[str, Any]:
         return found.setdefault(_tool(source, tool), {})
 
-    for scope in ("read", "write"):
-        for tool in getattr(args, scope) or ():
-            said = rule(tool).setdefault("scope", scope)
-            if said != scope:
-                raise CliError(f"{tool} is given as both --read and --write; keep one of them.")
     for tool, role in _tool_values("--role", args.role, "pay_supplier=manager"):
         if role not in ROLES:
             raise CliError(f"--role {tool}={role}: the role is one of {', '.join(ROLES)}.")
@@ -65,6 +62,17 @@ def rules(source: str, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             rule(tool)[field] = _names(option, tool, text)
     for tool, text in _tool_values("--preview", args.preview, "edit_file=dry-run:dryRun"):
         rule(tool)["preview"] = _preview(tool, text)
+    return found
+
+
+def scopes(source: str, args: argparse.Namespace) -> dict[str, str]:
+    """Each tool named by ``--read`` or ``--write``, by the server's own name, and which."""
+    found: dict[str, str] = {}
+    for scope in ("read", "write"):
+        for tool in getattr(args, scope) or ():
+            said = found.setdefault(_tool(source, tool), scope)
+            if said != scope:
+                raise CliError(f"{tool} is given as both --read and --write; keep one of them.")
     return found
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from bot.cli.mcp_arguments import CommandAfterDashes, source_arguments, tool_rules
+from bot.cli.mcp_arguments import (
+    CommandAfterDashes,
+    review_arguments,
+    source_arguments,
+    tool_rules,
+)
 
 __all__ = ["CONNECTABLE", "PLATFORMS", "build_parser"]
 
@@ -425,6 +430,15 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "not be listed (its line says why; the others are still listed).",
     )
     show.add_argument("merchant", help=_MERCHANT_HELP)
+    review = actions.add_parser(
+        "review",
+        help="accept the tools a server listed since it was connected or last reviewed",
+        description="A tool a server lists beyond those it listed when connected (or last "
+        "reviewed), or a write it now marks readOnlyHint, is a write until you review it. "
+        "Without --read or --write, every such tool is accepted as the server marks it; with "
+        "them, only the tools named, as you say.",
+    )
+    review_arguments(review)
     listing = actions.add_parser(
         "list",
         help="each server: where it is, trust and rules (never a header's value)",
@@ -442,7 +456,8 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="add the servers of a Claude Desktop, Cursor or VS Code JSON file",
         description='Reads "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) and '
         "adds each server, untrusted and without rules (add it again with mcp add to set "
-        "them). Names are made lower-case with - for _.",
+        "them). Names are made lower-case with - for _. Nothing is started or connected: "
+        "check them with mcp list; mcp tools then connects them.",
     )
     imported.add_argument("merchant", help=_MERCHANT_HELP)
     imported.add_argument("file", help="the JSON file, e.g. claude_desktop_config.json")

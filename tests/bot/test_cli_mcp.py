@@ -244,7 +244,7 @@ def test_remove_forgets_the_server_and_an_unknown_name_lists_the_others(
 
 def test_import_a_claude_desktop_file(tmp_path: Path, demo_url: str, server: list[str]) -> None:
     """Each server of `mcpServers` is stored under a valid name (and the output says so), a
-    secret-looking literal is warned about, `${env:X}` becomes `$X`, then the tools table."""
+    secret-looking literal is warned about, `${env:X}` becomes `$X`; `mcp tools` lists them."""
     down = f"http://127.0.0.1:{_closed_port()}/mcp"
     config = {
         "mcpServers": {
@@ -266,11 +266,12 @@ def test_import_a_claude_desktop_file(tmp_path: Path, demo_url: str, server: lis
     assert f"Imported shop (http: {down}) into Fiesta Foods." in lines
     assert "--env 'LEDGER_API_TOKEN=$LEDGER_BOOKS_LEDGER_API_TOKEN'" in ran.out
     assert "tok-0123456789abcdefghijkl" not in ran.out
+    tools = _lines(cli(tmp_path, demo_url, "mcp", "tools", "Fiesta Foods"))
     assert (
         "ledger-books__list_suppliers write: readOnlyHint not trusted (no --trust-annotations)"
-        in (lines)
+        in tools
     )
-    assert any(line.startswith("shop not listed:") for line in lines)
+    assert any(line.startswith("shop not listed:") for line in tools)
     stored = asyncio.run(_rows(demo_url))
     assert stored["shop"]["headers"] == {"Authorization": "$SHOP_TOKEN"}
     assert stored["ledger-books"]["env"] == {"LEDGER_API_TOKEN": "tok-0123456789abcdefghijkl"}
@@ -293,7 +294,8 @@ def test_import_a_vs_code_file(tmp_path: Path, demo_url: str, server: list[str])
     ran = cli(tmp_path, demo_url, "mcp", "import", "Fiesta Foods", str(file))
     assert ran.code == 0, ran
     lines = _lines(ran)
-    assert "ledger__pay_supplier write: not annotated" in lines
+    tools = _lines(cli(tmp_path, demo_url, "mcp", "tools", "Fiesta Foods"))
+    assert "ledger__pay_supplier write: not annotated" in tools
     assert f"Imported remote (http: {url}) into Fiesta Foods." in lines
     assert any(line.startswith("Warning: skipped 'old': type 'sse'") for line in lines)
     assert set(asyncio.run(_rows(demo_url))) == {"ledger", "remote"}

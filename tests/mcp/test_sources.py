@@ -15,7 +15,7 @@ from tools import Registry
 from tools.card_record import CardStatus
 from tools.db import AuditRow, Database
 from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError, UnknownToolError
-from tools.mcp import IDEMPOTENCY_KEY
+from tools.mcp import IDEMPOTENCY_KEY, Sources
 from tools.policy import Policies
 from tools.tool import Scope
 
@@ -195,8 +195,6 @@ async def test_a_server_down_before_the_call_fails_the_card_with_nothing_sent(
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    from tools.mcp import Sources
-
     await Sources(db).put(
         1,
         config.model_copy(
@@ -265,13 +263,15 @@ async def test_annotations_flipped_after_proposal_still_run_the_card_as_a_write_
     registry: Registry, db: Database, hostile_stdio: list[str], hostile_state: HostileState
 ) -> None:
     """A server that calls a write read-only after its card was drawn cannot turn the card into
-    a read: Approve runs it as the write it was agreed to, once."""
+    a read, even once the owner accepted that: Approve runs it as the write it was agreed to,
+    once."""
     await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
     args = {"name": "vip", "value": True}
     proposal = (await registry.call(registry.default_agent, "odd__set_flag", args, PRIYA)).proposal
     assert proposal is not None
     hostile_state.claim_read_only(True)
     try:
+        await Sources(db).review(1, "odd", {"set_flag": Scope.READ})
         assert (await _offered(registry, 1))["odd__set_flag"] is Scope.READ
         decision = await registry.approve(registry.default_agent, proposal.card, PRIYA)
     finally:

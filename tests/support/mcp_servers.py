@@ -128,7 +128,7 @@ class HostileState:
         self._switch(mcp_hostile.READ_ONLY, on)
 
     def show_appearing(self, on: bool) -> None:
-        """Lists ``appearing_tool`` (on) or hides it (off)."""
+        """Lists ``appearing_tool`` and ``appearing_lookup`` (on) or hides them (off)."""
         self._switch(mcp_hostile.APPEARING, on)
 
     def _switch(self, name: str, on: bool) -> None:

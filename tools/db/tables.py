@@ -318,6 +318,11 @@ class McpSourceRow(Base):
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
     added_at: Mapped[datetime] = mapped_column(UTCDateTime)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Each tool the owner accepted, with what its annotations said then ("read" / "write");
+    # NULL until first listed (``tools.mcp.store``). SQL NULL, never JSON null, for None.
+    reviewed: Mapped[dict[str, str] | None] = mapped_column(JSON(none_as_null=True))
+    # The tools the owner was told of as new, with what the server said of each then.
+    told: Mapped[dict[str, str] | None] = mapped_column(JSON(none_as_null=True))
 
 
 class McpTokenRow(Base):

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
 from tools.mcp.connection import Connections
-from tools.mcp.provider import Listed, McpTools
-from tools.mcp.store import Sources
+from tools.mcp.news import NewTools
+from tools.mcp.provider import Listed, McpTools, Reviewed
+from tools.mcp.store import Source, Sources
 
 __all__ = [
     "IDEMPOTENCY_KEY",
     "Connections",
     "Listed",
     "McpTools",
+    "NewTools",
     "Preview",
+    "Reviewed",
+    "Source",
     "SourceConfig",
     "Sources",
     "ToolRule",

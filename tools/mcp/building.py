@@ -1,7 +1,8 @@
 """Makes Countersign tools of an MCP server's tools: reads that call it, writes that propose.
 
 Read or write is the owner's decision (``classify``): a tool is a read only when the owner said
-so (``--read``) or trusted the server's annotations and the server says ``readOnlyHint``.
+so (``--read``), or trusted the server's annotations, the server says ``readOnlyHint`` and
+said so when the owner accepted the tool (connecting the source, or reviewing it).
 Everything else is a write, built with ``write_tool``: its ``propose`` resolves a card and sends
 nothing (a preview, where the server offers one, is a read), and its ``execute`` alone sends the
 ``tools/call``, with the card id as the idempotency key. The card's sentence is written here from
@@ -26,10 +27,11 @@ from tools.errors import ConflictError, NotFoundError, OutcomeUnknownError
 from tools.mcp.arguments import arguments_model, sent
 from tools.mcp.config import IDEMPOTENCY_KEY, SourceConfig, ToolRule, model_name
 from tools.mcp.connection import Connection, NoAnswerError, NotSentError, ServerError
+from tools.mcp.store import Accepted
 from tools.proposing import write_tool
 from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
 
-__all__ = ["Classified", "Connect", "classify", "read_or_write", "write_form"]
+__all__ = ["Classified", "Connect", "annotated", "classify", "read_or_write", "write_form"]
 
 Connect = Callable[[], Awaitable[Connection]]
 
@@ -48,11 +50,27 @@ class Classified:
     why: str
 
 
-def classify(config: SourceConfig, tool: McpTool) -> Classified:
-    """Read or write, with the reason ``countersign mcp tools`` prints."""
+def classify(config: SourceConfig, tool: McpTool, accepted: Accepted) -> Classified:
+    """Read or write, with the reason ``countersign mcp tools`` prints.
+
+    ``accepted``: the tools the owner accepted (when connecting, or by ``countersign mcp
+    review``), with what their annotations said then. A tool beyond them is a write until
+    reviewed, whatever it claims: a trusted server that later lists a tool marked read-only,
+    or marks a write read-only, would otherwise have it run at the model's word, with no card
+    and before the owner ever saw it. A read marked a write is a write at once.
+    """
     said = config.rule(tool.name).scope
     if said is not None:
         return Classified(said, f"{said}: --{said}")
+    if tool.name not in accepted:
+        return Classified(Scope.WRITE, "write: new, not yet reviewed")
+    found = _by_annotations(config, tool)
+    if found.scope is Scope.READ and accepted[tool.name] is not Scope.READ:
+        return Classified(Scope.WRITE, "write: now marked readOnlyHint, not yet reviewed")
+    return found
+
+
+def _by_annotations(config: SourceConfig, tool: McpTool) -> Classified:
     hint = tool.annotations.read_only_hint if tool.annotations is not None else None
     if hint is None:
         return Classified(Scope.WRITE, "write: not annotated")
@@ -63,11 +81,19 @@ def classify(config: SourceConfig, tool: McpTool) -> Classified:
     return Classified(Scope.READ, "read: readOnlyHint, annotations trusted")
 
 
-def read_or_write(config: SourceConfig, tool: McpTool, connect: Connect) -> Tool | None:
+def annotated(tool: McpTool) -> Scope:
+    """What the server's annotations say the tool is, trusted or not: what a review accepts."""
+    notes = tool.annotations
+    return Scope.READ if notes is not None and notes.read_only_hint is True else Scope.WRITE
+
+
+def read_or_write(
+    config: SourceConfig, tool: McpTool, connect: Connect, accepted: Accepted
+) -> Tool | None:
     """The tool as the owner's rules classify it now; None when no model could call it."""
-    if classify(config, tool).scope is Scope.READ:
+    if classify(config, tool, accepted).scope is Scope.READ:
         return _read(config, tool, connect)
-    return write_form(config, tool.name, tool, connect)
+    return write_form(config, tool.name, tool, connect, accepted=accepted)
 
 
 def write_form(
@@ -76,6 +102,7 @@ def write_form(
     tool: McpTool | None,
     connect: Connect,
     *,
+    accepted: Accepted,
     unreachable: str | None = None,
 ) -> Tool | None:
     """The tool as a write, whatever it is classified as now: how an approved card runs.
@@ -88,7 +115,7 @@ def write_form(
         return None
     rule = config.rule(name)
     base = _base(config, name, tool, rule, scope_name=shown)
-    write = _Write(config, name, tool, rule, connect, unreachable=unreachable)
+    write = _Write(config, name, tool, rule, connect, accepted=accepted, unreachable=unreachable)
     return write_tool(base, write.propose, write.execute)
 
 
@@ -152,10 +179,11 @@ class _Write:
         rule: ToolRule,
         connect: Connect,
         *,
+        accepted: Accepted,
         unreachable: str | None = None,
     ) -> None:
         self.config, self.name, self.tool, self.rule = config, name, tool, rule
-        self.connect, self.unreachable = connect, unreachable
+        self.connect, self.accepted, self.unreachable = connect, accepted, unreachable
 
     @property
     def server(self) -> str:
@@ -220,7 +248,9 @@ class _Write:
             tool, arguments = self.name, {**values, preview.name: True}
         else:
             tool = preview.name
-            arguments = await _companion_arguments(self.config, connection, tool, values)
+            arguments = await _companion_arguments(
+                self.config, connection, tool, values, self.accepted
+            )
         try:
             answer = await connection.read(tool, arguments)
         except ServerError as failed:
@@ -283,7 +313,11 @@ class _Write:
 
 
 async def _companion_arguments(
-    config: SourceConfig, connection: Connection, tool: str, values: Mapping[str, Any]
+    config: SourceConfig,
+    connection: Connection,
+    tool: str,
+    values: Mapping[str, Any],
+    accepted: Accepted,
 ) -> dict[str, Any]:
     """The arguments a companion read tool takes, of those the write was given.
 
@@ -296,7 +330,7 @@ async def _companion_arguments(
         raise NotFoundError(
             f"{_upper(str(failed))} while preparing the card; nothing was sent."
         ) from failed
-    if listed is None or classify(config, listed).scope is not Scope.READ:
+    if listed is None or classify(config, listed, accepted).scope is not Scope.READ:
         raise ConflictError(
             f"The {config.name} server's {tool} is not a read by the owner's rules, so it cannot "
             "preview this card; nothing was sent. The owner can mark it --read, or trust the "

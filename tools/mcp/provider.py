@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -17,13 +17,14 @@ from mcp.types import Tool as McpTool
 
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp.building import Classified, classify, read_or_write, write_form
-from tools.mcp.config import SOURCE_NAME, SourceConfig, model_name
+from tools.mcp.building import Classified, annotated, classify, read_or_write, write_form
+from tools.mcp.config import SOURCE_NAME, SourceConfig, ToolRule, model_name
 from tools.mcp.connection import Connection, Connections, ServerError
-from tools.mcp.store import Sources
-from tools.tool import Tool
+from tools.mcp.news import NewTools, unreviewed
+from tools.mcp.store import Source, Sources
+from tools.tool import Scope, Tool
 
-__all__ = ["Listed", "McpTools"]
+__all__ = ["Listed", "McpTools", "Reviewed"]
 
 log = structlog.get_logger("countersign.mcp")
 
@@ -44,6 +45,15 @@ class Listed:
     classified: Classified
 
 
+@dataclass(frozen=True, slots=True)
+class Reviewed:
+    """What one review accepted that was not accepted before (with what the server marks each
+    as), and every tool of the source as classified now."""
+
+    accepted: dict[str, Scope]
+    listed: list[Listed]
+
+
 class McpTools:
     """Every merchant's MCP tools, for the catalogue."""
 
@@ -57,45 +67,69 @@ class McpTools:
         self.sources = Sources(db)
         self.connections = connections or Connections()
         self._sources_ttl = sources_ttl
-        self._known: dict[int, tuple[list[SourceConfig], float]] = {}
-        # The tools built from each source's listing, kept while the listing and the rules are
-        # the same, so a turn offers the same tool objects (and reuses its toolset).
-        self._built: dict[tuple[int, str], tuple[int, SourceConfig, list[Tool]]] = {}
+        self._known: dict[int, tuple[list[Source], float]] = {}
+        # The tools built from each source's listing, kept while the listing, the rules and
+        # what the owner accepted are the same, so a turn offers the same tool objects (and
+        # reuses its toolset).
+        self._built: dict[tuple[int, str], tuple[int, Source, list[Tool]]] = {}
 
     async def tools(self, tenantid: int) -> Sequence[Tool]:
-        configs = await self._configs(tenantid)
-        listed = await asyncio.gather(*(self._listing(tenantid, c) for c in configs))
+        sources = await self._configs(tenantid)
+        listed = await asyncio.gather(*(self._listing(tenantid, s.config) for s in sources))
         found: list[Tool] = []
-        for config, tools in zip(configs, listed, strict=True):
-            if tools is not None:
-                found.extend(self._build(tenantid, config, tools))
+        for stored, tools in zip(sources, listed, strict=True):
+            if tools is None:
+                continue
+            try:
+                source = await self._accepted(tenantid, stored, tools)
+            except NotFoundError:
+                continue  # removed since it was read: its tools went with it
+            found.extend(self._build(tenantid, source, tools))
         return found
 
-    def _build(self, tenantid: int, config: SourceConfig, tools: list[McpTool]) -> list[Tool]:
+    def _build(self, tenantid: int, source: Source, tools: list[McpTool]) -> list[Tool]:
+        config, accepted = source.config, source.accepted or {}
         key = (tenantid, config.name)
         kept = self._built.get(key)
-        if kept is not None and kept[0] == id(tools) and kept[1] == config:
+        if kept is not None and kept[0] == id(tools) and kept[1] == source:
             return kept[2]
         connect = self._connect(tenantid, config)
-        built = [t for t in (read_or_write(config, tool, connect) for tool in tools) if t]
-        self._built[key] = (id(tools), config, built)
+        made = (read_or_write(config, tool, connect, accepted) for tool in tools)
+        built = [t for t in made if t]
+        self._built[key] = (id(tools), source, built)
         return built
+
+    async def _accepted(self, tenantid: int, source: Source, tools: list[McpTool]) -> Source:
+        """The source with what the owner accepted: on its first listing since it was stored
+        (connected, or imported and never listed), the tools it lists now."""
+        if source.accepted is not None:
+            return source
+        first = {tool.name: annotated(tool) for tool in tools}
+        stored = await self.sources.first_listing(tenantid, source.config.name, first)
+        # The next turn reads the recorded set, not this source's stale copy.
+        self._known.pop(tenantid, None)
+        # Debug: `countersign mcp tools` shows INFO on stderr, where one line says what failed.
+        log.debug("mcp.accepted", tenant=tenantid, source=source.config.name, tools=len(first))
+        return stored
 
     async def card_tool(self, tenantid: int, name: str) -> Tool | None:
         source, _, tool_name = name.partition(_SEPARATOR)
         if not tool_name:
             return None
-        config = next((c for c in await self._configs(tenantid) if c.name == source), None)
-        if config is None:
+        found = next((s for s in await self._configs(tenantid) if s.config.name == source), None)
+        if found is None:
             return None
+        config, accepted = found.config, found.accepted or {}
         connect = self._connect(tenantid, config)
         try:
             tools = await (await connect()).tools()
         except ServerError as failed:
             # Still the card's write, so the approval fails it with the reason, nothing sent.
-            return write_form(config, tool_name, None, connect, unreachable=str(failed))
+            return write_form(
+                config, tool_name, None, connect, accepted=accepted, unreachable=str(failed)
+            )
         listed = next((t for t in tools if t.name == tool_name), None)
-        return write_form(config, tool_name, listed, connect)
+        return write_form(config, tool_name, listed, connect, accepted=accepted)
 
     def owns(self, tenantid: int, name: str) -> bool:
         del tenantid  # every merchant's source tools are named alike
@@ -108,24 +142,74 @@ class McpTools:
         Raises ``NotFoundError`` naming a source that could not be listed.
         """
         rows: list[Listed] = []
-        for config in await self.sources.all(tenantid):
-            rows.extend(await self.listed_source(tenantid, config))
+        for source in await self.sources.sources(tenantid):
+            rows.extend(await self.listed_source(tenantid, source))
         return rows
 
-    async def listed_source(self, tenantid: int, config: SourceConfig) -> list[Listed]:
-        """One source's tools with how each is classified, listed fresh.
+    async def listed_source(self, tenantid: int, source: Source) -> list[Listed]:
+        """One source's tools with how each is classified, listed fresh (on its first listing,
+        what it lists is recorded as what the owner connected).
 
         Raises ``NotFoundError`` saying why the source could not be listed.
         """
+        tools = await self.listing(tenantid, source.config)
+        return _rows(await self._accepted(tenantid, source, tools), tools)
+
+    async def review(self, tenantid: int, source: Source, named: Mapping[str, Scope]) -> Reviewed:
+        """Records the owner's review of one source, listed fresh: every tool it lists now,
+        as its annotations say; or, with ``named``, those tools only, as the owner says (kept as
+        their ``--read`` / ``--write`` rules).
+
+        Raises ``NotFoundError`` saying why the source could not be listed, or naming a tool it
+        does not list; nothing is recorded then.
+        """
+        tools = await self.listing(tenantid, source.config)
+        source = await self._accepted(tenantid, source, tools)
+        by_name = {tool.name: tool for tool in tools}
+        unknown = sorted(set(named) - set(by_name))
+        if unknown:
+            raise NotFoundError(
+                f"The {source.config.name} server does not list {', '.join(unknown)} (it lists "
+                f"{', '.join(sorted(by_name)) or 'nothing'}); nothing was reviewed."
+            )
+        if named:
+            accepted = {name: annotated(by_name[name]) for name in named}
+            rules = {name: ToolRule(scope=scope) for name, scope in named.items()}
+            stored = await self.sources.review(tenantid, source.config.name, accepted, rules=rules)
+        else:
+            accepted = {tool.name: annotated(tool) for tool in tools}
+            stored = await self.sources.review(tenantid, source.config.name, accepted, replace=True)
+        self.forget(tenantid)
+        before = source.accepted or {}
+        fresh = {name: said for name, said in accepted.items() if before.get(name) is not said}
+        return Reviewed(fresh, _rows(stored, tools))
+
+    async def listing(self, tenantid: int, config: SourceConfig) -> list[McpTool]:
+        """The source's tools, listed fresh; ``NotFoundError`` saying why they could not be."""
         connection = await self.connections.of(tenantid, config)
         try:
-            tools = await connection.tools(fresh=True)
+            return await connection.tools(fresh=True)
         except ServerError as failed:
             raise NotFoundError(f"{str(failed)[:1].upper()}{str(failed)[1:]}.") from failed
-        return [
-            Listed(config.name, t.name, model_name(config.name, t.name), classify(config, t))
-            for t in tools
-        ]
+
+    async def untold(self, tenantid: int) -> list[NewTools]:
+        """The merchant's tools its owner has not reviewed and was not told of, recorded as told:
+        whoever gets them tells the owner, once, however many processes ask.
+
+        Lists a source only as a turn would (what it listed last, or a listing due, within
+        ``TURN_BUDGET``); a source not listed yet since it was stored has nothing new.
+        """
+        found: list[NewTools] = []
+        for source in await self._configs(tenantid):
+            tools = await self._listing(tenantid, source.config)
+            if tools is None or source.accepted is None:
+                continue
+            config, accepted = source.config, source.accepted
+            news = {t.name: annotated(t) for t in tools if unreviewed(config, t, accepted)}
+            fresh = await self.sources.tell(tenantid, config.name, news) if news else {}
+            if fresh:
+                found.append(NewTools(config.name, fresh))
+        return found
 
     def forget(self, tenantid: int) -> None:
         """Reads the merchant's sources again on next use (after ``mcp add`` or ``remove``)."""
@@ -136,13 +220,13 @@ class McpTools:
     async def aclose(self) -> None:
         await self.connections.aclose()
 
-    async def _configs(self, tenantid: int) -> list[SourceConfig]:
+    async def _configs(self, tenantid: int) -> list[Source]:
         known = self._known.get(tenantid)
         if known is not None and time.monotonic() - known[1] < self._sources_ttl:
             return known[0]
-        configs = await self.sources.all(tenantid)
-        self._known[tenantid] = (configs, time.monotonic())
-        return configs
+        sources = await self.sources.sources(tenantid)
+        self._known[tenantid] = (sources, time.monotonic())
+        return sources
 
     async def _listing(self, tenantid: int, config: SourceConfig) -> list[McpTool] | None:
         """What a turn offers of one source: never more than ``TURN_BUDGET`` seconds of wait."""
@@ -165,6 +249,14 @@ class McpTools:
 
     def _connect(self, tenantid: int, config: SourceConfig) -> _Connector:
         return _Connector(self.connections, tenantid, config)
+
+
+def _rows(source: Source, tools: list[McpTool]) -> list[Listed]:
+    config, accepted = source.config, source.accepted or {}
+    return [
+        Listed(config.name, t.name, model_name(config.name, t.name), classify(config, t, accepted))
+        for t in tools
+    ]
 
 
 class _Connector:

@@ -1,0 +1,55 @@
+"""Lists a merchant's MCP servers' tools for ``countersign mcp``: the only request it sends them.
+
+Listing a source for the first time since it was stored records what it lists as the tools the
+owner connected (``tools.mcp``); nothing here runs a tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from tools.db import Database
+from tools.errors import NotFoundError
+from tools.mcp import Listed, McpTools, Source, SourceConfig
+
+__all__ = ["Listing", "lines", "listings"]
+
+# A source's listing: its tools, or the sentence saying why it could not be listed.
+Listing = tuple[SourceConfig, list[Listed] | str]
+
+_NOT_OFFERED = "not offered: name too long or not [A-Za-z0-9_-]"
+
+
+async def listings(db: Database, tenantid: int, sources: Sequence[Source]) -> list[Listing]:
+    """Each source's tools as they are classified now, or why it could not be listed."""
+    mcp = McpTools(db)
+    found: list[Listing] = []
+    try:
+        for source in sources:
+            try:
+                found.append((source.config, await mcp.listed_source(tenantid, source)))
+            except NotFoundError as failed:
+                found.append((source.config, str(failed)))
+    finally:
+        await mcp.aclose()
+    return found
+
+
+def lines(listed: Iterable[Listing]) -> list[str]:
+    """One line per tool: the name the model sees, then ``classified.why``."""
+    rows: list[tuple[str, str]] = []
+    for config, found in listed:
+        if isinstance(found, str):
+            rows.append((config.name, f"not listed: {found}"))
+        elif not found:
+            rows.append((config.name, "lists no tools"))
+        else:
+            rows.extend(_row(one) for one in found)
+    width = max((len(name) for name, _ in rows), default=0)
+    return [f"{name.ljust(width)}  {why}" for name, why in rows]
+
+
+def _row(listed: Listed) -> tuple[str, str]:
+    if listed.shown_as is None:
+        return f"{listed.source}__{listed.name}", _NOT_OFFERED
+    return listed.shown_as, listed.classified.why
