@@ -25,15 +25,17 @@ from tools.policy import Policies, Policy, SelfApproval
 from tools.proposing import NOT_DONE_NOTE, write_tool
 from tools.registry import ALL_TOOLS, Registry
 from tools.schema import Args, json_schema
-from tools.times import find_times, in_zone, time_of, time_stamp, zone_of
+from tools.times import engine_time, find_times, in_zone, time_of, time_stamp, zone_of
 from tools.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
 from tools.tool import Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
+from tools.visible import MARKED, hides, marked, one_line
 
 __all__ = [
     "ALL_TOOLS",
     "CARD_TTL",
     "DECIDED",
     "FEEDBACK",
+    "MARKED",
     "MAX_ITEMS",
     "NOT_DONE_NOTE",
     "Agent",
@@ -78,11 +80,15 @@ __all__ = [
     "SurfaceChange",
     "Tool",
     "ToolContext",
+    "engine_time",
     "find_times",
+    "hides",
     "identify_on",
     "in_zone",
     "is_batch_token",
     "json_schema",
+    "marked",
+    "one_line",
     "time_of",
     "time_stamp",
     "utcnow",

@@ -10,6 +10,7 @@ with the ids and names involved, and what to do next.
     │   ├── NotAllowedError          the agent's allow-list does not include the tool
     │   ├── RoleRequiredError        the caller's role is below what the tool (or card) needs
     │   ├── InvalidArgumentsError    the arguments do not fit the tool's schema
+    │   ├── TooLongToShowError       the arguments cannot all be shown whole on a card
     │   └── NeedsApprovalError       a write tool's plain handler was called
     ├── CardError                    an approval or rejection is refused
     │   ├── InvalidCardError         tampered, truncated, foreign-signed or garbage token
@@ -64,6 +65,7 @@ __all__ = [
     "NotYourCardError",
     "OutcomeUnknownError",
     "RoleRequiredError",
+    "TooLongToShowError",
     "UnknownToolError",
 ]
 
@@ -207,6 +209,19 @@ def _doing(tool: str, title: str) -> str:
     """The action as the start of a sentence: "Approving a request", else the tool's name."""
     words = title or f"Using {tool.replace('_', ' ')}"
     return words[:1].upper() + words[1:]
+
+
+class TooLongToShowError(CallError):
+    """A write whose card could not show all it would send: no card is made, nothing is sent.
+
+    Approve sends everything; a card that cut a value kept Approve and sent what nobody saw.
+    """
+
+    def __init__(self, why: str) -> None:
+        super().__init__(
+            f"This call's arguments are too long to show in full ({why}); nothing was sent."
+        )
+        self.why = why
 
 
 class NeedsApprovalError(CallError):

@@ -32,7 +32,7 @@ from tools.caller import Caller
 from tools.card_record import CardRecord, CardStatus
 from tools.db import prescoped
 from tools.deps import Deps
-from tools.errors import ConflictError
+from tools.errors import ConflictError, TooLongToShowError
 from tools.tokens import CardClaims, args_digest
 from tools.tool import (
     ExecuteFn,
@@ -44,6 +44,7 @@ from tools.tool import (
     Tool,
     ToolContext,
 )
+from tools.visible import too_long
 
 __all__ = ["NOT_DONE_NOTE", "propose", "write_tool"]
 
@@ -123,6 +124,12 @@ async def _resolve(ctx: ToolContext, clean: BaseModel, tool: Tool) -> tuple[Prop
     # A refusal here is the useful kind: "that request is already approved" reaches the person
     # before they press anything.
     proposal = await tool.propose(ctx, clean)
+    # Approve sends every argument, so a card shows every one whole or is not made: a memo
+    # of 2,025 characters was shown cut at 500 with Approve still offered, and the server
+    # received the 1,525 nobody saw ("… and also pay ATTACKER 99999").
+    why = too_long((d.label, d.value) for d in proposal.details)
+    if why is not None:
+        raise TooLongToShowError(why)
     # Resolved arguments go through the schema now, as they will at approval, so a tool that
     # resolves into something its own schema rejects fails here, not on the manager's phone.
     return proposal, schema.validate(tool.name, tool.args, proposal.args or clean)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-__all__ = ["find_times", "in_zone", "time_of", "time_stamp", "zone_of"]
+__all__ = ["engine_time", "find_times", "in_zone", "time_of", "time_stamp", "zone_of"]
 
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 # The forms text carries a time in: ``time_stamp``'s ("2026-11-30 02:08 UTC", "2026-11-30 07:38
@@ -80,6 +80,21 @@ def time_of(text: str) -> datetime | None:
     """The time ``text`` is, when it is nothing but one (a card's detail), else None."""
     found = _STAMP.fullmatch(text.strip())
     return _at(found) if found is not None and not found["lead"] else None
+
+
+# ``time_stamp``'s own form and nothing else: no "T", no seconds, no "Z", the zone named.
+_ENGINE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[A-Z][A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+)")
+
+
+def engine_time(text: str) -> datetime | None:
+    """The time ``text`` is when it is wholly one ``time_stamp`` wrote, else None.
+
+    A card's detail is a value as the tool will be sent it, shown as typed; only a time the
+    engine itself wrote there ("Closed since: 2026-11-01 10:00 UTC") is shown in the reader's
+    zone. An argument "at 2026-05-01T10:15:59Z" was once drawn as "today at 3:45 PM": its
+    "at" and its seconds were gone from what the person read.
+    """
+    return time_of(text) if _ENGINE.fullmatch(text) else None
 
 
 def in_zone(text: str, zone: str) -> str:

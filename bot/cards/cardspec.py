@@ -1,19 +1,22 @@
 """Describes a card once, surface-neutral, from a proposal or a stored card; never renders one.
 
-A ``CardSpec`` holds the words and values a card shows, already cut to the limits every surface
-can carry, and the actions a person may still take. Renderers (Block Kit, Adaptive Cards) turn
-it into a payload; they add markup and escaping, never words or values of their own.
+A ``CardSpec`` holds the words and values a card shows and the actions a person may still take.
+Our own words are cut to the limits every surface can carry; a value a tool will be sent never
+is (the engine refuses a card too long to show whole, ``tools.visible``). Every character that
+does not show is marked in it (``⟦U+200B⟧``), once, here, so every surface and copy marks the
+same ones. Renderers (Block Kit, Adaptive Cards) turn it into a payload; they add markup and
+escaping, never words or values of their own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal
 
 from bot.cards import wording
 from bot.placement import editable_of
-from tools import CardRecord, CardStatus, Proposal
+from tools import CardRecord, CardStatus, Proposal, hides, marked
 
 __all__ = [
     "LIMITS",
@@ -28,6 +31,7 @@ __all__ = [
     "of_record",
     "pending",
     "role_phrase",
+    "visibly",
 ]
 
 Verb = Literal["approve", "edit", "reject", "withdraw"]
@@ -35,17 +39,15 @@ Verb = Literal["approve", "edit", "reject", "withdraw"]
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """How much of each value a card carries, on every surface.
+    """How much of each of our own words a card carries, on every surface.
 
-    Chosen so the largest card fits both Slack (section 3,000, field 2,000, 50 blocks) and a
-    Teams message (about 28 KB of card JSON): 25 details of 500 characters is 12.5 KB before
-    markup. A value cut here is cut everywhere, so two surfaces never show two different cards.
+    A detail is never cut: Approve sends it whole, so a card cut one (a memo at 500 characters,
+    details past the 25th) sent what nobody saw. The engine bounds details instead, refusing a
+    card that could not show them whole (``tools.visible``). A text cut here is cut everywhere,
+    so two surfaces never show two different cards.
     """
 
     summary: int = 1000
-    label: int = 80
-    value: int = 500
-    details: int = 25
     warning: int = 1000
     outcome: int = 1000
     name: int = 120
@@ -132,6 +134,8 @@ class CardSpec:
     # Approvals a pending card still needs, this press's included: with 2 left, a press
     # records 1 of 2 and nothing runs yet, so its confirm dialog must not say it runs.
     approvals_left: int = 1
+    # It holds characters that do not show, marked (``visibly``): the card says so in a line.
+    marked: bool = False
 
     @property
     def token(self) -> str:
@@ -143,12 +147,69 @@ class CardSpec:
         return self.status == CardStatus.PENDING
 
 
-def _details(details: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    kept = [(clip(label, LIMITS.label), clip(value, LIMITS.value)) for label, value in details]
-    if len(kept) <= LIMITS.details:
-        return tuple(kept)
-    more = len(kept) - (LIMITS.details - 1)
-    return (*kept[: LIMITS.details - 1], ("More", f"{more} more details not shown"))
+def visibly(spec: CardSpec) -> CardSpec:
+    """``spec`` with every character that does not show marked, in every text it shows.
+
+    A value keeps its line breaks and tabs (a memo of three lines reads as three lines); a
+    name, a heading or a label is one line, so one there is marked too.
+    """
+    names = (
+        spec.title,
+        spec.summary,
+        spec.progress,
+        spec.issued_to,
+        spec.intro,
+        spec.notification,
+        *spec.waiting_for,
+        *(label for label, _ in spec.details),
+        spec.decided.by if spec.decided is not None else None,
+        spec.outcome[0] if spec.outcome else None,
+        *(line.summary for line in spec.lines),
+    )
+    values = (
+        spec.warning,
+        spec.note,
+        spec.reason,
+        spec.outcome[1] if spec.outcome else None,
+        *(value for _, value in spec.details),
+        *(text for line in spec.lines for text in (line.warning, line.result)),
+    )
+    if not (spec.marked or hides(names) or hides(values, lines=True)):
+        return spec
+    return replace(
+        spec,
+        title=marked(spec.title),
+        summary=marked(spec.summary),
+        details=tuple((marked(label), marked(value, lines=True)) for label, value in spec.details),
+        warning=_value(spec.warning),
+        issued_to=marked(spec.issued_to) if spec.issued_to else None,
+        notification=marked(spec.notification),
+        decided=replace(spec.decided, by=marked(spec.decided.by)) if spec.decided else None,
+        note=_value(spec.note),
+        outcome=(marked(spec.outcome[0]), marked(spec.outcome[1], lines=True))
+        if spec.outcome
+        else None,
+        waiting_for=tuple(marked(name) for name in spec.waiting_for),
+        progress=marked(spec.progress) if spec.progress else None,
+        lines=tuple(_marked_line(line) for line in spec.lines),
+        intro=marked(spec.intro) if spec.intro else None,
+        reason=_value(spec.reason),
+        confirm=(marked(spec.confirm[0]), marked(spec.confirm[1])) if spec.confirm else None,
+        marked=True,
+    )
+
+
+def _value(text: str | None) -> str | None:
+    return marked(text, lines=True) if text else text
+
+
+def _marked_line(line: Line) -> Line:
+    return replace(
+        line,
+        summary=marked(line.summary),
+        warning=_value(line.warning),
+        result=_value(line.result),
+    )
 
 
 def shown_details(record: CardRecord) -> tuple[tuple[str, str], ...]:
@@ -193,12 +254,12 @@ def pending(
         if token
         else ()
     )
-    return CardSpec(
+    made = CardSpec(
         card_id=card_id,
         status=str(CardStatus.PENDING),
         title=wording.pending_title(waiting, role=role, routed=routed, all_of=all_of),
         summary=clip(summary, LIMITS.summary),
-        details=_details(details),
+        details=details,
         warning=clip(warning, LIMITS.warning) if warning else None,
         issued_to=clip(issued_to, LIMITS.name) if issued_to else None,
         expires_at=expires_at,
@@ -208,6 +269,7 @@ def pending(
         progress=progress,
         approvals_left=approvals_left,
     )
+    return visibly(made)
 
 
 def of_proposal(proposal: Proposal, *, issued_to: str | None = None, agent: str = "") -> CardSpec:
@@ -313,12 +375,12 @@ def decided(
     details = shown_details(record)
     if not changed:
         details = tuple((k, wording.proposed(v)) for k, v in details)
-    return CardSpec(
+    made = CardSpec(
         card_id=record.card_id,
         status=status,
         title=wording.TITLES.get(status, status),
         summary=clip(record.summary, LIMITS.summary),
-        details=_details(details),
+        details=details,
         warning=clip(record.warning, LIMITS.warning) if record.warning else None,
         issued_to=clip(issued_to, LIMITS.name) if issued_to else None,
         expires_at=record.expires_at,
@@ -334,6 +396,7 @@ def decided(
         note=_note(status, record.standing),
         outcome=(found[0], clip(found[1], LIMITS.outcome)) if found else None,
     )
+    return visibly(made)
 
 
 # Statuses of a card whose write never ran: nothing it showed as "before → after" happened.

@@ -27,8 +27,9 @@ from bot.cards.cardspec import (
     clip,
     pending,
     role_phrase,
+    visibly,
 )
-from tools import CardRecord, CardStatus
+from tools import CardRecord, CardStatus, hides, marked
 
 __all__ = [
     "REJECT_ALL",
@@ -156,7 +157,9 @@ def audit_text(by: str, titles: Sequence[tuple[str, str, str | None]]) -> str:
     for status, summary, outcome in titles:
         result = item_result(status, outcome) or "Waiting"
         lines.append(f"• {summary.rstrip('.')} — {result}")
-    return "\n".join(lines)
+    said = "\n".join(lines)
+    # As on the card: each character that does not show is marked, and the line says so.
+    return f"{marked(said, lines=True)}\n{wording.MARKED}" if hides((said,), lines=True) else said
 
 
 def settled_intro(count: int) -> str:
@@ -222,7 +225,7 @@ def spec(
         return _pending(card_id, live[0], lines, listed, expires_at=expires_at, token=token)
     decider = _decider(items, created_at)
     title = decided_title(shown)
-    return CardSpec(
+    made = CardSpec(
         card_id=card_id,
         status="decided",
         title=title,
@@ -243,6 +246,7 @@ def spec(
         details=listed.details,
         warning=listed.warning,
     )
+    return visibly(made)
 
 
 def _pending(
@@ -281,20 +285,22 @@ def _pending(
         if token
         else ()
     )
-    return replace(
-        made,
-        notification=card_text(count, wording.who(made.waiting_for) or "You"),
-        actions=actions,
-        lines=lines,
-        intro=intro(count),
-        confirm=(
-            confirm_title(count),
-            confirm_text(
-                [line.summary for line in lines if line.result is None],
-                left=approvals_left(first),
-                waiting=made.waiting_for,
+    return visibly(
+        replace(
+            made,
+            notification=card_text(count, wording.who(made.waiting_for) or "You"),
+            actions=actions,
+            lines=lines,
+            intro=intro(count),
+            confirm=(
+                confirm_title(count),
+                confirm_text(
+                    [line.summary for line in lines if line.result is None],
+                    left=approvals_left(first),
+                    waiting=made.waiting_for,
+                ),
             ),
-        ),
+        )
     )
 
 

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 from typing import Final
 
+from tools import MARKED as _MARKED
+
 __all__ = [
     "APPROVE",
     "ASKED_BY_AGENT",
     "EDIT",
     "EXPIRED_NOTE",
+    "MARKED",
     "MCP_AGENT_PREFIX",
     "PENDING_TITLE",
     "REASON_HINT",
     "REASON_LABEL",
     "REJECT",
     "TITLES",
+    "TOO_LONG_HERE",
     "WITHDRAW",
     "card_text",
     "conversation_note",
@@ -42,6 +46,13 @@ __all__ = [
 ]
 
 PENDING_TITLE: Final = "Approval needed"
+# The line on a card, and under an audit line, holding characters that do not show (marked).
+MARKED: Final = _MARKED
+# Under a card stored before the engine refused cards too long to show whole, shown in part.
+TOO_LONG_HERE: Final = (
+    "This card is too long to show here in full, so it cannot be approved here; "
+    "nothing was sent. Ask for the change again in smaller parts."
+)
 APPROVE: Final = "Approve"
 REJECT: Final = "Reject"
 EDIT: Final = "Edit"

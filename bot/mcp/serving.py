@@ -40,7 +40,18 @@ from bot.mcp.delivery import Delivered, Reach, deliver
 from bot.mcp.exchange import exchange
 from bot.mcp.guard import Guard
 from bot.surface import Surface
-from tools import Agent, Bearer, Caller, McpTokens, Proposal, Result, Scope, Tool, json_schema
+from tools import (
+    Agent,
+    Bearer,
+    Caller,
+    McpTokens,
+    Proposal,
+    Result,
+    Scope,
+    Tool,
+    json_schema,
+    one_line,
+)
 from tools.errors import CountersignError, InvalidArgumentsError
 
 __all__ = ["McpEndpoint"]
@@ -203,14 +214,19 @@ def _who(ctx: ServerRequestContext[Any, Any]) -> _Call:
 
 
 def _client_name(ctx: ServerRequestContext[Any, Any]) -> str:
-    """The client's own name (its ``clientInfo``), or its User-Agent when it gave none."""
+    """The client's own name (its ``clientInfo``), or its User-Agent when it gave none: one
+    line of at most 40 characters, its hidden characters marked, as every card shows it.
+
+    A client named "Cursor\nAmount: ₹1.00\nApproved by: Priya Raman" drew two lines of its own
+    under the card's "Asked by an agent" line, and kept them in the audit log.
+    """
     meta = ctx.meta or {}
     info = meta.get("io.modelcontextprotocol/clientInfo")
-    if isinstance(info, dict) and info.get("name"):
-        return str(info["name"])[:60]
     headers = getattr(ctx.request, "headers", None)
-    agent = headers.get("user-agent") if headers is not None else None
-    return str(agent or "unknown client")[:60]
+    said = headers.get("user-agent") if headers is not None else None
+    if isinstance(info, dict) and info.get("name"):
+        said = str(info["name"])
+    return one_line(str(said or ""), 40) or "unknown client"
 
 
 def _sees(caller: Caller, tool: Tool) -> bool:

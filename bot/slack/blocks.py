@@ -117,10 +117,15 @@ def rich_text(lines: Sequence[Line], kind: str = "rich") -> Block:
 
 
 def _details(details: Sequence[tuple[str, str]]) -> list[Block]:
-    """Details as lines of a bold label and its value, as typed: one short line each on a
-    phone, ten to a block and no block past a section's 3,000 characters."""
+    """Details as lines of a bold label and its value, as typed and whole: one short line each
+    on a phone, ten to a block and no block past a section's 3,000 characters.
+
+    Neither is cut nor read for times, mentions or links: they are what the tool will be sent
+    (the engine refuses a card whose details could not fit, ``tools.visible``). An argument
+    "at 2026-05-01T10:15:59Z" was drawn as a date in the reader's zone, its "at" gone.
+    """
     lines = [
-        rich.line(rich.bold(f"{label}: "), rich.words(v, limit=_FIELD)) for label, v in details
+        rich.line(rich.literal(f"{label}: ", strong=True), rich.value(v)) for label, v in details
     ]
     blocks: list[list[Line]] = []
     for each in lines:
@@ -135,7 +140,10 @@ def _details(details: Sequence[tuple[str, str]]) -> list[Block]:
 
 def body(spec: CardSpec) -> list[Block]:
     """What the card is about: its summary, its details, its warning."""
-    blocks = [rich_text([rich.bold(spec.summary, limit=_SECTION)], "text"), *_details(spec.details)]
+    blocks = [rich_text([rich.bold(spec.summary, limit=_SECTION)], "text")]
+    if spec.marked:
+        blocks.append(rich_text([rich.line(rich.emoji("warning"), " ", texts.MARKED)], "marked"))
+    blocks += _details(spec.details)
     if spec.warning:
         warning = rich.line(rich.emoji("warning"), " ", rich.words(spec.warning, limit=_FIELD))
         blocks.append(rich_text([warning], "warn"))
@@ -201,9 +209,17 @@ def buttons(spec: CardSpec, verbs: frozenset[Verb] = EVERY) -> list[Block]:
 
 
 def _capped(top: list[Block], tail: list[Block]) -> list[Block]:
-    # The buttons and the lines under the details come last; an overlong card loses detail
-    # rows from the middle, never its buttons.
-    return [*top[: _MAX_BLOCKS - len(tail)], *tail]
+    """The card within Slack's 50 blocks, whole; one that cannot be keeps no buttons.
+
+    An overlong card used to lose detail rows from the middle and keep its buttons, and
+    Approve sent what nobody saw. The engine refuses such a card before it is made; this is
+    for one stored before it did: shown as far as it fits, it cannot be approved here.
+    """
+    if len(top) + len(tail) <= _MAX_BLOCKS:
+        return [*top, *tail]
+    kept = [block for block in tail if block["type"] != "actions"]
+    kept.append(context(texts.TOO_LONG_HERE))
+    return [*top[: _MAX_BLOCKS - len(kept)], *kept]
 
 
 def head(spec: CardSpec) -> Block:

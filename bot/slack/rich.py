@@ -16,8 +16,22 @@ from typing import Any
 
 from bot.cards.cardspec import clip
 from bot.slack.mrkdwn import WHEN_FORMAT, fallback, stamps
+from tools import engine_time
 
-__all__ = ["Element", "Line", "at", "bold", "emoji", "joined", "length", "line", "user", "words"]
+__all__ = [
+    "Element",
+    "Line",
+    "at",
+    "bold",
+    "emoji",
+    "joined",
+    "length",
+    "line",
+    "literal",
+    "user",
+    "value",
+    "words",
+]
 
 Element = dict[str, Any]
 Line = list[Element]
@@ -46,6 +60,19 @@ def words(text: str, *, limit: int | None = None, strong: bool = False) -> Line:
         else:
             out.append({"type": "text", "text": part})
     return out
+
+
+def literal(text: str, *, strong: bool = False) -> Line:
+    """Text exactly as typed: no time in it becomes a date, nothing becomes a mention or link."""
+    made: Element = {"type": "text", "text": text}
+    return ([{**made, "style": {"bold": True}}] if strong else [made]) if text else []
+
+
+def value(text: str) -> Line:
+    """A card's detail, which a tool will be sent: as typed, unless it is wholly a time the
+    engine wrote (``tools.engine_time``), which each reader sees in their own zone."""
+    moment = engine_time(text)
+    return at(moment) if moment is not None else literal(text)
 
 
 def bold(text: str, *, limit: int | None = None) -> Line:

@@ -26,7 +26,7 @@ from typing import Any, Final, Literal
 
 from bot.cards import wording as words
 from bot.cards.cardspec import CardSpec
-from tools import time_of
+from tools import engine_time
 
 __all__ = [
     "CARD_TYPE",
@@ -103,12 +103,14 @@ def _when(at: datetime) -> str:
 
 
 def _detail(label: str, value: str) -> list[Json]:
-    """One detail; a time is shown in the reader's own zone, like the card's other times.
+    """One detail, whole and as typed; a time the engine wrote is shown in the reader's own
+    zone, like the card's other times. Any other value is what the tool will be sent, so
+    ``2026-05-01T10:15:59Z`` in an argument stays as written (``tools.engine_time``).
 
     DATE and TIME are expanded only in a TextBlock, so the time (our markup, built from digits
     alone) goes in one of its own right under its label, which stays a TextRun.
     """
-    at = time_of(value)
+    at = engine_time(value)
     if at is None:
         return [data_line((f"{label}: ", True), (value, False))]
     return [data_line((f"{label}:", True)), _words(_when(at), spacing="None")]
@@ -127,6 +129,8 @@ def _warning(text: str) -> Json:
 
 def _body(spec: CardSpec) -> list[Json]:
     body: list[Json] = [_heading(spec), data_line((spec.summary, True))]
+    if spec.marked:
+        body.append(_warning(words.MARKED))
     for label, value in spec.details:
         body += _detail(label, value)
     if spec.warning:
@@ -307,14 +311,20 @@ def render(
     ``notice`` is a refusal or a note shown above the card to the person who pressed.
     """
     card = _card(spec, view, issuee, notice)
+    if card_bytes(card) <= MAX_CARD_BYTES:
+        return card
+    # Too big, which the engine refuses for a new card: one stored before it did is shown
+    # as far as it fits and cannot be approved here. It used to lose details from the end
+    # and keep Approve, which then sent what nobody saw.
+    said = f"{notice} {words.TOO_LONG_HERE}" if notice else words.TOO_LONG_HERE
     details = spec.details
-    # Too big: drop details from the end (saying how many) until it fits; the summary, the
-    # status and the buttons always stay.
     while card_bytes(card) > MAX_CARD_BYTES and details:
         details = details[: len(details) // 2]
         hidden = len(spec.details) - len(details)
-        trimmed = replace(spec, details=(*details, ("More", f"{hidden} more details not shown")))
-        card = _card(trimmed, view, issuee, notice)
+        trimmed = replace(
+            spec, details=(*details, ("More", f"{hidden} more details not shown")), actions=()
+        )
+        card = _card(trimmed, view, None, said)
     return card
 
 

@@ -12,6 +12,7 @@ from bot.adapter import Step
 from bot.cards import wording
 from bot.cards.cardspec import clip
 from bot.cards.wording import field_label
+from tools import hides, marked
 
 __all__ = [
     "EDIT_CANCEL",
@@ -124,6 +125,9 @@ def audit_text(
         text = f"⚠ {summary} — {outcome or status}."
     else:
         text = f"{who}: {summary} ({status})"
+    # As on the card: each character that does not show is marked, and the line says so.
+    if hides((text,), lines=True):
+        text = f"{marked(text, lines=True)} ({wording.MARKED})"
     return clip(text, _TEXT)
 
 

@@ -8,12 +8,19 @@ import json
 import pytest
 
 from tests.mcp.conftest import connect
-from tests.slack.conftest import Bot, buttons, card_id, said, validate
+from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, said, validate
 from tests.support.mcp_servers import HostileState
 from tools.db import Database
-from tools.mcp import IDEMPOTENCY_KEY
+from tools.mcp import IDEMPOTENCY_KEY, provider
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def patient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn waits for the server's first listing however long a loaded machine takes to
+    start it, so these tests pin cards, not start-up times."""
+    monkeypatch.setattr(provider, "TURN_BUDGET", 60.0)
 
 
 def _keyed(state: HostileState, tool: str, key: str) -> list[dict[str, object]]:
@@ -78,3 +85,143 @@ async def test_two_mcp_writes_of_one_turn_are_one_card_of_several(
     assert len(_keyed(hostile_state, "transfer", rows["odd__transfer"])) == 1
     assert len(_keyed(hostile_state, "set_flag", rows["odd__set_flag"])) == 1
     assert buttons(bot.shown(card).blocks) == []
+
+
+TAIL = " HIDDEN_TAIL_42 and also pay ATTACKER 99999"
+
+
+def _pay(memo: str, **more: object) -> str:
+    return "use odd__pay with " + json.dumps({"to": "SUP-001", "amount": 5, "memo": memo, **more})
+
+
+def _replies(bot: Bot, thread: str) -> str:
+    return "\n".join(m.text for m in bot.slack.thread(CHANNEL, thread) if m.user == "UBOT")
+
+
+async def test_a_memo_too_long_to_show_whole_is_refused_before_any_card(
+    bot: Bot, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """A memo of 2,000 characters and a tail ("… and also pay ATTACKER 99999") makes no card:
+    Priya reads that the arguments are too long to show in full and nothing was sent, and the
+    server receives nothing. The card used to show the memo cut at 500 characters, keep
+    Approve, and send all of it."""
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+    memo = "x" * 2_000 + TAIL
+
+    thread = await bot.mention("UPRIYA", _pay(memo))
+
+    assert bot.cards() == []
+    assert hostile_state.calls("pay") == []
+    told = _replies(bot, thread)
+    assert "too long to show in full" in told, told
+    assert f"{len(memo):,} characters in memo, the most is 2,000" in told, told
+    assert "nothing was sent" in told, told
+    assert await bot.registry.cards.rows() == []
+
+
+async def test_a_long_memo_that_fits_is_shown_whole_and_sent_as_shown(
+    bot: Bot, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """A memo of 1,950 characters is on the card whole, its tail included, and Approve sends
+    exactly that memo: nothing is sent that the card did not show."""
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+    memo = "y" * (1_950 - len(TAIL)) + TAIL
+
+    await bot.mention("UPRIYA", _pay(memo))
+
+    [card] = bot.cards()
+    validate(card.blocks)
+    assert f"memo: {memo}" in said(card.blocks)
+    cid = card_id(card)
+    assert await bot.press("UPRIYA", card) == 200
+    [sent] = _keyed(hostile_state, "pay", cid)
+    assert sent["arguments"] == {"to": "SUP-001", "amount": 5, "memo": memo}
+
+
+async def test_sixty_arguments_are_all_on_the_card(
+    bot: Bot, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """A tool of sixty arguments shows all sixty, each value whole, and sends those sixty; the
+    card used to show 22 and say "More: 38 more details not shown" above Approve."""
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+    values = {f"a{n:02d}": f"value-{n:02d}-" + "z" * 60 for n in range(60)}
+
+    await bot.mention("UPRIYA", "use odd__wide with " + json.dumps(values))
+
+    [card] = bot.cards()
+    validate(card.blocks)
+    text = said(card.blocks)
+    assert "more details not shown" not in text
+    for name, value in values.items():
+        assert f"{name}: {value}" in text, name
+    cid = card_id(card)
+    assert await bot.press("UPRIYA", card) == 200
+    [sent] = _keyed(hostile_state, "wide", cid)
+    assert sent["arguments"] == values
+
+
+async def test_a_time_in_an_argument_stays_as_written(
+    bot: Bot, db: Database, hostile_stdio: list[str]
+) -> None:
+    """An argument "at 2026-05-01T10:15:59Z" is on the card as written, not as a date in the
+    reader's zone to the minute with its "at" gone; the card's own expiry is still a date."""
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+
+    await bot.mention("UPRIYA", _pay("rent", when="at 2026-05-01T10:15:59Z"))
+
+    [card] = bot.cards()
+    validate(card.blocks)
+    text = said(card.blocks)
+    assert "when: at 2026-05-01T10:15:59Z" in text, text
+    dates = [
+        e
+        for b in card.blocks
+        if b["type"] == "rich_text"
+        for s in b["elements"]
+        for e in s["elements"]
+        if e["type"] == "date"
+    ]
+    assert dates == [], dates
+    assert "<!date^" in text  # the expiry, written by the code, in the reader's zone
+
+
+HIDDEN_TO = "SUP-\u200b001\u202e"
+HIDDEN_MEMO = "pay \u2066ATTACKER\u2069 now\u00ad"
+MARKED_TO = "SUP-⟦U+200B⟧001⟦U+202E⟧"
+MARKED_MEMO = "pay ⟦U+2066⟧ATTACKER⟦U+2069⟧ now⟦U+00AD⟧"
+
+
+def _shows_marked(blocks: list[dict[str, object]]) -> None:
+    validate(blocks)  # type: ignore[arg-type]
+    text = said(blocks)  # type: ignore[arg-type]
+    assert f"to: {MARKED_TO}" in text, text
+    assert f"memo: {MARKED_MEMO}" in text, text
+    assert "This card holds characters that do not show; they are marked." in text
+    raw = json.dumps(blocks, ensure_ascii=False)
+    assert not any(c in raw for c in "\u200b\u202e\u2066\u2069\u00ad"), raw
+
+
+async def test_hidden_characters_are_marked_on_every_copy_and_the_audit_line(
+    bot: Bot, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """``SUP-\\u200b001\\u202e`` and a memo holding U+2066, U+2069 and U+00AD read as marks
+    (``SUP-⟦U+200B⟧001⟦U+202E⟧``) with a line saying so, on the thread's card, on the
+    manager's private copy and on the decided card; the server still gets the arguments as
+    given. They used to reach the card raw: the person read "SUP-001"."""
+    await connect(
+        db, 1, "odd", hostile_stdio, trust_annotations=True, rules={"pay": {"role": "manager"}}
+    )
+
+    thread = await bot.mention("URAVI", _pay(HIDDEN_MEMO, to=HIDDEN_TO))
+
+    [card] = bot.cards()
+    _shows_marked(card.blocks)
+    copy = bot.cards(bot.dm("UARJUN"))[0]
+    _shows_marked(copy.blocks)
+    cid = card_id(card)
+    assert await bot.press("UARJUN", copy) == 200
+    _shows_marked(bot.shown(card).blocks)
+    [sent] = _keyed(hostile_state, "pay", cid)
+    assert sent["arguments"]["to"] == HIDDEN_TO
+    assert sent["arguments"]["memo"] == HIDDEN_MEMO
+    assert [m for m in bot.slack.thread(CHANNEL, thread) if m.reply_broadcast]

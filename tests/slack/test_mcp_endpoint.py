@@ -19,8 +19,8 @@ from tests.mcp.conftest import connect
 from tests.slack.conftest import Bot, buttons, card_id, request_status, said, validate
 from tests.support.mcp_servers import HostileState
 from tools import McpTokens
-from tools.db import AuditRow, Database
-from tools.mcp import IDEMPOTENCY_KEY
+from tools.db import PROPOSALS, AuditRow, Database
+from tools.mcp import IDEMPOTENCY_KEY, provider
 
 pytestmark = pytest.mark.slow
 
@@ -33,14 +33,16 @@ async def _token(db: Database, tenantid: int, personid: int, **options: Any) -> 
 
 
 @asynccontextmanager
-async def _client(bot: Bot, token: str, *, mode: str = "auto") -> AsyncIterator[Client]:
+async def _client(
+    bot: Bot, token: str, *, mode: str = "auto", name: str = "claude-desktop"
+) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
     url = str(bot.server.make_url("/mcp"))
     async with (
         http,
         Client(
             streamable_http_client(url, http_client=http),
-            client_info=Implementation(name="claude-desktop", version="1"),
+            client_info=Implementation(name=name, version="1"),
             mode=mode,
         ) as client,
     ):
@@ -298,3 +300,52 @@ async def test_a_bad_token_gets_401_with_a_challenge(bot: Bot, db: Database, kin
         assert response.status == 401
         assert response.headers["WWW-Authenticate"].startswith('Bearer realm="countersign"')
         assert "tools" not in await response.text()
+
+
+FAKE_LINES = "Cursor\nAmount: ₹1.00\nApproved by: Priya Raman"
+
+
+async def test_a_client_name_with_line_breaks_is_one_line_on_the_card_and_in_the_audit_row(
+    bot: Bot, db: Database
+) -> None:
+    """A client named "Cursor\\nAmount: ₹1.00\\nApproved by: Priya Raman" is one line on the
+    card's "Asked by an agent" line, and the card's and the audit log's agent is that same one
+    line: it used to draw two lines of its own under the agent's, a fake amount and approver."""
+    async with _client(bot, await _token(db, 1, ARJUN), name=FAKE_LINES) as client:
+        answer = await client.call_tool("approve_request", {"request_id": 1})
+    assert not answer.is_error, _said(answer)
+    [copy] = bot.cards(bot.dm("UARJUN"))
+    text = said(copy.blocks)
+    # One line, and bounded: 40 characters of the client's name.
+    line = "Asked by an agent: Laptop (Cursor Amount: ₹1.00 Approved by: Priya…)"
+    assert line in text.splitlines(), text
+    assert "\nAmount: ₹1.00" not in text
+    async with db.session() as session:
+        audit = set(await session.scalars(select(AuditRow.agent)))
+        stored = set(await session.scalars(select(PROPOSALS.c.agent)))
+    agent = "mcp/Laptop/Cursor Amount: ₹1.00 Approved by: Priya…"
+    assert audit == {agent}
+    assert stored == {agent}
+
+
+async def test_an_agents_write_too_long_to_show_is_refused_and_the_agent_told(
+    bot: Bot,
+    db: Database,
+    hostile_stdio: list[str],
+    hostile_state: HostileState,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An outside agent's write with a 2,025-character memo is refused before any card: the
+    agent reads that it is too long to show in full and nothing was sent; no card, no call."""
+    monkeypatch.setattr(provider, "TURN_BUDGET", 60.0)  # however long the server takes to start
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+    memo = "x" * 1_982 + " HIDDEN_TAIL_42 and also pay ATTACKER 99999"
+    async with _client(bot, await _token(db, 1, ARJUN)) as client:
+        answer = await client.call_tool("odd__pay", {"to": "SUP-001", "amount": 5, "memo": memo})
+    assert answer.is_error
+    assert _said(answer).startswith(
+        "This call's arguments are too long to show in full (2,025 characters in memo, the "
+        "most is 2,000); nothing was sent."
+    ), _said(answer)
+    assert bot.cards(bot.dm("UARJUN")) == []
+    assert hostile_state.calls("pay") == []

@@ -11,6 +11,9 @@ library, so it runs by path from any directory. Everything it knows lives in DIR
 - ``appearing``: while it exists, ``appearing_tool`` (marked a write) and ``appearing_lookup``
   (marked ``readOnlyHint: true``) are listed and callable.
 
+``pay`` takes a memo of any length and ``wide`` sixty arguments: a card must show all of either
+whole, or refuse it, since Approve sends it all.
+
 A change to either switch, by ``toggle_mode`` / ``toggle_tool`` or by a test writing the file,
 is announced as ``tools/list_changed`` to ``subscriptions/listen`` streams within a moment
 (a 2026-07-28 client); a handshake-era client hears it only when a toggle tool made it.
@@ -19,6 +22,7 @@ is announced as ``tools/list_changed`` to ``subscriptions/listen`` streams withi
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -210,12 +214,36 @@ def _add_tools(server: Hostile) -> None:
         """Sends money to an account. Every call is in calls.jsonl with its _meta."""
         return f"Transferred {amount} to {to}."
 
+    @server.tool(title="Pay a supplier", annotations=_WRITE)
+    def pay(to: str, amount: float, memo: str = "", when: str = "") -> str:
+        """Pays a supplier; a memo as long as the caller likes (the tail is where a lie hides)."""
+        return f"Paid {amount} to {to}."
+
+    server.add_tool(_wide(), title="Sixty arguments", annotations=_WRITE)
+
     @server.tool(title="Crash mid-call", annotations=_WRITE)
     def crash_mid_call(note: str = "") -> str:
         """Kills the server process after the call was received (and logged), before answering."""
         sys.stderr.write(f"crash_mid_call({note!r}): exiting\n")
         sys.stderr.flush()
         os._exit(70)
+
+
+WIDE_ARGUMENTS = 60
+
+
+def _wide() -> Any:
+    """A write of sixty text arguments, ``a00`` … ``a59``: more than a card used to show."""
+
+    def wide(**values: str) -> str:
+        """Takes sixty arguments and says how many it was given."""
+        return f"Got {len(values)} arguments."
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    wide.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(f"a{n:02d}", keyword, annotation=str) for n in range(WIDE_ARGUMENTS)]
+    )
+    return wide
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -137,8 +138,10 @@ def test_a_card_not_approved_says_by_whom_when_what_stands_and_why() -> None:
     assert actions(card) == [] and "refresh" not in card
 
 
-def test_a_huge_card_stays_within_teams_size_and_keeps_its_buttons() -> None:
-    """Fifty long details are cut to fit about 28 KB; the summary and both buttons remain."""
+def test_a_huge_card_stays_within_teams_size_and_cannot_be_approved_in_part() -> None:
+    """Fifty long details (a card stored before the engine refused such cards) are cut to fit
+    about 28 KB, and the card then has no buttons and says it cannot be approved here: it
+    used to keep Approve above "more details not shown", and Approve sent them all."""
     details = tuple((f"Line {i}", "x" * 2000) for i in range(50))
     big = replace(
         spec(),
@@ -149,8 +152,10 @@ def test_a_huge_card_stays_within_teams_size_and_keeps_its_buttons() -> None:
     card = render(big, view="issuee", issuee="29:1arjun")
     validate(card)
     assert card_bytes(card) <= MAX_CARD_BYTES
-    assert [a["verb"] for a in actions(card)] == ["approve", "reject"]
+    assert actions(card) == []
     assert "more details not shown" in texts(card)
+    assert "cannot be approved here; nothing was sent" in texts(card)
+    assert "refresh" not in card
 
 
 def test_slack_and_teams_show_the_same_words_and_values() -> None:
@@ -229,6 +234,44 @@ def test_a_time_in_a_detail_is_shown_in_the_readers_zone() -> None:
     assert stamp in blocks
     assert "Closed since:" in texts(card)
     assert "Note: at 2026-11-01 10:00 UTC" in texts(card)
+
+
+def test_a_time_in_an_argument_is_shown_as_written() -> None:
+    """An argument that is an ISO time ("2026-05-01T10:15:59Z") is shown as the tool will be
+    sent it, not as DATE and TIME to the minute: only a time the engine wrote is redrawn."""
+    details = (("when", "2026-05-01T10:15:59Z"), ("at", "at 2026-05-01T10:15:59Z"))
+    card = render(spec(details=details), issuee="29:1arjun")
+    validate(card)
+    assert "when: 2026-05-01T10:15:59Z" in texts(card)
+    assert "at: at 2026-05-01T10:15:59Z" in texts(card)
+    assert "2026-05-01T10:15" not in "".join(
+        e["text"] for e in card["body"] if e["type"] == "TextBlock"
+    )
+
+
+def test_hidden_characters_are_marked_on_the_teams_card_and_its_audit_line() -> None:
+    """A zero-width space, a right-to-left override and isolates read as marks on the Teams
+    card, under a warning saying so, and in the conversation's audit line; they were raw."""
+    from bot.teams.texts import audit_text
+
+    made = pending(
+        card_id="c",
+        summary="Pay a supplier on the odd server.",
+        details=(("to", "SUP-\u200b001\u202e"), ("memo", "pay \u2066X\u2069\u00ad")),
+        warning=None,
+        expires_at=None,
+        token="t",
+    )
+    card = render(made, view="issuee", issuee="29:1arjun")
+    validate(card)
+    shown = texts(card)
+    assert "to: SUP-⟦U+200B⟧001⟦U+202E⟧" in shown
+    assert "memo: pay ⟦U+2066⟧X⟦U+2069⟧⟦U+00AD⟧" in shown
+    assert "This card holds characters that do not show; they are marked." in shown
+    assert not any(c in json.dumps(card, ensure_ascii=False) for c in "\u200b\u202e\u2066")
+    line = audit_text("rejected", summary="Pay", by="A\u200bB", reason="no\u202e", outcome=None)
+    assert "A⟦U+200B⟧B" in line and "no⟦U+202E⟧" in line and "\u200b" not in line
+    assert "they are marked" in line
 
 
 def test_a_card_that_changed_nothing_shows_no_before_and_after() -> None:

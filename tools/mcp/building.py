@@ -30,6 +30,7 @@ from tools.mcp.connection import Connection, NoAnswerError, NotSentError, Server
 from tools.mcp.store import Accepted
 from tools.proposing import write_tool
 from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
+from tools.visible import one_line
 
 __all__ = ["Classified", "Connect", "annotated", "classify", "read_or_write", "write_form"]
 
@@ -352,8 +353,9 @@ def _title(name: str, tool: McpTool | None) -> str:
     title = tool.title if tool is not None else None
     if not title and tool is not None and tool.annotations is not None:
         title = tool.annotations.title
-    text = " ".join((title or name.replace("_", " ").replace("-", " ")).split())[:120]
-    return _upper(text)
+    # One line, its hidden characters marked, as every card and audit line shows it: a title
+    # is the server's words, and a line break in it drew a line of its own on the card.
+    return _upper(one_line(title or name.replace("_", " ").replace("-", " "), 120))
 
 
 def _description(config: SourceConfig, tool: McpTool | None) -> str:
@@ -369,9 +371,12 @@ def _upper(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """An argument as it is sent: text as it is, anything else as its JSON."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+    """An argument as it is sent, whole: text as it is, anything else as its JSON.
+
+    Never cut: Approve sends the whole value, so a card too small for it is refused before it
+    is made (``tools.proposing``); a value cut here at 1,900 characters sent what nobody saw.
+    """
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _text(answer: CallToolResult, limit: int) -> str:

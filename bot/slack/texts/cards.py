@@ -16,14 +16,17 @@ from bot.cards.cardspec import clip
 from bot.slack import rich
 from bot.slack.mrkdwn import esc, esc_data, mention, when
 from bot.slack.rich import Line
+from tools import hides, marked
 
 __all__ = [
     "APPROVE",
     "CONFIRM_DENY",
+    "MARKED",
     "REASON_HINT",
     "REASON_LABEL",
     "REJECT",
     "REJECT_MODAL_TITLE",
+    "TOO_LONG_HERE",
     "WITHDRAW",
     "audit_line",
     "audit_text",
@@ -53,6 +56,8 @@ CONFIRM_DENY = "Not yet"
 REJECT_MODAL_TITLE = "Reject this change"
 REASON_LABEL = wording.REASON_LABEL
 REASON_HINT = wording.REASON_HINT
+MARKED = wording.MARKED
+TOO_LONG_HERE = wording.TOO_LONG_HERE
 
 
 # -- cards -------------------------------------------------------------------------------
@@ -183,14 +188,17 @@ def _audit(
     reason: str | None,
     outcome: str | None,
 ) -> tuple[str, str, str]:
-    """The record of a decision as its mark, its sentence and what follows it."""
+    """The record of a decision as its mark, its sentence and what follows it, with each
+    character that does not show marked, as on the card, and a sentence saying so."""
     said = wording.decided_text(status, summary, by or "someone", standing)
-    mark = _MARKS.get(status, "")
+    mark, after = _MARKS.get(status, ""), ""
     if status == "rejected" and reason:
-        return mark, said.rstrip() + " ", f"Reason: {reason}"
-    if status in ("failed", "interrupted", "outcome_unknown") and outcome:
-        return mark, said.rstrip(". ") + ". ", outcome
-    return mark, said, ""
+        said, after = said.rstrip() + " ", f"Reason: {reason}"
+    elif status in ("failed", "interrupted", "outcome_unknown") and outcome:
+        said, after = said.rstrip(". ") + ". ", outcome
+    if hides((said, after), lines=True):
+        said, after = marked(said), marked(after, lines=True) + f" ({wording.MARKED})"
+    return mark, said, after
 
 
 def audit_text(
