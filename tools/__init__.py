@@ -28,7 +28,7 @@ from tools.schema import Args, json_schema
 from tools.times import engine_time, find_times, in_zone, time_of, time_stamp, zone_of
 from tools.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
 from tools.tool import Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
-from tools.visible import MARKED, hides, marked, one_line
+from tools.visible import MARKED, hides, marked, one_line, too_long
 
 __all__ = [
     "ALL_TOOLS",
@@ -91,6 +91,7 @@ __all__ = [
     "one_line",
     "time_of",
     "time_stamp",
+    "too_long",
     "utcnow",
     "write_tool",
     "zone_of",

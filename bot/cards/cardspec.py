@@ -95,6 +95,9 @@ class Line:
     warning: str | None
     status: str
     result: str | None
+    # What its write will be sent that its sentence does not say (a note, a reason, an MCP
+    # tool's arguments): one Approve for several writes sent a note nobody had seen.
+    details: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +168,7 @@ def visibly(spec: CardSpec) -> CardSpec:
         spec.decided.by if spec.decided is not None else None,
         spec.outcome[0] if spec.outcome else None,
         *(line.summary for line in spec.lines),
+        *(label for line in spec.lines for label, _ in line.details),
     )
     values = (
         spec.warning,
@@ -173,6 +177,7 @@ def visibly(spec: CardSpec) -> CardSpec:
         spec.outcome[1] if spec.outcome else None,
         *(value for _, value in spec.details),
         *(text for line in spec.lines for text in (line.warning, line.result)),
+        *(value for line in spec.lines for _, value in line.details),
     )
     if not (spec.marked or hides(names) or hides(values, lines=True)):
         return spec
@@ -209,6 +214,7 @@ def _marked_line(line: Line) -> Line:
         summary=marked(line.summary),
         warning=_value(line.warning),
         result=_value(line.result),
+        details=tuple((marked(label), marked(value, lines=True)) for label, value in line.details),
     )
 
 

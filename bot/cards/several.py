@@ -10,8 +10,9 @@ pending``) shows of it. The words here are plain text, shared by Slack and Teams
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Final, NamedTuple
@@ -29,7 +30,7 @@ from bot.cards.cardspec import (
     role_phrase,
     visibly,
 )
-from tools import CardRecord, CardStatus, hides, marked
+from tools import CardRecord, CardStatus, hides, marked, too_long
 
 __all__ = [
     "REJECT_ALL",
@@ -37,12 +38,15 @@ __all__ = [
     "audit_text",
     "copy_text",
     "spec",
+    "too_long_together",
+    "unsaid",
 ]
 
 # The summary a line carries: twenty lines of this fit a Slack message and a phone screen.
 _LINE = 400
 
 REJECT_ALL: Final = "Reject all"
+_MCP_SEPARATOR: Final = "__"  # a merchant's MCP tool is named "<server>__<tool>"
 
 
 def approve_all(count: int) -> str:
@@ -191,12 +195,49 @@ class _Listed(NamedTuple):
 
 
 def _line(card: CardRecord, status: str) -> Line:
+    sentence = clip(card.summary, _LINE)
     return Line(
         card_id=card.card_id,
-        summary=clip(card.summary, _LINE),
+        summary=sentence,
         warning=clip(card.warning, LIMITS.warning) if card.warning else None,
         status=status,
         result=item_result(status, card.outcome),
+        details=unsaid(card.tool, sentence, card.details, card.args),
+    )
+
+
+def unsaid(
+    tool: str, summary: str, details: Sequence[tuple[str, str]], args: Mapping[str, object]
+) -> tuple[tuple[str, str], ...]:
+    """The arguments a write will be sent that its sentence does not already say, whole: what
+    a line of several shows under its sentence, so one Approve never sends a value nobody saw.
+
+    An argument of our own tools whose value the code's sentence holds ("request 6") is left
+    out: twenty lines of repeated ids would hide the one note that mattered. A merchant's MCP
+    tool ("<server>__<tool>") shows every argument: its sentence holds the server's own title,
+    which could name the same values in another role.
+    """
+    own = _MCP_SEPARATOR in tool
+    labelled = dict(details)
+    shown: list[tuple[str, str]] = []
+    for name, value in args.items():
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if own:
+            shown.append((name, labelled.get(name, text)))
+        elif text not in summary:
+            shown.append(next(((k, v) for k, v in details if v == text), (name, text)))
+    return tuple(shown)
+
+
+def too_long_together(writes: Sequence[CardRecord]) -> str | None:
+    """Why these cards cannot be one card showing all they send, or None when they can: then
+    each keeps a card of its own."""
+    return too_long(
+        (f"{n}. {label}", value)
+        for n, card in enumerate(writes, 1)
+        for label, value in unsaid(card.tool, clip(card.summary, _LINE), card.details, card.args)
     )
 
 

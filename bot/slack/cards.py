@@ -77,9 +77,15 @@ def card_message(
 
 
 def _line(number: int, spec: CardSpec, index: int) -> Block:
-    """One write of several, as typed: its sentence, its warning, its outcome once decided."""
+    """One write of several, as typed: its sentence, what it sends beyond it, its warning, its
+    outcome once decided."""
     line = spec.lines[index]
     said = [rich.line(rich.bold(f"{number}. "), rich.words(line.summary, limit=_LINE))]
+    # Whole and literal, as on a card of one: it is what the write will be sent.
+    said += [
+        rich.line(rich.literal(f"{label}: ", strong=True), rich.value(value))
+        for label, value in line.details
+    ]
     if line.warning:
         said.append(rich.line(rich.emoji("warning"), " ", rich.words(line.warning, limit=_LINE)))
     if line.result:

@@ -275,6 +275,8 @@ def _several_body(spec: CardSpec) -> list[Json]:
     body: list[Json] = [_heading(spec), data_line((spec.intro or "", False), subtle=True)]
     for number, line in enumerate(spec.lines, start=1):
         body.append(data_line((f"{number}. ", True), (line.summary, False)))
+        for label, value in line.details:
+            body += _detail(label, value)
         if line.warning:
             body.append(_warning(line.warning))
         if line.result:

@@ -21,6 +21,7 @@ import structlog
 
 from bot.adapter import Adapter
 from bot.cards import card as cards
+from bot.cards import several
 from bot.cards.card import Fresh
 from bot.presses.copies import send_copies
 from bot.presses.decisions import show
@@ -47,6 +48,12 @@ async def post_turn_cards(
     if len(proposals) < 2:
         return list(proposals)
     grouped, rest = list(proposals[:MAX_ITEMS]), list(proposals[MAX_ITEMS:])
+    records = [await surface.registry.card(p.card_id) for p in grouped]
+    why = several.too_long_together([r for r in records if r is not None])
+    if why is not None:
+        # One card would have to leave out some of what its Approve sends.
+        log.info("batch_not_made", why=why)
+        return list(proposals)
     try:
         batch = await surface.registry.bundle(caller, [p.card_id for p in grouped])
     except ConflictError as refused:

@@ -79,3 +79,15 @@ async def test_reject_all_takes_the_reason_typed_on_the_card(signed: TeamsBot) -
     assert [await request_status(signed, n) for n in (3, 6)] == ["pending", "pending"]
     reasons = {r.reason for r in await signed.registry.cards.rows() if r.batch_id}
     assert reasons == {"Budget is frozen"}
+
+
+async def test_each_line_of_several_shows_what_its_write_sends(signed: TeamsBot) -> None:
+    """ "reject requests 1 and 2 because …" is one card whose every line shows the reason its
+    rejection records: the requests' sentences alone never said it."""
+    posted = await signed.card_for(
+        ARJUN, "reject requests 1 and 2 because over this month's budget"
+    )
+    card = posted.cards[0]
+    validate(card)
+    shown = texts(card)
+    assert shown.count("Rejected because: over this month's budget") == 2, shown
