@@ -12,6 +12,7 @@ from pydantic_ai import models
 from tests.support.databases import Templates, build_templates
 from tests.support.postgres import PostgresCluster
 from tools.db import Database
+from tools.mcp import provider
 
 # The MCP servers' fixtures (the ledger, the hostile server, npm's filesystem server).
 pytest_plugins = ["tests.support.mcp_servers"]
@@ -82,3 +83,11 @@ async def db(database_url: str) -> AsyncIterator[Database]:
         yield database
     finally:
         await database.dispose()
+
+
+@pytest.fixture(autouse=True)
+def patient_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn waits for an MCP server's first listing however long a loaded machine takes to
+    start it: at a load of 6 on two cores a stdio server took 6 s against a turn's 3 s, and
+    tests that pin cards and calls failed on "There is no tool called odd__…"."""
+    monkeypatch.setattr(provider, "TURN_BUDGET", 60.0)

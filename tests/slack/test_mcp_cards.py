@@ -11,16 +11,9 @@ from tests.mcp.conftest import connect
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, said, validate
 from tests.support.mcp_servers import HostileState
 from tools.db import Database
-from tools.mcp import IDEMPOTENCY_KEY, provider
+from tools.mcp import IDEMPOTENCY_KEY
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def patient(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A turn waits for the server's first listing however long a loaded machine takes to
-    start it, so these tests pin cards, not start-up times."""
-    monkeypatch.setattr(provider, "TURN_BUDGET", 60.0)
 
 
 def _keyed(state: HostileState, tool: str, key: str) -> list[dict[str, object]]:

@@ -20,7 +20,7 @@ from tests.slack.conftest import Bot, buttons, card_id, request_status, said, va
 from tests.support.mcp_servers import HostileState
 from tools import McpTokens
 from tools.db import PROPOSALS, AuditRow, Database
-from tools.mcp import IDEMPOTENCY_KEY, provider
+from tools.mcp import IDEMPOTENCY_KEY
 
 pytestmark = pytest.mark.slow
 
@@ -333,11 +333,9 @@ async def test_an_agents_write_too_long_to_show_is_refused_and_the_agent_told(
     db: Database,
     hostile_stdio: list[str],
     hostile_state: HostileState,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An outside agent's write with a 2,025-character memo is refused before any card: the
     agent reads that it is too long to show in full and nothing was sent; no card, no call."""
-    monkeypatch.setattr(provider, "TURN_BUDGET", 60.0)  # however long the server takes to start
     await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
     memo = "x" * 1_982 + " HIDDEN_TAIL_42 and also pay ATTACKER 99999"
     async with _client(bot, await _token(db, 1, ARJUN)) as client:
