@@ -25,7 +25,13 @@ from tools.caller import Role
 from tools.errors import ConflictError, NotFoundError, OutcomeUnknownError
 from tools.mcp.arguments import arguments_model, sent
 from tools.mcp.config import IDEMPOTENCY_KEY, SourceConfig, ToolRule, model_name
-from tools.mcp.connection import Connection, NoAnswerError, NotSentError, ServerError
+from tools.mcp.connection import (
+    Connection,
+    NoAnswerError,
+    NotSentError,
+    ServerError,
+    unreachable,
+)
 from tools.proposing import write_tool
 from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
 
@@ -163,7 +169,7 @@ class _Write:
 
     async def propose(self, ctx: ToolContext, args: BaseModel) -> Proposal:
         if self.unreachable is not None:
-            raise NotFoundError(f"{_upper(self.unreachable)}; nothing was sent.")
+            raise NotFoundError(self.unreachable)
         if self.tool is None:
             raise NotFoundError(
                 f"The {self.server} server no longer offers {self.name}; nothing was sent."
@@ -174,7 +180,7 @@ class _Write:
             ProposalDetail("Tool", self.name),
             *(ProposalDetail(key, _shown(value)) for key, value in values.items()),
         ]
-        preview = await self._preview(values)
+        preview = await self._preview(values, approving=ctx.executing)
         if preview is not None:
             details.append(ProposalDetail("Preview", preview))
         return Proposal(
@@ -194,7 +200,7 @@ class _Write:
         try:
             answer = await connection.write(self.name, sent(args), meta=meta)
         except NotSentError as failed:
-            raise NotFoundError(f"{_upper(str(failed))}; nothing was sent.") from failed
+            raise NotFoundError(unreachable(self.server, failed, approving=True)) from failed
         except NoAnswerError as lost:
             raise OutcomeUnknownError(
                 f"outcome unknown: {lost} after the call was sent; check the {self.server} "
@@ -207,7 +213,7 @@ class _Write:
         note = f"done on the {self.server} server" + (f": {said}" if said else "")
         return Result(result.rows, max(result.count, 1), result.scope, note=note)
 
-    async def _preview(self, values: Mapping[str, Any]) -> str | None:
+    async def _preview(self, values: Mapping[str, Any], *, approving: bool) -> str | None:
         """What the server says the call would do, without doing it; None: it cannot say."""
         preview = self.rule.preview
         if preview is None:
@@ -224,9 +230,7 @@ class _Write:
         try:
             answer = await connection.read(tool, arguments)
         except ServerError as failed:
-            raise NotFoundError(
-                f"{_upper(str(failed))} while preparing the card; nothing was sent."
-            ) from failed
+            raise NotFoundError(unreachable(self.server, failed, approving=approving)) from failed
         if answer.is_error:
             raise ConflictError(
                 f"The {self.server} server says this would fail: {_text(answer, 500)}; "
