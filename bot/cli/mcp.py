@@ -1,7 +1,8 @@
 """``countersign mcp``: a merchant's own MCP servers, added, listed, imported and removed.
 
 What is stored is where a server is and what its owner said about its tools; a header or
-variable written ``$VAR`` stays ``$VAR`` and is read only when connecting. Nothing here runs a
+variable written ``$VAR`` stays ``$VAR`` and is read only when connecting, and a secret written
+out is refused, or stored encrypted with ``--store-secret`` (``bot.cli.mcp_secrets``). Nothing here runs a
 tool: listing a server's tools is the only request these commands send it.
 """
 
@@ -17,12 +18,29 @@ from pydantic import ValidationError
 from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
 from bot.cli.mcp_import import Imported, read_servers
-from bot.cli.mcp_options import pairs, rules, secret_warnings, written_as_variables
+from bot.cli.mcp_options import pairs, rules, written_as_variables
+from bot.cli.mcp_secrets import (
+    kept_import,
+    refused_lines,
+    sealed,
+    secrets_box,
+    stored_lines,
+    written_secrets,
+)
 from bot.cli.session import open_database
 from bot.settings import Settings
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp import Listed, McpTools, SourceConfig, Sources, ToolRule
+from tools.mcp import (
+    Connections,
+    Listed,
+    McpTools,
+    Sealed,
+    SecretBox,
+    SourceConfig,
+    Sources,
+    ToolRule,
+)
 
 __all__ = [
     "COMMANDS",
@@ -47,14 +65,21 @@ _WHERE_HELP = (
 async def add_source(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign mcp add <merchant> <name> (--url URL | -- COMMAND [ARGS…]) [options]``."""
     config = _config(_fields(args))
-    warnings = [
-        *secret_warnings("header", config.name, config.headers),
-        *secret_warnings("env", config.name, config.env),
-    ]
+    written = written_secrets(config)
+    if written and not args.store_secret:
+        raise CliError(
+            f"Nothing was stored: a secret of {config.name} is written out; the lines above "
+            "say how to give it as ${VAR}, or add --store-secret to store it encrypted.",
+            output="\n".join(refused_lines(config.name, written, command="mcp add")),
+        )
+    box = secrets_box(settings, store=bool(written))
+    warnings = stored_lines(config.name, written) if written else []
+    if box is not None and written:
+        config = sealed(config, written, box)
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         new = await Sources(db).put(tenant.id, config)
-        listing = await _listings(db, tenant.id, [config])
+        listing = await _listings(db, tenant.id, [config], secrets=box)
     where = f"{config.transport}: {config.where}"
     if new:
         head = f"Added the {config.name} server ({where}) to {tenant.name}."
@@ -73,7 +98,7 @@ async def list_tools(settings: Settings, args: argparse.Namespace) -> str:
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         configs = await Sources(db).all(tenant.id)
-        listings = await _listings(db, tenant.id, configs)
+        listings = await _listings(db, tenant.id, configs, secrets=secrets_box(settings))
     if not listings:
         return _none_yet(tenant.name)
     table = "\n".join(_lines(listings))
@@ -122,20 +147,22 @@ async def import_sources(settings: Settings, args: argparse.Namespace) -> str:
     VS Code file."""
     servers = read_servers(Path(args.file))
     made = [(server, _imported(server)) for server in servers]
+    secret = any(isinstance(c, SourceConfig) and written_secrets(c) for _, c in made)
+    box = secrets_box(settings, store=secret and args.store_secret)
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         lines = [line for server, _ in made for line in _notes(server)]
         configs: list[SourceConfig] = []
-        for server, config in made:
-            if isinstance(config, str):
-                lines.append(f"Warning: skipped {server.given!r}: {config}")
+        for server, made_config in made:
+            config, said = kept_import(server, made_config, box)
+            if config is None:
+                lines.extend(said)
                 continue
             new = await Sources(db).put(tenant.id, config)
             lines.append(_imported_line(server, config, tenant.name, new=new))
-            lines.extend(secret_warnings("header", config.name, config.headers))
-            lines.extend(secret_warnings("env", config.name, config.env))
+            lines.extend(said)
             configs.append(config)
-        listings = await _listings(db, tenant.id, configs)
+        listings = await _listings(db, tenant.id, configs, secrets=secrets_box(settings))
     if not configs:
         raise CliError(f"Nothing was imported from {args.file}: " + "; ".join(lines))
     return "\n".join([*lines, "", *_lines(listings)])
@@ -193,9 +220,15 @@ def _problem(error: Any) -> str:
     return f"{'.'.join(where)}: {text}."
 
 
-async def _listings(db: Database, tenantid: int, configs: Sequence[SourceConfig]) -> list[Listing]:
+async def _listings(
+    db: Database,
+    tenantid: int,
+    configs: Sequence[SourceConfig],
+    *,
+    secrets: SecretBox | None = None,
+) -> list[Listing]:
     """Each source's tools as they are classified now, or why it could not be listed."""
-    mcp = McpTools(db)
+    mcp = McpTools(db, Connections(secrets=secrets))
     found: list[Listing] = []
     try:
         for config in configs:
@@ -273,13 +306,16 @@ def _described(config: SourceConfig) -> list[str]:
     return lines
 
 
-def _hidden(values: dict[str, str]) -> str:
+def _hidden(values: dict[str, str | Sealed]) -> str:
     """Names with their ``$VAR`` (or ``Bearer ${VAR}``), else ``(set)``: a value written out
     may be a secret."""
-    return ", ".join(
-        f"{name}={value if written_as_variables(value) else '(set)'}"
-        for name, value in values.items()
-    )
+    return ", ".join(f"{name}={_shown_value(value)}" for name, value in values.items())
+
+
+def _shown_value(value: str | Sealed) -> str:
+    if isinstance(value, Sealed):
+        return "(stored encrypted)"
+    return value if written_as_variables(value) else "(set)"
 
 
 def _rule_words(rule: ToolRule) -> str:

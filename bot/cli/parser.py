@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from bot.cli.mcp_arguments import CommandAfterDashes, source_arguments, tool_rules
+from bot.cli.mcp_arguments import CommandAfterDashes, source_arguments, store_secret, tool_rules
 
 __all__ = ["CONNECTABLE", "PLATFORMS", "build_parser"]
 
@@ -446,3 +446,4 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     imported.add_argument("merchant", help=_MERCHANT_HELP)
     imported.add_argument("file", help="the JSON file, e.g. claude_desktop_config.json")
+    store_secret(imported)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
 from tools.mcp.connection import Connections
 from tools.mcp.provider import Listed, McpTools
+from tools.mcp.sealing import Sealed, SecretBox
 from tools.mcp.store import Sources
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "Listed",
     "McpTools",
     "Preview",
+    "Sealed",
+    "SecretBox",
     "SourceConfig",
     "Sources",
     "ToolRule",

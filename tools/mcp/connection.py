@@ -36,6 +36,7 @@ from mcp.types import (
 )
 
 from tools.mcp.config import MissingSecretError, SourceConfig
+from tools.mcp.sealing import SecretBox
 from tools.mcp.transport import opened_client
 
 __all__ = [
@@ -96,9 +97,11 @@ def unreachable(name: str, failed: ServerError, *, approving: bool) -> str:
 class Connection:
     """One source of one merchant, connected on first use and again after it dropped."""
 
-    def __init__(self, config: SourceConfig, *, list_ttl: float = LIST_TTL) -> None:
+    def __init__(
+        self, config: SourceConfig, *, list_ttl: float = LIST_TTL, secrets: SecretBox | None = None
+    ) -> None:
         self.config = config
-        self._list_ttl = list_ttl
+        self._list_ttl, self._secrets = list_ttl, secrets
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -256,7 +259,7 @@ class Connection:
         """Holds the connection open until asked to stop or the server goes away: a stdio
         server whose output ended sets ``stop`` too, so this task ends and the next request
         of any kind starts the server again (``_connected``)."""
-        opening = opened_client(self.config, self._on_message, ended=stop)
+        opening = opened_client(self.config, self._on_message, ended=stop, secrets=self._secrets)
         try:
             async with opening as client:
                 ready.set_result(client)
@@ -318,8 +321,8 @@ class Connections:
     old one is closed.
     """
 
-    def __init__(self, *, list_ttl: float = LIST_TTL) -> None:
-        self._list_ttl = list_ttl
+    def __init__(self, *, list_ttl: float = LIST_TTL, secrets: SecretBox | None = None) -> None:
+        self._list_ttl, self._secrets = list_ttl, secrets
         self._held: dict[tuple[int, str], tuple[str, Connection]] = {}
 
     async def of(self, tenantid: int, config: SourceConfig) -> Connection:
@@ -330,7 +333,7 @@ class Connections:
             return held[1]
         if held is not None:
             await held[1].aclose()
-        connection = Connection(config, list_ttl=self._list_ttl)
+        connection = Connection(config, list_ttl=self._list_ttl, secrets=self._secrets)
         self._held[key] = (version, connection)
         return connection
 

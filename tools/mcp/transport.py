@@ -1,7 +1,7 @@
 """Opens the SDK client of one source (streamable HTTP or a stdio child) and notices when it ended.
 
-Nothing here sends a request. Secrets are read (``$VAR``) here, at connect time, and nowhere
-else.
+Nothing here sends a request. Secrets are read (``$VAR``) and opened (sealed values) here, at
+connect time, and nowhere else.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import Implementation
 
 from tools.mcp.config import SourceConfig
+from tools.mcp.sealing import SecretBox
 
 __all__ = ["opened_client"]
 
@@ -35,6 +36,7 @@ async def opened_client(
     on_message: MessageHandlerFnT,
     *,
     ended: asyncio.Event,
+    secrets: SecretBox | None = None,
 ) -> AsyncIterator[Client]:
     """The source's client, open; ``ended`` is set when a stdio server's output ends (it died).
 
@@ -44,7 +46,7 @@ async def opened_client(
     """
     if config.url is not None:
         timeout = httpx2.Timeout(config.timeout, connect=min(config.timeout, 10.0))
-        headers = config.headers_now()
+        headers = config.headers_now(secrets)
         async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
             server: Any = streamable_http_client(config.url, http_client=http)
             async with Client(
@@ -54,7 +56,7 @@ async def opened_client(
         return
     assert config.command is not None
     params = StdioServerParameters(
-        command=config.command, args=list(config.args), env=config.env_now() or None
+        command=config.command, args=list(config.args), env=config.env_now(secrets) or None
     )
     watched: Any = _watched(params, ended)
     async with Client(watched, client_info=_CLIENT, message_handler=on_message, cache=None) as c:
