@@ -105,8 +105,10 @@ async def test_a_killed_server_is_started_again_before_a_read_or_a_listing(
 async def test_a_ledger_that_stays_down_fails_approve_in_plain_words(
     registry: Registry, db: Database, tmp_path: Path
 ) -> None:
-    """A server that cannot be started again when Approve re-reads the preview: the person reads
-    that it is not answering, that nothing was sent and to press again; nothing is recorded."""
+    """A server that cannot be started again when Approve re-reads the preview: the failed card
+    says in plain words that it is not answering, that nothing was sent and to ask again (it
+    used to read "could not be reached (unhandled errors in a TaskGroup …)"); nothing is
+    recorded."""
     ledger_db, up = tmp_path / "ledger.db", tmp_path / "up"
     up.touch()
     # The ledger behind a switch: with the file gone, starting it again fails.
@@ -119,7 +121,9 @@ async def test_a_ledger_that_stays_down_fails_approve_in_plain_words(
 
     decision = await registry.approve(registry.default_agent, proposal.card, PRIYA)
 
+    assert decision.card.status is CardStatus.FAILED
     assert decision.card.outcome == (
-        "The ledger server is not answering; nothing was sent. Press Approve again once it is back."
+        "The ledger server is not answering; nothing was sent. "
+        "Ask for it again once the server is back."
     )
     assert payments_with_key(ledger_db, proposal.card_id) == 0

@@ -81,15 +81,19 @@ class NotConnectableError(NotSentError):
 def unreachable(name: str, failed: ServerError, *, approving: bool) -> str:
     """What a person reads when a card could not reach its server (nothing was sent), in plain
     words: the transport's own ("Connection closed", "unhandled errors in a TaskGroup") once
-    reached the card and said nothing a person could act on. The reason is logged instead."""
+    reached the card and said nothing a person could act on. The reason is logged instead.
+
+    ``approving``: said on a card that was approved, which then fails (nothing was sent), so
+    the person is told to ask again rather than to press a button the failed card no longer has.
+    """
     log.warning("mcp.unreachable", source=name, error=str(failed))
     if isinstance(failed, NotConnectableError):
         head = f"{str(failed)[:1].upper()}{str(failed)[1:]}; nothing was sent."
-        return f"{head} Press Approve again once it is set." if approving else head
+        return f"{head} Ask for it again once that is done." if approving else head
     if approving:
         return (
             f"The {name} server is not answering; nothing was sent. "
-            "Press Approve again once it is back."
+            "Ask for it again once the server is back."
         )
     return f"The {name} server is not answering, so nothing could be prepared or sent."
 
