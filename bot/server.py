@@ -49,7 +49,7 @@ from bot.settings import Settings, SettingsError
 from bot.surface import Background, Surface
 from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
-from tools.mcp import Connections, McpTools
+from tools.mcp import Connections, McpTools, SecretBox
 from tools.merchant import build_registry
 
 if TYPE_CHECKING:
@@ -272,7 +272,9 @@ def build_surface(settings: Settings, db: Database) -> Surface:
 
     ttl = timedelta(seconds=settings.countersign_card_ttl)
     registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
-    registry.add_source(McpTools(db, Connections(list_ttl=settings.countersign_mcp_list_ttl)))
+    secrets = SecretBox.of(settings.secrets_keys())
+    connections = Connections(list_ttl=settings.countersign_mcp_list_ttl, secrets=secrets)
+    registry.add_source(McpTools(db, connections))
     return Surface(
         registry,
         Assistant(registry, settings),

@@ -12,12 +12,16 @@ from pathlib import Path
 from typing import Self
 from urllib.parse import urlsplit
 
+from cryptography.fernet import Fernet
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tools.db import DEFAULT_URL
 
-__all__ = ["Settings", "SettingsError", "SlackMode", "load_settings"]
+__all__ = ["SECRETS_KEY_HELP", "Settings", "SettingsError", "SlackMode", "load_settings"]
+
+# How a person makes a COUNTERSIGN_SECRETS_KEY, wherever one is asked for.
+SECRETS_KEY_HELP = "make one with `openssl rand -base64 32 | tr '+/' '-_'`"
 
 
 class SlackMode(StrEnum):
@@ -54,6 +58,9 @@ class Settings(BaseSettings):
     # Comma-separated: the first signs new cards, the rest are still accepted (key rotation).
     countersign_secret: SecretStr | None = None
     countersign_card_ttl: int = Field(default=1800, ge=60, le=7 * 24 * 3600)
+    # Comma-separated Fernet keys: the first encrypts a secret an owner stored for an MCP
+    # server (`countersign mcp add … --store-secret`), every one decrypts (key rotation).
+    countersign_secrets_key: SecretStr | None = None
     # Seconds a merchant's MCP server's tool list is used before it is listed again (a server
     # that sends notifications/tools/list_changed is listed again at once).
     countersign_mcp_list_ttl: float = Field(default=60.0, ge=0, le=3600)
@@ -131,6 +138,12 @@ class Settings(BaseSettings):
             return [part.strip() for part in self.countersign_secret.get_secret_value().split(",")]
         return [_local_secret(Path(".countersign-secret"))]
 
+    def secrets_keys(self) -> list[str]:
+        """The keys of stored MCP secrets, newest first; empty when none is set."""
+        if self.countersign_secrets_key is None:
+            return []
+        return [k.strip() for k in self.countersign_secrets_key.get_secret_value().split(",")]
+
 
 def _contradictions(s: Settings) -> list[str]:
     problems: list[str] = []
@@ -140,6 +153,11 @@ def _contradictions(s: Settings) -> list[str]:
             problems.append(
                 "COUNTERSIGN_SECRET: every comma-separated key must be at least 16 characters."
             )
+    if s.countersign_secrets_key is not None and not all(map(_fernet_key, s.secrets_keys())):
+        problems.append(
+            "COUNTERSIGN_SECRETS_KEY: every comma-separated key must be a Fernet key (44 "
+            "characters of URL-safe base64); " + SECRETS_KEY_HELP + "."
+        )
     live = any((s.slack_bot_token, s.slack_app_token, s.slack_client_id))
     if live and s.countersign_secret is None:
         problems.append(
@@ -192,6 +210,14 @@ def _teams_contradictions(s: Settings) -> list[str]:
             "COUNTERSIGN_SECRET must be set when Teams credentials are (e.g. `openssl rand -hex 32`)."
         )
     return problems
+
+
+def _fernet_key(key: str) -> bool:
+    try:
+        Fernet(key.encode())
+    except ValueError:  # wrong length or not URL-safe base64 (binascii.Error is one)
+        return False
+    return True
 
 
 def _local_secret(path: Path) -> str:

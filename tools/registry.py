@@ -207,6 +207,8 @@ class Registry(CardDoor):
             raise
         else:
             entry.rows, audited = result.count, result.proposal is not None
+            # What a read said of its rows (an MCP answer cut short says its full size there).
+            entry.detail = result.note
             return result
         finally:
             if not audited:

@@ -2,9 +2,10 @@
 removed.
 
 What is stored is where a server is and what its owner said about its tools; a header or
-variable written ``$VAR`` stays ``$VAR`` and is read only when connecting. Nothing here runs a
-tool: listing a server's tools is the only request these commands send it, and ``import``
-sends none (it starts no command a file names before the owner has seen it).
+variable written ``$VAR`` stays ``$VAR`` and is read only when connecting, and a secret written
+out is refused, or stored encrypted with ``--store-secret`` (``bot.cli.mcp_secrets``). Nothing
+here runs a tool: listing a server's tools is the only request these commands send it, and
+``import`` sends none (it starts no command a file names before the owner has seen it).
 """
 
 from __future__ import annotations
@@ -19,12 +20,20 @@ from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
 from bot.cli.mcp_import import Imported, read_servers
 from bot.cli.mcp_listing import Listing, lines, listings
-from bot.cli.mcp_options import pairs, rules, secret_warnings, written_as_variables
+from bot.cli.mcp_options import pairs, rules, written_as_variables
 from bot.cli.mcp_review import review_source
+from bot.cli.mcp_secrets import (
+    kept_import,
+    refused_lines,
+    sealed,
+    secrets_box,
+    stored_lines,
+    written_secrets,
+)
 from bot.cli.session import open_database
 from bot.settings import Settings
 from tools.errors import NotFoundError
-from tools.mcp import SourceConfig, Sources, ToolRule
+from tools.mcp import Sealed, SourceConfig, Sources, ToolRule
 
 __all__ = [
     "COMMANDS",
@@ -46,15 +55,24 @@ _WHERE_HELP = (
 async def add_source(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign mcp add <merchant> <name> (--url URL | -- COMMAND [ARGS…]) [options]``."""
     config = _config(_fields(args))
-    warnings = [
-        *secret_warnings("header", config.name, config.headers),
-        *secret_warnings("env", config.name, config.env),
-    ]
+    written = written_secrets(config)
+    if written and not args.store_secret:
+        raise CliError(
+            f"Nothing was stored: a secret of {config.name} is written out; the lines above "
+            "say how to give it as ${VAR}, or add --store-secret to store it encrypted.",
+            output="\n".join(refused_lines(config.name, written, command="mcp add")),
+        )
+    box = secrets_box(settings, store=bool(written))
+    warnings = stored_lines(config.name, written) if written else []
+    if box is not None and written:
+        config = sealed(config, written, box)
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         sources = Sources(db)
         new = await sources.put(tenant.id, config)
-        listing = await listings(db, tenant.id, [await sources.source(tenant.id, config.name)])
+        listing = await listings(
+            db, tenant.id, [await sources.source(tenant.id, config.name)], secrets=box
+        )
     where = f"{config.transport}: {config.where}"
     if new:
         head = f"Added the {config.name} server ({where}) to {tenant.name}."
@@ -72,7 +90,9 @@ async def list_tools(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign mcp tools <merchant>``: each tool, read or write, and why."""
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
-        found = await listings(db, tenant.id, await Sources(db).sources(tenant.id))
+        found = await listings(
+            db, tenant.id, await Sources(db).sources(tenant.id), secrets=secrets_box(settings)
+        )
     if not found:
         return _none_yet(tenant.name)
     table = "\n".join(lines(found))
@@ -126,18 +146,20 @@ async def import_sources(settings: Settings, args: argparse.Namespace) -> str:
     """
     servers = read_servers(Path(args.file))
     made = [(server, _imported(server)) for server in servers]
+    secret = any(isinstance(c, SourceConfig) and written_secrets(c) for _, c in made)
+    box = secrets_box(settings, store=secret and args.store_secret)
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         said = [line for server, _ in made for line in _notes(server)]
         stored = 0
-        for server, config in made:
-            if isinstance(config, str):
-                said.append(f"Warning: skipped {server.given!r}: {config}")
+        for server, made_config in made:
+            config, notes = kept_import(server, made_config, box)
+            if config is None:
+                said.extend(notes)
                 continue
             new = await Sources(db).put(tenant.id, config)
             said.append(_imported_line(server, config, tenant.name, new=new))
-            said.extend(secret_warnings("header", config.name, config.headers))
-            said.extend(secret_warnings("env", config.name, config.env))
+            said.extend(notes)
             stored += 1
     if not stored:
         raise CliError(f"Nothing was imported from {args.file}: " + "; ".join(said))
@@ -242,13 +264,16 @@ def _described(config: SourceConfig) -> list[str]:
     return lines
 
 
-def _hidden(values: dict[str, str]) -> str:
+def _hidden(values: dict[str, str | Sealed]) -> str:
     """Names with their ``$VAR`` (or ``Bearer ${VAR}``), else ``(set)``: a value written out
     may be a secret."""
-    return ", ".join(
-        f"{name}={value if written_as_variables(value) else '(set)'}"
-        for name, value in values.items()
-    )
+    return ", ".join(f"{name}={_shown_value(value)}" for name, value in values.items())
+
+
+def _shown_value(value: str | Sealed) -> str:
+    if isinstance(value, Sealed):
+        return "(stored encrypted)"
+    return value if written_as_variables(value) else "(set)"
 
 
 def _rule_words(rule: ToolRule) -> str:

@@ -11,7 +11,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CommandAfterDashes", "review_arguments", "source_arguments", "tool_rules"]
+__all__ = [
+    "CommandAfterDashes",
+    "review_arguments",
+    "source_arguments",
+    "store_secret",
+    "tool_rules",
+]
 
 
 class CommandAfterDashes(argparse.ArgumentParser):
@@ -64,10 +70,20 @@ def source_arguments(add: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long one request may take (default 30, at most 600)",
     )
+    store_secret(add)
     add.add_argument(
         "--trust-annotations",
         action="store_true",
         help="let the server's readOnlyHint make a tool a read (default: every tool is a write)",
+    )
+
+
+def store_secret(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--store-secret",
+        action="store_true",
+        help="store a header or env value written out encrypted with COUNTERSIGN_SECRETS_KEY "
+        "(without it, a secret written out is refused with the $VAR way to give it)",
     )
 
 

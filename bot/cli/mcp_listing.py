@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp import Listed, McpTools, Source, SourceConfig
+from tools.mcp import Connections, Listed, McpTools, SecretBox, Source, SourceConfig
 
 __all__ = ["Listing", "lines", "listings"]
 
@@ -20,9 +20,12 @@ Listing = tuple[SourceConfig, list[Listed] | str]
 _NOT_OFFERED = "not offered: name too long or not [A-Za-z0-9_-]"
 
 
-async def listings(db: Database, tenantid: int, sources: Sequence[Source]) -> list[Listing]:
-    """Each source's tools as they are classified now, or why it could not be listed."""
-    mcp = McpTools(db)
+async def listings(
+    db: Database, tenantid: int, sources: Sequence[Source], *, secrets: SecretBox | None = None
+) -> list[Listing]:
+    """Each source's tools as they are classified now, or why it could not be listed;
+    ``secrets`` opens the values stored encrypted (``--store-secret``)."""
+    mcp = McpTools(db, Connections(secrets=secrets))
     found: list[Listing] = []
     try:
         for source in sources:

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from bot.cli.failures import CliError
 
-__all__ = ["ROLES", "pairs", "rules", "scopes", "secret_warnings", "written_as_variables"]
+__all__ = ["ROLES", "SCHEME", "looks_secret", "pairs", "rules", "scopes", "written_as_variables"]
 
 ROLES = ("staff", "manager", "owner")
 _UNITS = ("major", "minor")
 _SEPARATOR = "__"
 # Header and variable names that carry credentials, and values shaped like one.
 _SECRET_NAME = re.compile(r"auth|token|key|secret|passw|cookie|credential|session", re.IGNORECASE)
-_SCHEME = re.compile(r"^(bearer|basic|token|digest)\s+\S", re.IGNORECASE)
+SCHEME = re.compile(r"^(bearer|basic|token|digest)\s+(?=\S)", re.IGNORECASE)
 _TOKEN_LIKE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_.=+/-]{24,}$")
 # "$TOKEN", "${TOKEN}", "Bearer ${TOKEN}": read from the environment when connecting.
 _REFERENCE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
@@ -76,34 +76,15 @@ def scopes(source: str, args: argparse.Namespace) -> dict[str, str]:
     return found
 
 
-def secret_warnings(kind: str, source: str, values: Mapping[str, str]) -> list[str]:
-    """A warning for each value written out that looks like a secret, with the ``$VAR`` way.
-
-    The value itself is never repeated: the warning may end up in a terminal's scrollback.
-    """
-    option = "--header" if kind == "header" else "--env"
-    warnings: list[str] = []
-    for name, value in values.items():
-        if written_as_variables(value) or not _looks_secret(name, value):
-            continue
-        variable = re.sub(r"[^A-Z0-9]+", "_", f"{source}_{name}".upper()).strip("_")
-        warnings.append(
-            f"Warning: the {kind} {name} of {source} looks like a secret and is stored as "
-            f"written in the database. Put the whole value in an environment variable where "
-            f"Countersign runs and write {option} '{name}=${variable}' (in single quotes, so "
-            "the shell leaves it alone): it is then read when connecting and never stored."
-        )
-    return warnings
-
-
 def written_as_variables(value: str) -> bool:
     """Whether a value holds no secret itself: environment references, after a scheme at most."""
     return bool(_REFERENCE.search(value)) and bool(_SCHEME_ONLY.match(_REFERENCE.sub("", value)))
 
 
-def _looks_secret(name: str, value: str) -> bool:
+def looks_secret(name: str, value: str) -> bool:
+    """Whether a value written out looks like a credential, by its name or its shape."""
     return bool(
-        _SECRET_NAME.search(name) or _SCHEME.match(value) or _TOKEN_LIKE.match(value.strip())
+        _SECRET_NAME.search(name) or SCHEME.match(value) or _TOKEN_LIKE.match(value.strip())
     )
 
 

@@ -14,11 +14,12 @@ from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
 from bot.cli.mcp_listing import lines
 from bot.cli.mcp_options import scopes
+from bot.cli.mcp_secrets import secrets_box
 from bot.cli.session import open_database
 from bot.settings import Settings
 from tools import Scope
 from tools.errors import NotFoundError
-from tools.mcp import McpTools, Reviewed, Sources
+from tools.mcp import Connections, McpTools, Reviewed, Sources
 
 __all__ = ["review_source"]
 
@@ -37,7 +38,7 @@ async def review_source(settings: Settings, args: argparse.Namespace) -> str:
                 f"{tenant.name} has no MCP server named {args.name!r}. Its servers: {names} "
                 f'(countersign mcp list "{tenant.name}").'
             ) from None
-        mcp = McpTools(db)
+        mcp = McpTools(db, Connections(secrets=secrets_box(settings)))
         try:
             reviewed = await mcp.review(tenant.id, source, named)
         except NotFoundError as failed:

@@ -9,6 +9,7 @@ from bot.cli.mcp_arguments import (
     CommandAfterDashes,
     review_arguments,
     source_arguments,
+    store_secret,
     tool_rules,
 )
 
@@ -461,3 +462,4 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     imported.add_argument("merchant", help=_MERCHANT_HELP)
     imported.add_argument("file", help="the JSON file, e.g. claude_desktop_config.json")
+    store_secret(imported)

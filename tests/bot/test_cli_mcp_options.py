@@ -7,8 +7,10 @@ import argparse
 import pytest
 
 from bot.cli.failures import CliError
-from bot.cli.mcp_options import pairs, rules, secret_warnings
+from bot.cli.mcp_options import pairs, rules
+from bot.cli.mcp_secrets import refused_lines, written_secrets
 from bot.cli.parser import build_parser
+from tools.mcp import SourceConfig
 
 
 def _parsed(*options: str) -> argparse.Namespace:
@@ -65,20 +67,31 @@ def test_a_pair_without_equals_is_refused() -> None:
         pairs("--header", ["Authorization"], "'Authorization=$TOKEN'")
 
 
-def test_only_written_out_secrets_are_warned_about_and_never_repeated() -> None:
-    """A $VAR is never warned about; a credential-named or Bearer value is, without its value."""
-    warned = secret_warnings(
-        "header",
-        "shop",
-        {
+def test_every_literal_header_and_credential_looking_env_is_a_written_secret() -> None:
+    """A $VAR is never refused; every literal header is (a header is how a server is told who
+    calls it), an env value only when it looks like a credential; the value is never repeated."""
+    config = SourceConfig(
+        name="shop",
+        url="http://127.0.0.1:9/mcp",
+        headers={
             "Authorization": "$SHOP_TOKEN",
             "X-Edge-Auth": "Bearer ${EDGE_TOKEN}",
             "Accept": "application/json",
             "X-Up": "Bearer abc",
         },
     )
-    assert len(warned) == 1
-    assert "--header 'X-Up=$SHOP_X_UP'" in warned[0]
-    assert "abc" not in warned[0]
-    assert secret_warnings("env", "ledger", {"NODE_ENV": "production"}) == []
-    assert len(secret_warnings("env", "ledger", {"GITHUB_TOKEN": "ghp_x"})) == 1
+    written = written_secrets(config)
+    assert [w.option for w in written] == [
+        "--header 'Accept=${SHOP_ACCEPT}'",
+        "--header 'X-Up=Bearer ${SHOP_X_UP}'",
+    ]
+    lines = "\n".join(refused_lines("shop", written, command="mcp add"))
+    assert "export SHOP_X_UP='…'   (the header X-Up's value, after 'Bearer')" in lines
+    assert "abc" not in lines
+    assert "application/json" not in lines
+
+    def stdio(env: dict[str, str]) -> SourceConfig:
+        return SourceConfig(name="ledger", command="ledger", env=env)
+
+    assert written_secrets(stdio({"NODE_ENV": "production"})) == []
+    assert len(written_secrets(stdio({"GITHUB_TOKEN": "ghp_x"}))) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -57,3 +58,17 @@ async def connect_url(
     config = SourceConfig.model_validate({"name": name, "url": url, **rules})
     await Sources(db).put(tenantid, config)
     return config
+
+
+async def offered_soon(registry: Registry, tenantid: int, name: str) -> None:
+    """Waits until the tool ``name`` is offered to ``tenantid``'s turns.
+
+    A turn waits only seconds for a server that is starting, and a busy machine takes longer
+    to start one: a test that means the tool to be there waits for it first.
+    """
+    for _ in range(300):
+        offered = await registry.offered(registry.default_agent, tenantid)
+        if any(tool.name == name for tool in offered):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{name} was never offered")

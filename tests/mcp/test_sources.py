@@ -306,15 +306,15 @@ async def test_a_tool_description_is_the_servers_words_not_instructions(
 async def test_a_huge_result_is_cut_with_a_scope_line(
     registry: Registry, db: Database, hostile_stdio: list[str]
 ) -> None:
-    """2 MB of rows reaches the model cut to its limit, and says it was cut."""
+    """2 MB of rows reaches the model cut to its limit (40,000 characters), and says it was cut."""
     await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
 
     shown = (
         await registry.call(registry.default_agent, "odd__huge_result", {"rows": 10_000}, PRIYA)
     ).for_model()
 
-    assert len(str(shown["rows"])) < 20_000
-    assert "cut" in shown["scope"]
+    assert 40_000 <= len(str(shown["rows"])) < 41_000
+    assert "cut to first 40,000 of " in shown["scope"]
 
 
 async def test_a_slow_server_hits_its_timeout(

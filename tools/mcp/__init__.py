@@ -12,6 +12,7 @@ from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
 from tools.mcp.connection import Connections
 from tools.mcp.news import NewTools
 from tools.mcp.provider import Listed, McpTools, Reviewed
+from tools.mcp.sealing import Sealed, SecretBox
 from tools.mcp.store import Source, Sources
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "NewTools",
     "Preview",
     "Reviewed",
+    "Sealed",
+    "SecretBox",
     "Source",
     "SourceConfig",
     "Sources",

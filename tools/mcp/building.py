@@ -26,7 +26,14 @@ from tools.caller import Role
 from tools.errors import ConflictError, NotFoundError, OutcomeUnknownError
 from tools.mcp.arguments import arguments_model, sent
 from tools.mcp.config import IDEMPOTENCY_KEY, SourceConfig, ToolRule, model_name
-from tools.mcp.connection import Connection, NoAnswerError, NotSentError, ServerError
+from tools.mcp.connection import (
+    Connection,
+    NoAnswerError,
+    NotSentError,
+    ServerError,
+    unreachable,
+)
+from tools.mcp.results import shaped
 from tools.mcp.store import Accepted
 from tools.proposing import write_tool
 from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
@@ -36,9 +43,7 @@ __all__ = ["Classified", "Connect", "annotated", "classify", "read_or_write", "w
 
 Connect = Callable[[], Awaitable[Connection]]
 
-# What of a result reaches the model and the card: past these it is cut, and says so.
-RESULT_CHARS = 16_000
-RESULT_ROWS = 200
+# What of a preview reaches the card (a result's limits are ``tools.mcp.results``').
 PREVIEW_CHARS = 1_500
 _VALUE_CHARS = 1_900  # a detail's value, inside Slack's 2,000 for a field
 
@@ -156,7 +161,7 @@ def _read(config: SourceConfig, tool: McpTool, connect: Connect) -> Tool | None:
             raise NotFoundError(f"{_upper(str(failed))}; nothing was read.") from failed
         if answer.is_error:
             raise ConflictError(f"The {server} server answered: {_text(answer, 500)}")
-        return _rows(answer, scope=_scope(ctx, server, name))
+        return shaped(answer, scope=_scope(ctx, server, name))
 
     return Tool(
         name=base.name,
@@ -192,7 +197,7 @@ class _Write:
 
     async def propose(self, ctx: ToolContext, args: BaseModel) -> Proposal:
         if self.unreachable is not None:
-            raise NotFoundError(f"{_upper(self.unreachable)}; nothing was sent.")
+            raise NotFoundError(self.unreachable)
         if self.tool is None:
             raise NotFoundError(
                 f"The {self.server} server no longer offers {self.name}; nothing was sent."
@@ -203,7 +208,7 @@ class _Write:
             ProposalDetail("Tool", self.name),
             *(ProposalDetail(key, _shown(value)) for key, value in values.items()),
         ]
-        preview = await self._preview(values)
+        preview = await self._preview(values, approving=ctx.executing)
         if preview is not None:
             details.append(ProposalDetail("Preview", preview))
         return Proposal(
@@ -223,7 +228,7 @@ class _Write:
         try:
             answer = await connection.write(self.name, sent(args), meta=meta)
         except NotSentError as failed:
-            raise NotFoundError(f"{_upper(str(failed))}; nothing was sent.") from failed
+            raise NotFoundError(unreachable(self.server, failed, approving=True)) from failed
         except NoAnswerError as lost:
             raise OutcomeUnknownError(
                 f"outcome unknown: {lost} after the call was sent; check the {self.server} "
@@ -231,12 +236,12 @@ class _Write:
             ) from lost
         if answer.is_error:
             raise ConflictError(f"the {self.server} server refused it: {_text(answer, 500)}")
-        result = _rows(answer, scope=_scope(ctx, self.server, self.name))
+        result = shaped(answer, scope=_scope(ctx, self.server, self.name))
         said = _text(answer, 300)
         note = f"done on the {self.server} server" + (f": {said}" if said else "")
         return Result(result.rows, max(result.count, 1), result.scope, note=note)
 
-    async def _preview(self, values: Mapping[str, Any]) -> str | None:
+    async def _preview(self, values: Mapping[str, Any], *, approving: bool) -> str | None:
         """What the server says the call would do, without doing it; None: it cannot say."""
         preview = self.rule.preview
         if preview is None:
@@ -255,9 +260,7 @@ class _Write:
         try:
             answer = await connection.read(tool, arguments)
         except ServerError as failed:
-            raise NotFoundError(
-                f"{_upper(str(failed))} while preparing the card; nothing was sent."
-            ) from failed
+            raise NotFoundError(unreachable(self.server, failed, approving=approving)) from failed
         if answer.is_error:
             raise ConflictError(
                 f"The {self.server} server says this would fail: {_text(answer, 500)}; "
@@ -383,38 +386,3 @@ def _text(answer: CallToolResult, limit: int) -> str:
     parts = [part.text for part in answer.content if isinstance(part, TextContent)]
     text = "\n".join(parts).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _rows(answer: CallToolResult, *, scope: str) -> Result:
-    """A result as rows for the model: its structured content, else its text; cut past a size."""
-    rows = _structured_rows(answer.structured_content)
-    if rows is None:
-        rows = [{"text": part.text} for part in answer.content if isinstance(part, TextContent)]
-        others = len(answer.content) - len(rows)
-        if others:
-            rows.append({"note": f"{others} non-text part(s) left out"})
-    total, size = len(rows), 0
-    kept: list[dict[str, Any]] = []
-    for row in rows[:RESULT_ROWS]:
-        encoded = json.dumps(row, ensure_ascii=False, default=str)
-        if size + len(encoded) > RESULT_CHARS:
-            if not kept and "text" in row:
-                kept.append({"text": str(row["text"])[:RESULT_CHARS] + "…"})
-            break
-        kept.append(row)
-        size += len(encoded)
-    line = scope if len(kept) == total else f"{scope}: the first {len(kept)} of {total} (cut)"
-    if len(kept) == total and rows and len(json.dumps(kept, default=str)) > RESULT_CHARS:
-        line = f"{scope}: cut at {RESULT_CHARS:,} characters"
-    return Result(kept, total, line)
-
-
-def _structured_rows(content: Any) -> list[dict[str, Any]] | None:
-    if isinstance(content, dict):
-        inner = content.get("result") if len(content) == 1 else None
-        if isinstance(inner, list) and all(isinstance(row, dict) for row in inner):
-            return list(inner)
-        if isinstance(inner, list):
-            return [{"value": item} for item in inner]
-        return [content]
-    return None

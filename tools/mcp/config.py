@@ -3,7 +3,8 @@
 Stored as JSON beside the merchant (``tools.mcp.store``). Nothing here connects: a header
 written ``$VAR`` stays ``$VAR`` in the store and is read from the environment only when a
 connection is opened (``headers_now``), so a secret never lands in the database
-(``Bearer ${TOKEN}`` works too).
+(``Bearer ${TOKEN}`` works too). A value the owner chose to store is sealed
+(``tools.mcp.sealing``) and opened only there too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tools.caller import Role
+from tools.mcp.sealing import Sealed, SecretBox, UnsealError, opened
 from tools.tool import Scope
 
 __all__ = [
@@ -95,10 +97,11 @@ class SourceConfig(BaseModel):
 
     name: str
     url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    # Each value a ``$VAR`` template, a literal, or sealed (stored encrypted, opened to connect).
+    headers: dict[str, str | Sealed] = Field(default_factory=dict)
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str | Sealed] = Field(default_factory=dict)
     # The owner's recorded choice to let the server's ``readOnlyHint`` decide what is a read.
     trust_annotations: bool = False
     # Seconds one request may take before it is given up (a write then: "outcome unknown").
@@ -117,11 +120,11 @@ class SourceConfig(BaseModel):
 
     @field_validator("headers", "env")
     @classmethod
-    def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
+    def _headers(cls, headers: dict[str, str | Sealed]) -> dict[str, str | Sealed]:
         for key, value in headers.items():
             if not _HEADER_NAME.match(key):
                 raise ValueError(f"{key!r} is not a header or variable name")
-            if "$" in _ENV_REF.sub("", value):
+            if isinstance(value, str) and "$" in _ENV_REF.sub("", value):
                 raise ValueError(f"{value!r}: write an environment variable as $NAME or ${{NAME}}")
         return headers
 
@@ -158,13 +161,24 @@ class SourceConfig(BaseModel):
             merged[tool] = merged[tool].merged(rule) if tool in merged else rule
         return self.model_copy(update={"rules": merged})
 
-    def headers_now(self) -> dict[str, str]:
-        """The headers to send, with every ``$VAR`` read from the environment now."""
-        return {key: _resolved(value) for key, value in self.headers.items()}
+    def headers_now(self, box: SecretBox | None = None) -> dict[str, str]:
+        """The headers to send, with every ``$VAR`` read from the environment now and every
+        sealed value opened with ``box``."""
+        return {key: _now("header", key, value, box) for key, value in self.headers.items()}
 
-    def env_now(self) -> dict[str, str]:
-        """The stdio server's environment additions, with every ``$VAR`` read now."""
-        return {key: _resolved(value) for key, value in self.env.items()}
+    def env_now(self, box: SecretBox | None = None) -> dict[str, str]:
+        """The stdio server's environment additions, with every ``$VAR`` read now and every
+        sealed value opened with ``box``."""
+        return {key: _now("variable", key, value, box) for key, value in self.env.items()}
+
+
+def _now(kind: str, key: str, value: str | Sealed, box: SecretBox | None) -> str:
+    if isinstance(value, str):
+        return _resolved(value)
+    try:
+        return opened(value, box)
+    except UnsealError as closed:
+        raise MissingSecretError(f"the {kind} {key} cannot be read: {closed}") from None
 
 
 def _resolved(value: str) -> str:

@@ -1,7 +1,7 @@
 """The MCP servers this process talks to: one connection per merchant's source, kept and reused.
 
-A stdio server is started once and started again when it has died; an HTTP one keeps its
-connection pool. Each connection lives in a task of its own (the SDK's client is a context that
+A stdio server is started once and started again when it has died, before the next request of
+any kind (a listing, a read, a preview, a write); an HTTP one keeps its connection pool. Each connection lives in a task of its own (the SDK's client is a context that
 must be entered and left in one task) and is used from any other.
 
 What a caller needs from a failure is whether anything reached the server:
@@ -21,30 +21,37 @@ import asyncio
 import contextlib
 import hashlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 import httpx2
 import structlog
-from mcp import Client, StdioServerParameters
-from mcp.client.session import IncomingMessage, MessageHandlerFnT
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client
+from mcp.client.session import IncomingMessage
 from mcp.types import (
     CallToolResult,
-    Implementation,
     RequestParamsMeta,
     Tool,
     ToolListChangedNotification,
 )
 
 from tools.mcp.config import MissingSecretError, SourceConfig
+from tools.mcp.sealing import SecretBox
+from tools.mcp.transport import opened_client
 
-__all__ = ["Connection", "Connections", "NoAnswerError", "NotSentError", "ServerError"]
+__all__ = [
+    "Connection",
+    "Connections",
+    "NoAnswerError",
+    "NotConnectableError",
+    "NotSentError",
+    "ServerError",
+    "unreachable",
+]
 
 log = structlog.get_logger("countersign.mcp")
 
 _T = TypeVar("_T")
-_CLIENT = Implementation(name="countersign", version="1")
 # How long a server's tool list is used before it is listed again (a server that can tell us
 # sooner does, with ``notifications/tools/list_changed``).
 LIST_TTL = 60.0
@@ -66,12 +73,39 @@ class NoAnswerError(ServerError):
     """The request was sent and no answer came back."""
 
 
+class NotConnectableError(NotSentError):
+    """Nothing was sent because the source cannot be connected as stored (a secret it names is
+    not set, or cannot be opened here): the owner has something to set, not a server to wait for."""
+
+
+def unreachable(name: str, failed: ServerError, *, approving: bool) -> str:
+    """What a person reads when a card could not reach its server (nothing was sent), in plain
+    words: the transport's own ("Connection closed", "unhandled errors in a TaskGroup") once
+    reached the card and said nothing a person could act on. The reason is logged instead.
+
+    ``approving``: said on a card that was approved, which then fails (nothing was sent), so
+    the person is told to ask again rather than to press a button the failed card no longer has.
+    """
+    log.warning("mcp.unreachable", source=name, error=str(failed))
+    if isinstance(failed, NotConnectableError):
+        head = f"{str(failed)[:1].upper()}{str(failed)[1:]}; nothing was sent."
+        return f"{head} Ask for it again once that is done." if approving else head
+    if approving:
+        return (
+            f"The {name} server is not answering; nothing was sent. "
+            "Ask for it again once the server is back."
+        )
+    return f"The {name} server is not answering, so nothing could be prepared or sent."
+
+
 class Connection:
     """One source of one merchant, connected on first use and again after it dropped."""
 
-    def __init__(self, config: SourceConfig, *, list_ttl: float = LIST_TTL) -> None:
+    def __init__(
+        self, config: SourceConfig, *, list_ttl: float = LIST_TTL, secrets: SecretBox | None = None
+    ) -> None:
         self.config = config
-        self._list_ttl = list_ttl
+        self._list_ttl, self._secrets = list_ttl, secrets
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -88,8 +122,7 @@ class Connection:
         listing = self._listing
         if not fresh and listing is not None and time.monotonic() - listing[1] < self._list_ttl:
             return listing[0]
-        client = await self._connected()
-        found = await self._ask(client, self._list_all(client), sent=False)
+        found = await self._twice(self._list_all, sent=False)
         self._listing = (found, time.monotonic())
         return found
 
@@ -118,8 +151,27 @@ class Connection:
 
     async def read(self, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
         """Calls a tool whose outcome does not matter if lost (a read, a preview)."""
+        return await self._twice(lambda client: client.call_tool(tool, dict(arguments)), sent=True)
+
+    async def _twice(self, request: Callable[[Client], Awaitable[_T]], *, sent: bool) -> _T:
+        """A request that may be sent twice (a listing, a read, a preview), asked again once
+        on a fresh connection when the transport broke under it.
+
+        A stdio server that died is started again before the next request (``_connected``),
+        but one killed a moment ago is found dead only by the request itself: that request
+        used to fail with "Connection closed", and a preview re-read on Approve failed its card
+        although the server could simply have been started again. A timeout is not asked
+        again: it would double the wait of a server that hangs.
+        """
         client = await self._connected()
-        return await self._ask(client, client.call_tool(tool, dict(arguments)), sent=True)
+        try:
+            return await self._ask(client, request(client), sent=sent)
+        except ServerError as failed:
+            if failed.__cause__ is None:  # a timeout, or nothing that broke the transport
+                raise
+            log.info("mcp.asked_again", source=self.name, error=str(failed))
+        client = await self._connected()
+        return await self._ask(client, request(client), sent=sent)
 
     async def write(
         self, tool: str, arguments: Mapping[str, Any], *, meta: Mapping[str, Any]
@@ -184,12 +236,15 @@ class Connection:
 
     async def _connected(self) -> Client:
         async with self._lock:
-            if self._client is not None and self._task is not None and not self._task.done():
+            # A server that died has set ``_stop`` (its output ended) while its task may still
+            # be winding down: that client would answer "Connection closed".
+            alive = self._task is not None and not self._task.done() and not self._stop.is_set()
+            if self._client is not None and alive:
                 return self._client
             await self._drop_locked()
             ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
             self._stop = asyncio.Event()
-            self._task = asyncio.create_task(self._hold(ready), name=f"mcp:{self.name}")
+            self._task = asyncio.create_task(self._hold(ready, self._stop), name=f"mcp:{self.name}")
             starting = max(self.config.timeout, _START_WAIT)
             try:
                 async with asyncio.timeout(starting):
@@ -204,16 +259,21 @@ class Connection:
                 raise
             return self._client
 
-    async def _hold(self, ready: asyncio.Future[Client]) -> None:
-        """Holds the connection open until asked to stop or the server goes away."""
+    async def _hold(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
+        """Holds the connection open until asked to stop or the server goes away: a stdio
+        server whose output ended sets ``stop`` too, so this task ends and the next request
+        of any kind starts the server again (``_connected``)."""
+        opening = opened_client(self.config, self._on_message, ended=stop, secrets=self._secrets)
         try:
-            async with _client(self.config, self._on_message) as client:
+            async with opening as client:
                 ready.set_result(client)
-                await self._stop.wait()
+                await stop.wait()
+            if self._task is asyncio.current_task():
+                log.warning("mcp.server_ended", source=self.name)
         except BaseException as broken:
             if not ready.done():
                 if isinstance(broken, MissingSecretError):
-                    ready.set_exception(NotSentError(f"the {self.name} server: {broken}"))
+                    ready.set_exception(NotConnectableError(f"the {self.name} server: {broken}"))
                 else:
                     reason = str(broken) or type(broken).__name__
                     ready.set_exception(
@@ -258,25 +318,6 @@ def _refused(broken: BaseException) -> bool:
     return False
 
 
-@contextlib.asynccontextmanager
-async def _client(config: SourceConfig, on_message: MessageHandlerFnT) -> AsyncIterator[Client]:
-    if config.url is not None:
-        timeout = httpx2.Timeout(config.timeout, connect=min(config.timeout, 10.0))
-        async with httpx2.AsyncClient(headers=config.headers_now(), timeout=timeout) as http:
-            server: Any = streamable_http_client(config.url, http_client=http)
-            async with Client(
-                server, client_info=_CLIENT, message_handler=on_message, cache=None
-            ) as client:
-                yield client
-        return
-    assert config.command is not None
-    params = StdioServerParameters(
-        command=config.command, args=list(config.args), env=config.env_now() or None
-    )
-    async with Client(params, client_info=_CLIENT, message_handler=on_message, cache=None) as c:
-        yield c
-
-
 class Connections:
     """Every source this process has talked to, one ``Connection`` each, kept until closed.
 
@@ -284,8 +325,8 @@ class Connections:
     old one is closed.
     """
 
-    def __init__(self, *, list_ttl: float = LIST_TTL) -> None:
-        self._list_ttl = list_ttl
+    def __init__(self, *, list_ttl: float = LIST_TTL, secrets: SecretBox | None = None) -> None:
+        self._list_ttl, self._secrets = list_ttl, secrets
         self._held: dict[tuple[int, str], tuple[str, Connection]] = {}
 
     async def of(self, tenantid: int, config: SourceConfig) -> Connection:
@@ -296,7 +337,7 @@ class Connections:
             return held[1]
         if held is not None:
             await held[1].aclose()
-        connection = Connection(config, list_ttl=self._list_ttl)
+        connection = Connection(config, list_ttl=self._list_ttl, secrets=self._secrets)
         self._held[key] = (version, connection)
         return connection
 

@@ -19,7 +19,7 @@ from tools.db import Database
 from tools.errors import NotFoundError
 from tools.mcp.building import Classified, annotated, classify, read_or_write, write_form
 from tools.mcp.config import SOURCE_NAME, SourceConfig, ToolRule, model_name
-from tools.mcp.connection import Connection, Connections, ServerError
+from tools.mcp.connection import Connection, Connections, ServerError, unreachable
 from tools.mcp.news import NewTools, unreviewed
 from tools.mcp.store import Source, Sources
 from tools.tool import Scope, Tool
@@ -125,9 +125,8 @@ class McpTools:
             tools = await (await connect()).tools()
         except ServerError as failed:
             # Still the card's write, so the approval fails it with the reason, nothing sent.
-            return write_form(
-                config, tool_name, None, connect, accepted=accepted, unreachable=str(failed)
-            )
+            said = unreachable(config.name, failed, approving=True)
+            return write_form(config, tool_name, None, connect, accepted=accepted, unreachable=said)
         listed = next((t for t in tools if t.name == tool_name), None)
         return write_form(config, tool_name, listed, connect, accepted=accepted)
 
