@@ -50,8 +50,8 @@ PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")
 ARJUN = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
 SLOW_RUNS = 3
 SLOW_SECONDS = 10.0
-PRESSES = 5  # presses measured while each slow write runs
-ADJUST = {"branch": 1, "sku": "FF-PANEER-WRAP", "delta": 1, "reason": "delivery counted"}
+# One live card per target: each press of a round adjusts another product.
+SKUS = ("FF-PANEER-WRAP", "FF-MASALA-DOSA", "FF-FILTER-COFFEE", "FF-MANGO-LASSI", "FF-VEG-BIRYANI")
 BALANCE = {"supplier_id": "SUP-001"}
 
 
@@ -178,17 +178,17 @@ async def _timed(times: int, once: Callable[[], Awaitable[None]]) -> float:
 
 
 async def _approvals(registry: Any, run_no: int) -> float:
-    """Milliseconds per ``Registry.approve`` of a payment card, its proposal made beforehand."""
-    tokens = []
+    """Milliseconds per ``Registry.approve`` of a payment card, each proposed just before (a
+    card proposed earlier would show a balance another payment has moved since)."""
+    took = 0.0
     for _ in range(CYCLES):
         args = _payment("approval", run_no)
         result = await registry.call(registry.default_agent, "ledger__record_payment", args, PRIYA)
-        tokens.append(result.proposal.card)
-    started = time.perf_counter()
-    for token in tokens:
-        decision = await registry.approve(registry.default_agent, token, PRIYA)
+        started = time.perf_counter()
+        decision = await registry.approve(registry.default_agent, result.proposal.card, PRIYA)
+        took += time.perf_counter() - started
         assert decision.ok, decision.card.outcome
-    return (time.perf_counter() - started) * 1000 / CYCLES
+    return took * 1000 / CYCLES
 
 
 async def _beside_slow_write(workdir: Path) -> Figure:
@@ -207,45 +207,50 @@ async def _beside_slow_write(workdir: Path) -> Figure:
     with serving_http(hostile_command(state.path), log=workdir / "hostile.log") as mcp:
         await Sources(db).put(1, SourceConfig(name="odd", url=mcp, trust_annotations=True))
         try:
-            await _press(registry)  # warm: both cards' tools, the connection, the caches
+            await _presses(registry)  # warm: the tools, the connection, the caches
             for _ in range(SLOW_RUNS):
-                alone = [await _press(registry) for _ in range(PRESSES)]
-                beside = await _presses_beside(registry, clock, state)
-                figure.add(_median(beside), _median(alone))
+                alone = await _presses(registry)
+                figure.add(await _press_beside(registry, clock, state), alone)
         finally:
             await registry.aclose()
             await db.dispose()
     return figure
 
 
-async def _presses_beside(
-    registry: Registry, clock: SteppedClock, state: HostileState
-) -> list[float]:
+async def _press_beside(registry: Registry, clock: SteppedClock, state: HostileState) -> float:
+    """Arjun's presses on cards proposed beforehand, made while Priya's write is with its
+    server; their mean, so one press that waits for the write counts as it should."""
     args = {"to": "ACC-BENCH", "amount": 1, "seconds": SLOW_SECONDS}
     slow = (await registry.call(registry.default_agent, "odd__slow_transfer", args, PRIYA)).proposal
     assert slow is not None
+    arjuns = [await _card(registry, sku) for sku in SKUS]
     sent = len(state.calls("slow_transfer"))
     clock.step(timedelta(minutes=2))  # the merchant's name is read again, as after a quiet minute
     writing = asyncio.create_task(registry.approve(registry.default_agent, slow.card, PRIYA))
     # The server's call log is a file another process writes: polled, there is no event.
     while len(state.calls("slow_transfer")) == sent:  # noqa: ASYNC110
         await asyncio.sleep(0.01)
-    took = [await _press(registry) for _ in range(PRESSES)]
-    assert not writing.done(), "the slow write ended before the presses were measured"
+    took = [await _approved(registry, token) for token in arjuns]
     assert (await writing).ok
-    return took
+    return sum(took) / len(took)
 
 
-async def _press(registry: Registry) -> float:
-    """Milliseconds from Arjun's Approve to his card's decision (its proposal made first)."""
-    result = await registry.call(registry.default_agent, "adjust_stock", ADJUST, ARJUN)
+async def _presses(registry: Registry) -> float:
+    """The mean of as many presses with nothing running, on cards proposed beforehand."""
+    arjuns = [await _card(registry, sku) for sku in SKUS]
+    took = [await _approved(registry, token) for token in arjuns]
+    return sum(took) / len(took)
+
+
+async def _card(registry: Registry, sku: str) -> str:
+    args = {"branch": 1, "sku": sku, "delta": 1, "reason": "delivery counted"}
+    result = await registry.call(registry.default_agent, "adjust_stock", args, ARJUN)
     assert result.proposal is not None
+    return result.proposal.card
+
+
+async def _approved(registry: Registry, token: str) -> float:
     started = time.perf_counter()
-    decision = await registry.approve(registry.default_agent, result.proposal.card, ARJUN)
+    decision = await registry.approve(registry.default_agent, token, ARJUN)
     assert decision.ok, decision.card.outcome
     return (time.perf_counter() - started) * 1000
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
