@@ -7,10 +7,12 @@ same transaction as the write. Between the two a person read a card, and meanwhi
 else may have approved the same request or closed the branch. That second check is also what
 makes replaying a card harmless.
 
-Transactions: an approval is two. The claim with its "approved / executing" line, committed
-before the write leaves; then the write, its live re-check, the card's move to ``done`` and
-the outcome's audit line. The first of two approvals is one (it is recorded on the card with
-its audit line, and nothing runs). A refusal commits only its audit line.
+Transactions: an approval of a native write is two. The claim with its "approved / executing"
+line, committed before the write leaves; then the write, its live re-check, the card's move to
+``done`` and the outcome's audit line. A write to another system (an MCP server's tool) sends
+its call between two transactions and inside none (``tools.sending``). The first of two
+approvals is one (it is recorded on the card with its audit line, and nothing runs). A refusal
+commits only its audit line.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from tools.errors import (
     CountersignError,
     OutcomeUnknownError,
 )
+from tools.sending import described, recorded, send
 from tools.tokens import CardClaims
 from tools.tool import ExecuteFn, Result, Tool
 from tools.trail import Trail, lost_claim
@@ -244,17 +247,20 @@ async def _execute(
     clean: BaseModel,
     caller: Caller,
 ) -> Decision:
-    """The write, its live re-check, the card's move to ``done`` and its audit line, at once;
-    a write that fails moves the card to ``failed`` with what the person reads."""
+    """The write, its live re-check, the card's move to ``done`` and its audit line: at once for
+    a native write, outside any transaction for an external one; a write that fails moves the
+    card to ``failed`` (``outcome_unknown``, sent with no answer) with what the person reads."""
     # Checked before the try, so a broken invariant raises as it is and is never recorded as
     # a failed write.
     execute, decided_at = tool.execute, record.decided_at
     assert execute is not None
     assert decided_at is not None
     try:
-        return await _write(
-            deps, trail, tool, execute, record=record, clean=clean, caller=caller, at=decided_at
-        )
+        if not tool.external:
+            return await _write(
+                deps, trail, tool, execute, record=record, clean=clean, caller=caller, at=decided_at
+            )
+        result = await send(tool, execute, deps, record=record, clean=clean, caller=caller)
     except OutcomeUnknownError as lost:
         # Sent, and no answer came: neither done nor failed, and never sent again on its own.
         return await _failed(
@@ -277,6 +283,11 @@ async def _execute(
         note = f"it failed unexpectedly ({type(broken).__name__}); nothing was changed"
         await _failed(deps, trail, record, note=note, detail=detail)
         raise
+    # The server answered: what is left is recording it. A database failure here propagates
+    # as it is, never as "nothing was changed": the card stays executing, and once this press
+    # is no longer running the reconciler says "outcome unknown".
+    card = await recorded(deps, trail, record, result)
+    return Decision(card, result)
 
 
 async def _write(
@@ -298,7 +309,7 @@ async def _write(
         await ensure_as_shown(tool, ctx, clean, record)
         result = await execute(ctx, clean)
         await session.flush()
-        conn, outcome = await prescoped.connection(session), _describe(result)
+        conn, outcome = await prescoped.connection(session), described(result)
         if not await deps.cards.move(
             card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, conn=conn, outcome=outcome
         ):
@@ -341,9 +352,3 @@ async def _interrupted(deps: Deps, trail: Trail, card_id: str) -> Decision:
     assert record is not None
     await trail.write(Outcome.INTERRUPTED, record.outcome or "")
     return Decision(record)
-
-
-def _describe(result: Result) -> str:
-    if result.note:
-        return result.note
-    return f"{result.count} row(s) changed" if result.count != 1 else "done"

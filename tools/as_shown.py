@@ -7,9 +7,11 @@ system before the press was once approved at the new amount, by one approver, be
 execute half re-checked only that the request was still pending: the person agreed to one thing
 and another ran, and the two-approver decision had been made on the old amount.
 
-So every write is resolved again, by its own ``propose`` and with the sealed arguments, inside
-the transaction that will run it, and what it would show now is compared with what the card
-showed: its sentence and every detail, label by label. When one differs nothing runs and the
+So every write is resolved again, by its own ``propose`` and with the sealed arguments, and
+what it would show now is compared with what the card showed: its sentence and every detail,
+label by label. A native write is resolved inside the transaction that will run it; a write to
+another system (an MCP server's) asks that server for its preview once, just before the call,
+with no transaction open (``tools.sending``). When one differs nothing runs and the
 person reads what changed. Asking again draws a new card, routed afresh from the new facts.
 
 Warnings are not compared: they are advice for whoever reads the card (they can depend on who
@@ -32,9 +34,9 @@ _ARROW = " → "
 async def ensure_as_shown(tool: Tool, ctx: ToolContext, clean: BaseModel, card: CardRecord) -> None:
     """Raises ``ChangedSinceShownError`` unless ``tool`` would draw ``card`` as it was drawn.
 
-    ``ctx`` is the execution's own (``ctx.executing``), so the re-read happens under the row
-    locks the write then takes, and whatever ``propose`` refuses now (a request decided
-    meanwhile) is refused as it would be at proposal.
+    ``ctx`` is the execution's own (``ctx.executing``): for a native write the re-read happens
+    under the row locks the write then takes, and whatever ``propose`` refuses now (a request
+    decided meanwhile) is refused as it would be at proposal.
     """
     assert tool.propose is not None
     assert ctx.executing

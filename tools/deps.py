@@ -8,7 +8,6 @@ and nothing wider: none of them sees ``Registry``, which sits above them and bui
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -27,7 +26,7 @@ from tools.tool import Tool, ToolContext
 
 __all__ = ["Deps", "EngineDeps", "TenantNames"]
 
-_NAME_TTL = 60.0  # seconds a merchant's name is reused for scope lines
+_NAME_TTL = timedelta(seconds=60)  # how long a merchant's name is reused for scope lines
 
 TenantNameFn = Callable[[AsyncSession, int], Awaitable[str]]
 
@@ -82,19 +81,20 @@ class TenantNames:
 
     It was a query in every tool transaction, the proposal's and the write's included, for a
     name that changes perhaps once in a merchant's life; a rename shows within ``_NAME_TTL``
-    here and at once after a restart.
+    here and at once after a restart. The minute is the registry's clock's, so a test can let
+    it run out.
     """
 
-    def __init__(self, read: TenantNameFn | None) -> None:
-        self._read = read
-        self._names: dict[int, tuple[str, float]] = {}
+    def __init__(self, read: TenantNameFn | None, *, clock: Clock) -> None:
+        self._read, self._clock = read, clock
+        self._names: dict[int, tuple[str, datetime]] = {}
 
     async def get(self, session: AsyncSession, tenantid: int) -> str:
         if self._read is None:
             return ""
         cached = self._names.get(tenantid)
-        at = time.monotonic()
-        if cached is not None and at - cached[1] < _NAME_TTL:
+        at = self._clock()
+        if cached is not None and timedelta(0) <= at - cached[1] < _NAME_TTL:
             return cached[0]
         name = await self._read(session, tenantid)
         self._names[tenantid] = (name, at)

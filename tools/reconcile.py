@@ -4,8 +4,10 @@ A card is ``executing`` only between its claim and the commit of its write. Find
 process is gone (see ``tools.lease``) means that process stopped in between. For a write that
 shares its transaction with the card's move to ``done`` (every reference tool), the database
 rolled it back: nothing changed, and the card becomes ``interrupted``. For a tool that declares
-side effects outside the database, nobody can know, and the card says ``outcome unknown`` so a
-person checks.
+side effects outside the database (an MCP server's), whose call is sent between the claim's
+transaction and the outcome's (``tools.sending``), nobody can know, and the card says
+``outcome unknown`` so a person checks. Such a write answered after it was settled keeps the
+card as people were shown it; its audit line records what the server said.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ class Registry(CardDoor):
             lease=lease or ProcessLease(db, clock=clock),
             catalogue=self._catalogue,
             agents=self._agents,
-            names=TenantNames(tenant_names),
+            names=TenantNames(tenant_names, clock=clock),
         )
         for tool in tools:
             self.register(tool)

@@ -146,6 +146,12 @@ def item_result(status: str, outcome: str | None) -> str | None:
         return "Done"
     if status == "executing":
         return "Running"
+    if status == "outcome_unknown":
+        # Sent, and no answer came (or the process stopped while it was with the server):
+        # "nothing was changed" would be a guess, and could have it sent a second time.
+        said = (outcome or "check before trying again").rstrip(". ")
+        said = said.removeprefix("outcome unknown: ")
+        return f"Outcome unknown: {said}."
     word = _COUNTED.get(status, status)
     return f"{word[:1].upper()}{word[1:]}: nothing was changed"
 

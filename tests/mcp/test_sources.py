@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 
@@ -12,11 +13,13 @@ from tests.engine.conftest import ARJUN, MEERA, PRIYA, RAVI, SAM
 from tests.mcp.conftest import connect, connect_url
 from tests.support.mcp_servers import HostileState, payments_with_key
 from tools import Registry
+from tools.audit import Outcome
 from tools.card_record import CardStatus
 from tools.db import AuditRow, Database
 from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError, UnknownToolError
 from tools.mcp import IDEMPOTENCY_KEY, Sources
 from tools.policy import Policies
+from tools.reconcile import UNKNOWN_NOTE
 from tools.tool import Scope
 
 pytestmark = pytest.mark.slow
@@ -435,3 +438,32 @@ async def test_a_companion_preview_that_writes_is_refused_before_anything_is_sen
         )
 
     assert len(hostile_state.calls("transfer")) == before
+
+
+async def test_an_answer_after_the_card_was_settled_keeps_the_card_and_is_audited(
+    registry: Registry, db: Database, hostile_stdio: list[str], hostile_state: HostileState
+) -> None:
+    """A write whose card another process's reconciler settled as outcome unknown while the
+    server took its time leaves the card as people were shown it, and its audit line records
+    what the server answered: it used to be rolled back as "interrupted", the answer lost."""
+    await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
+    assert await registry.card_tool(1, "odd__slow_transfer") is not None  # started, listed
+    args = {"to": "ACC-8", "amount": 8, "seconds": 2}
+    proposal = (
+        await registry.call(registry.default_agent, "odd__slow_transfer", args, PRIYA)
+    ).proposal
+    assert proposal is not None
+    pressed = asyncio.create_task(registry.approve(registry.default_agent, proposal.card, PRIYA))
+    while not [c for c in hostile_state.calls("slow_transfer") if c["arguments"] == args]:  # noqa: ASYNC110
+        await asyncio.sleep(0.02)  # the server's call log is another process's file
+    assert await registry.cards.move(
+        proposal.card_id, frm=CardStatus.EXECUTING, to=CardStatus.UNKNOWN, outcome=UNKNOWN_NOTE
+    )
+
+    decision = await pressed
+
+    assert (decision.card.status, decision.card.outcome) == (CardStatus.UNKNOWN, UNKNOWN_NOTE)
+    latest = (await registry.audit.recent(card_id=proposal.card_id))[0]
+    assert latest.outcome == Outcome.DONE
+    assert "Transferred 8.0 to ACC-8" in latest.detail
+    assert "answered after the card was settled as outcome_unknown" in latest.detail

@@ -85,3 +85,17 @@ def test_withdraw_asks_about_the_card_not_the_request() -> None:
     spec = of_record(card_record(), token="t", editable=False)
     dialog = _dialog(render_pending(spec, for_user=None), "card_withdraw")
     assert dialog["title"]["text"] == "Withdraw this card?"
+
+
+def test_a_batch_item_whose_outcome_is_unknown_never_says_nothing_was_changed() -> None:
+    """An MCP write of a card of several whose process stopped while its call was with the
+    server reads "outcome unknown" with what to do, like the card of one: it read "Outcome
+    unknown: nothing was changed", a guess that could send the money twice."""
+    note = "outcome unknown: the service stopped during the change; check before trying again"
+
+    line = several.item_result("outcome_unknown", note)
+
+    assert (
+        line == "Outcome unknown: the service stopped during the change; check before trying again."
+    )
+    assert several.item_result("interrupted", None) == "Interrupted: nothing was changed"

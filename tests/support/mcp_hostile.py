@@ -221,6 +221,14 @@ def _add_tools(server: Hostile) -> None:
 
     server.add_tool(_wide(), title="Sixty arguments", annotations=_WRITE)
 
+    @server.tool(title="Transfer money slowly", annotations=_WRITE)
+    async def slow_transfer(
+        to: str, amount: float, seconds: Annotated[float, Field(ge=0, le=3600)] = 5
+    ) -> str:
+        """Sends money, answering only ``seconds`` after the call came (logged on arrival)."""
+        await anyio.sleep(seconds)
+        return f"Transferred {amount} to {to} after {seconds:g} s."
+
     @server.tool(title="Crash mid-call", annotations=_WRITE)
     def crash_mid_call(note: str = "") -> str:
         """Kills the server process after the call was received (and logged), before answering."""

@@ -12,7 +12,8 @@ What a caller needs from a failure is whether anything reached the server:
   died mid-call). A write that gets this has an unknown outcome and is never sent again blindly.
 
 A write is preceded by a request the server must answer (a tool listing), so that the first is known for certain; the cost is one round
-trip on a path a person just waited for anyway.
+trip on a path a person just waited for anyway. A request this connection had answered within
+``ANSWERED_WITHIN`` (the card's preview, asked again just before the call) says the same.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ _STOP_WAIT = 5.0
 # Starting a stdio server (or a first HTTP handshake) may take longer than one request's
 # timeout: an interpreter and its imports, on a busy machine.
 _START_WAIT = 20.0
+# How recent an answer on the same connection stands for the probe before a write: an approval
+# asked its server three times (preview, probe, call) where the preview already said it is there.
+ANSWERED_WITHIN = 1.0
 
 
 class ServerError(Exception):
@@ -112,6 +116,7 @@ class Connection:
         self._lock = asyncio.Lock()
         self._listing: tuple[list[Tool], float] | None = None
         self._refreshing: asyncio.Task[None] | None = None
+        self._answered: tuple[Client, float] | None = None
 
     @property
     def name(self) -> str:
@@ -180,7 +185,8 @@ class Connection:
         listing: the 2026-07-28 protocol has no ping) says it is there."""
         client = await self._connected()
         try:
-            await self._ask(client, self._probe(client), sent=False)
+            if not self._answered_lately(client):
+                await self._ask(client, self._probe(client), sent=False)
         except NotSentError:
             # A server that died since its last call is started again once before giving up.
             await self._drop()
@@ -196,6 +202,14 @@ class Connection:
             with contextlib.suppress(BaseException):
                 await refreshing
         await self._drop()
+
+    def _answered_lately(self, client: Client) -> bool:
+        answered = self._answered
+        return (
+            answered is not None
+            and answered[0] is client
+            and time.monotonic() - answered[1] < ANSWERED_WITHIN
+        )
 
     async def _probe(self, client: Client) -> None:
         await client.list_tools(cache_mode="refresh")
@@ -215,7 +229,7 @@ class Connection:
         """Awaits one request within the source's timeout, telling sent from not sent."""
         try:
             async with asyncio.timeout(self.config.timeout):
-                return await pending
+                answer = await pending
         except TimeoutError:
             await self._drop()
             raise self._lost(sent, f"did not answer within {self.config.timeout:g} s") from None
@@ -228,6 +242,8 @@ class Connection:
                 await self._drop()
             reason = str(broken) or type(broken).__name__
             raise self._lost(sent and not _refused(broken), reason) from broken
+        self._answered = (client, time.monotonic())
+        return answer
 
     def _lost(self, sent: bool, reason: str) -> ServerError:
         if sent:
