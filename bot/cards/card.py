@@ -204,12 +204,24 @@ def fresh_several(batch: Batch, proposals: Sequence[Proposal]) -> Fresh:
     )
 
 
-async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> None:
-    """Records where a fresh card was posted, so whichever process decides it can update it."""
+async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> Card | None:
+    """Records where a fresh card was posted, so whichever process decides it can update it;
+    the card as it then stands (decided already, when pressed as soon as it was posted).
+
+    It is recorded as the card's first copy, keeping any recorded before it, under the row's
+    lock: written over them, a copy recorded meanwhile was lost, and put after them the audit
+    line, posted with the first copy, went to a DM.
+    """
+
+    def first(where: dict[str, Any] | None) -> dict[str, Any]:
+        kept = [p for p in placements_of_stored(where) if p != placement]
+        return stored([placement, *kept], lists_of_stored(where))
+
     if fresh.card is not None:
-        await registry.change_batch_surface(fresh.card_id, lambda _: stored([placement]))
-        return
-    await registry.attach_surface(fresh.card_id, stored([placement]))
+        batch = await registry.change_batch_surface(fresh.card_id, first)
+        return _of_batch(batch) if batch is not None and batch.items else None
+    record = await registry.change_surface(fresh.card_id, first)
+    return one(record) if record is not None else None
 
 
 def one(record: CardRecord) -> Card:
