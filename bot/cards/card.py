@@ -17,7 +17,13 @@ from typing import Any, Literal
 
 from bot.cards import cardspec, several
 from bot.cards.cardspec import CardSpec
-from bot.placement import ListPlacement, Placement, lists_of_stored, placements_of_stored, stored
+from bot.placement import (
+    ListPlacement,
+    Placement,
+    first_copy,
+    lists_of_stored,
+    placements_of_stored,
+)
 from tools import (
     Agent,
     Batch,
@@ -213,14 +219,10 @@ async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> Card
     line, posted with the first copy, went to a DM.
     """
 
-    def first(where: dict[str, Any] | None) -> dict[str, Any]:
-        kept = [p for p in placements_of_stored(where) if p != placement]
-        return stored([placement, *kept], lists_of_stored(where))
-
     if fresh.card is not None:
-        batch = await registry.change_batch_surface(fresh.card_id, first)
+        batch = await registry.change_batch_surface(fresh.card_id, first_copy(placement))
         return _of_batch(batch) if batch is not None and batch.items else None
-    record = await registry.change_surface(fresh.card_id, first)
+    record = await registry.change_surface(fresh.card_id, first_copy(placement))
     return one(record) if record is not None else None
 
 

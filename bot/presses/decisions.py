@@ -139,12 +139,13 @@ async def _show(
     # shown, it kept live buttons and no audit line for good (3 cards in soaks); unshown,
     # whoever records the copy shows it.
     out = bool(copies) and updated
-    if out and not told:
+    if card.open:
+        # Waiting for a second approval: the model hears of it, the channel once it is decided.
+        await note(surface, card, copies)
+    elif out and not told:
         told = await _line(surface, adapter, card, copies)
         if told:
             await note(surface, card, copies)
-    elif card.open:
-        await note(surface, card, copies)
     log.info(
         "decision_shown",
         card_id=card.card_id,
@@ -208,10 +209,10 @@ async def _several_line(
     surface: Surface, adapter: Adapter, card: Card, copies: list[Placement], *, redrawing: bool
 ) -> bool:
     """Posts a settled card of several's line if this process claims it; whether the card is
-    shown as far as this process goes (for the sweep: also when another claimed the line)."""
+    shown as far as this process goes: its line out, or (for the sweep) another's to post."""
     registry = surface.registry
     if not await _claim_line(surface, card, redrawing=redrawing):
-        return redrawing
+        return redrawing or await receipts.taken(registry.db, card.once("told"))
     audited = not all(c.status in _UNAUDITED for c in card.items)
     if audited and not await post_line(surface, adapter, card, copies):
         return False
