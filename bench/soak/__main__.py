@@ -302,7 +302,9 @@ def _report(soak: Soak, found: Findings, took: float) -> int:
             for item in items[:20]:
                 print(f"  {item}")
     if tally.worded:
-        print(f"{len(tally.worded)} asks answered in words, no card (not silence):")
+        print(
+            f"{len(tally.worded)} asks or presses answered 'send it again', no card (not silence):"
+        )
         for item in tally.worded[:5]:
             print(f"  {item}")
     print(f"mention to its card: {_spread(tally.to_card)}")

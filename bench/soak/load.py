@@ -31,7 +31,8 @@ import aiohttp
 from bench.soak.servers import CUT
 from bench.soak.slack import SoakSlack, actions_of, card_of
 from bench.stage import SIGNING_SECRET
-from bot.sandbox.workspace import BOT_USER, Message
+from bot.sandbox.workspace import Message
+from bot.slack.texts import messages
 from tests.support.slack_requests import block_action, event, form, message, signed, view_submission
 
 __all__ = ["CHANNEL", "ROUNDS", "SEEN_S", "Load", "Mention", "Tally"]
@@ -39,6 +40,15 @@ __all__ = ["CHANNEL", "ROUNDS", "SEEN_S", "Load", "Mention", "Tally"]
 Json = dict[str, Any]
 CHANNEL = "C0SOAK"
 _ACK_S = 3.0  # Slack's window for an acknowledgement
+# What the bot says when it could not finish a message or a press and it should be sent again
+# (the server running it killed, the database down): an answer, not silence.
+_TRY_AGAIN = frozenset(
+    {
+        messages.message_lost(),
+        messages.message_database_unreachable(),
+        messages.database_unreachable(),
+    }
+)
 SEEN_S = 30.0  # how long a person waits to see a card before giving up on it: past it, a failure
 _RETRIES = 3
 
@@ -66,8 +76,8 @@ class Tally:
     unacknowledged: list[str] = field(default_factory=list)  # presses never acknowledged
     rounds: Counter[str] = field(default_factory=Counter)
     unseen: list[str] = field(default_factory=list)  # cards a person waited for in vain
-    # Mentions answered in words and no card within the wait (the turn cut off by a kill and
-    # said to be lost, the database down): not silence, and not a card either.
+    # Mentions (and presses) answered with words to send it again and no card within the wait
+    # (the turn cut off by a kill and said to be lost, the database down): not silence.
     worded: list[str] = field(default_factory=list)
     # Seconds from a mention to its card, and from an acknowledged Approve to its card's update.
     to_card: list[float] = field(default_factory=list)
@@ -126,14 +136,22 @@ class Load:
         An acknowledged Approve is timed to its card's update (what the person sees change).
         """
         sent, before, cid = time.monotonic(), card.blocks, card_of(card)
+        told = len(self.slack.indexed.ephemeral[user])
         trigger = await self._press(user, card, action)
-        if trigger is not None and action == "card_approve":
-            updated = await self._until(
-                lambda: True if card.blocks is not before else None,
-                f"the update of {cid} in {card.channel} after {user}'s press",
-            )
-            if updated:
-                self.tally.to_update.append(time.monotonic() - sent)
+        if trigger is None or action != "card_approve":
+            return trigger
+        deadline = sent + SEEN_S
+        while card.blocks is before and time.monotonic() < deadline:
+            await self.slack.wait(0.5)
+        if card.blocks is not before:
+            self.tally.to_update.append(time.monotonic() - sent)
+            return trigger
+        said = [m.text for m in self.slack.indexed.ephemeral[user][told:]]
+        what = f"the update of {cid} in {card.channel} after {user}'s press"
+        if any(text in _TRY_AGAIN for text in said):
+            self.tally.worded.append(f"{what}: {said[-1][:80]}")  # told to press again
+        else:
+            self.tally.unseen.append(what)
         return trigger
 
     async def _press(self, user: str, card: Message, action: str) -> str | None:
@@ -188,12 +206,13 @@ class Load:
         if got is not None:
             self.tally.to_card.append(time.monotonic() - sent)
             return got
-        words = [m for m in self.slack.indexed.thread(said.channel, said.ts) if _words(m)]
+        words = [m.text for m in self.slack.indexed.thread(said.channel, said.ts)]
+        words = [text for text in words if text in _TRY_AGAIN]
         what = f"{said.text!r} ({said.ts})"
         if words and besides is None:
             # The person was told something (the turn cut off by a kill and said lost, the
             # database down): no card, but not silence.
-            self.tally.worded.append(f"{what}: {words[-1].text[:80]}")
+            self.tally.worded.append(f"{what}: {words[-1][:80]}")
         else:
             self.tally.unseen.append(f"a card for {what}")
         return None
@@ -274,16 +293,6 @@ class Load:
         edited = await self.card(said, besides=card_of(card))
         if edited is not None:
             await self.press("UARJUN", edited)
-
-
-def _words(message: Message) -> bool:
-    """Whether the bot answered in words in a thread: no buttons, for everyone, no audit line."""
-    return (
-        message.user == BOT_USER
-        and not actions_of(message)
-        and not message.ephemeral_to
-        and not message.reply_broadcast
-    )
 
 
 # How often each round is played: the presses of a run come mostly from solo and routed cards.
