@@ -21,7 +21,7 @@ placement rather than an error: such a card is simply not shown here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -37,9 +37,11 @@ __all__ = [
     "TeamsPlacement",
     "editable_of",
     "first",
+    "first_copy",
     "lists_of_stored",
     "placements_of",
     "placements_of_stored",
+    "same_message",
     "stored",
 ]
 
@@ -181,6 +183,28 @@ def stored(placements: Sequence[Placement], lists: Sequence[ListPlacement] = ())
 
 def _unset(placement: Placement) -> set[str]:
     return {k for k in ("editable", "person") if not getattr(placement, k)}
+
+
+def same_message(one: Placement, other: Placement) -> bool:
+    """Whether two copies name the same message (kept with more or fewer of its details)."""
+    if isinstance(one, SlackPlacement) and isinstance(other, SlackPlacement):
+        return (one.channel, one.ts) == (other.channel, other.ts)
+    if isinstance(one, TeamsPlacement) and isinstance(other, TeamsPlacement):
+        return (one.conversation_id, one.activity_id) == (other.conversation_id, other.activity_id)
+    return False
+
+
+def first_copy(
+    placement: Placement,
+) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
+    """The change of a card's stored copies that records ``placement`` as its first copy (the
+    one asked in, whose thread gets the audit line), keeping every other copy and list."""
+
+    def change(where: dict[str, Any] | None) -> dict[str, Any]:
+        kept = [p for p in placements_of_stored(where) if not same_message(p, placement)]
+        return stored([placement, *kept], lists_of_stored(where))
+
+    return change
 
 
 def first(record: CardRecord | None, platform: Platform) -> Placement | None:

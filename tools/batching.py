@@ -24,6 +24,7 @@ from tools import routing
 from tools.audit import AuditEntry, Outcome
 from tools.caller import Caller, Role
 from tools.card_record import CardRecord, CardStatus
+from tools.card_store import reopened
 from tools.db import BATCHES, PROPOSALS
 from tools.deps import Deps
 from tools.errors import ConflictError
@@ -133,7 +134,11 @@ async def change_surface(
     batch_id: str,
     change: Callable[[dict[str, Any] | None], dict[str, Any]],
 ) -> BatchRecord | None:
-    """Rewrites where the batch's copies are under the row's lock; the batch as it then stands."""
+    """Rewrites where the batch's copies are under the row's lock; the batch as it then stands.
+
+    A copy recorded on a batch whose decision was shown reopens its items' showing, as for a
+    card of one write (``tools.card_store.reopened``).
+    """
     async with deps.db.begin(write=True) as conn:
         found = select(BATCHES.c.surface).where(BATCHES.c.id == batch_id).with_for_update()
         row = (await conn.execute(found)).first()
@@ -141,6 +146,10 @@ async def change_surface(
             return None
         surface = change(row.surface)
         await conn.execute(update(BATCHES).where(BATCHES.c.id == batch_id).values(surface=surface))
+        if reopened(row.surface, surface):
+            shown = (PROPOSALS.c.batch_id == batch_id, PROPOSALS.c.shown_at.is_not(None))
+            unshown = {"shown_at": None, "showing_by": None, "showing_at": None}
+            await conn.execute(update(PROPOSALS).where(*shown).values(**unshown))
         return await _load(conn, batch_id)
 
 

@@ -25,8 +25,10 @@ from tools.reconcile import reconcile
 from tools.tokens import is_batch_token
 from tools.tool import Routing
 
-__all__ = ["CardDoor", "SurfaceChange"]
+__all__ = ["CardDoor", "Covers", "SurfaceChange"]
 
+# Whether the copies a stored ``surface`` value names were all shown (``tools.showing.record``).
+Covers = showing.Covers
 # Where a card's (or batch's) copies are, from what is stored at that moment.
 SurfaceChange = Callable[[dict[str, Any] | None], dict[str, Any]]
 
@@ -67,6 +69,19 @@ class CardDoor:
     async def take_over_showing(self, card: CardRecord, now: datetime) -> bool:
         """Takes an unshown card's showing for this process; False: another took it first."""
         return await showing.take_over(self._deps, card, now=now)
+
+    async def give_back_showing(self, card_id: str) -> None:
+        """Gives up the showing of a decision found with no copy; see ``tools.showing.give_back``."""
+        await showing.give_back(self._deps, card_id)
+
+    async def record_shown(
+        self, card_ids: Sequence[str], *, batch_id: str | None, covers: Covers
+    ) -> bool:
+        """Records a decision shown if its stored copies are the ones shown; see
+        ``tools.showing.record``."""
+        return await showing.record(
+            self._deps, card_ids, batch_id=batch_id, covers=covers, now=self.now()
+        )
 
     async def mark_shown(self, card_id: str) -> None:
         """Records that a card's decision went out: every copy updated, the audit line posted."""

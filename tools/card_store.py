@@ -26,7 +26,7 @@ from tools.caller import Caller
 from tools.card_record import Approval, CardRecord, CardStatus, Issuee
 from tools.db import PROPOSALS, Database, ProposalRow, compiled
 
-__all__ = ["DECIDED", "CardStore", "claimed"]
+__all__ = ["DECIDED", "CardStore", "claimed", "reopened"]
 
 _CARDS = PROPOSALS
 
@@ -59,6 +59,16 @@ _SET = update(_CARDS).where(_CARDS.c.id == bindparam("card"))
 # in an audit line): every state a card does not leave.
 DECIDED = frozenset(CardStatus) - {CardStatus.PENDING, CardStatus.EXECUTING}
 _INSTANT = timedelta(microseconds=1)
+
+
+def reopened(before: dict[str, Any] | None, after: dict[str, Any] | None) -> bool:
+    """Whether a change of a card's stored ``surface`` changed its copies (not only the private
+    lists beside them, which are redrawn whole and never carry its audit line)."""
+
+    def copies(where: dict[str, Any] | None) -> dict[str, Any]:
+        return {k: v for k, v in (where or {}).items() if k != "lists"}
+
+    return copies(before) != copies(after)
 
 
 class CardStore:
@@ -305,15 +315,20 @@ class CardStore:
 
         Read and written under the row's lock (SQLite: the writer's lock), so two processes
         adding copies (a turn's DMs, an escalation's, a copy posted anew) never drop each
-        other's.
+        other's. A copy recorded on a decision already shown reopens its showing
+        (``reopened``): the record of "shown" covered the copies there were, and a copy
+        recorded later, left live by a process killed before drawing it, is redrawn.
         """
         async with self._db.begin(write=True) as conn:
             row = (await conn.execute(_BY_ID.with_for_update(), {"card": card_id})).first()
             if row is None:
                 return None
             surface = change(row.surface)
-            await conn.execute(_SET, {"card": card_id, "surface": surface})
-            return replace(CardRecord.of(row), surface=surface)
+            values: dict[str, Any] = {"surface": surface}
+            if row.shown_at is not None and reopened(row.surface, surface):
+                values |= {"shown_at": None, "showing_by": None, "showing_at": None}
+            await conn.execute(_SET, {"card": card_id, **values})
+            return replace(CardRecord.of(row), **values)
 
     async def update(self, card_id: str, **values: Any) -> None:
         await self._update(_SET, {"card": card_id, **values})

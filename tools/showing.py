@@ -10,23 +10,35 @@ Whoever shows a decision first takes the showing with one conditional UPDATE (th
 decided it, a press on the decided card, the sweep), so two processes never both post its audit
 line. The sweep takes one over only once the process that held it is gone, as the reconciler
 judges a card left executing (``tools.reconcile``).
+
+A decision is recorded shown only for the copies it was shown on (``record``): under the lock of
+the row that keeps where the copies are, the copies stored then must be the ones just drawn.
+A card pressed while its turn was still recording its channel copy used to be recorded shown
+with no copy at all, and that copy kept live buttons and no audit line for good (a soak's one
+finding). A copy recorded once a decision is shown reopens it (``tools.card_store``), so
+whoever records a copy late draws it, or a sweep does if that process dies first.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from tools.card_record import CardRecord
 from tools.card_store import DECIDED
-from tools.db import LEASES, PROPOSALS
+from tools.db import BATCHES, LEASES, PROPOSALS
 from tools.deps import Deps
 from tools.lease import LeaseState
 from tools.reconcile import abandoned
 
-__all__ = ["take", "take_over", "unshown"]
+__all__ = ["Covers", "give_back", "record", "take", "take_over", "unshown"]
+
+# Whether the copies a card's stored ``surface`` value names were all shown (the caller's
+# judgement: the engine does not read placements).
+Covers = Callable[[dict[str, Any] | None], bool]
 
 _CARDS, _LEASES = PROPOSALS, LEASES
 # The process answering for a card's showing: the one that took it, or, before anyone did,
@@ -93,6 +105,56 @@ async def take_over(deps: Deps, card: CardRecord, *, now: datetime) -> bool:
         seen_at=card.showing_at,
         now=now,
     )
+
+
+async def give_back(deps: Deps, card_id: str) -> None:
+    """Gives up this process's showing of a decision it found no copy of, while unshown.
+
+    Pressed on a message its turn had not yet recorded, the decision has nowhere to go; the
+    turn recording the copy then takes the showing at once and draws it, audit line and all,
+    instead of leaving the line to this process's next sweep.
+    """
+    stmt = (
+        update(_CARDS)
+        .where(
+            _CARDS.c.id == card_id,
+            _CARDS.c.shown_at.is_(None),
+            _CARDS.c.showing_by == deps.lease.holder,
+        )
+        .values(showing_by=None, showing_at=None)
+    )
+    async with deps.db.begin(write=True) as conn:
+        await conn.execute(stmt)
+
+
+async def record(
+    deps: Deps,
+    card_ids: Sequence[str],
+    *,
+    batch_id: str | None,
+    covers: Covers,
+    now: datetime,
+) -> bool:
+    """Records these cards' decision shown if the copies stored now are covered by the ones
+    shown; False (nothing recorded) when a copy was recorded since they were read.
+
+    ``batch_id``: the cards are a batch's items, whose copies the batch's row keeps. The row
+    is read under its lock, as a copy is recorded (``change_surface``): a copy recorded after
+    this is drawn by its recorder, one recorded before it makes this return False.
+    """
+    table, key = (BATCHES, batch_id) if batch_id is not None else (PROPOSALS, card_ids[0])
+    where = select(table.c.surface).where(table.c.id == key).with_for_update()
+    shown = (
+        update(_CARDS)
+        .where(_CARDS.c.id.in_(list(card_ids)), _CARDS.c.shown_at.is_(None))
+        .values(shown_at=now)
+    )
+    async with deps.db.begin(write=True) as conn:
+        row = (await conn.execute(where)).first()
+        if row is None or not covers(row.surface):
+            return False
+        await conn.execute(shown)
+    return True
 
 
 async def _unshown(

@@ -1,5 +1,10 @@
 """Runs the chaos soak and prints what it found, ending with one line; exits 1 on any finding.
 
+The line counts every check: ``soak: P presses, K kills, R database restarts, C cards: 0
+executed twice, 0 lost, 0 without audit, 0 5xx, 0 live after decided, 0 unseen; card p99 S s``.
+Above it, p50, p99 and max from a mention to its card and from a press to its card's update;
+a card, update or copy not seen within ``SEEN_S`` is unseen, a failure like any other.
+
 ``python -m bench.soak`` (``make soak``): at least 5,000 presses by default, stopping by itself
 within about ten minutes. ``--presses`` and ``--seconds`` (or ``COUNTERSIGN_SOAK_PRESSES`` and
 ``COUNTERSIGN_SOAK_SECONDS``) make a shorter run while developing.
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import math
 import os
 import random
 import socket
@@ -30,7 +36,7 @@ import aiohttp
 import asyncpg
 
 from bench.soak.checks import Findings, check
-from bench.soak.load import BIG_FROM, ROUNDS, Load, play
+from bench.soak.load import BIG_FROM, ROUNDS, SEEN_S, Load, play
 from bench.soak.mcp import LedgerPhase, ledger_phase
 from bench.soak.servers import Fleet, hold_connections, proxy, restart_database, stop_database
 from bench.soak.slack import SoakSlack
@@ -288,24 +294,53 @@ def _report(soak: Soak, found: Findings, took: float) -> int:
         "MCP server killed mid-call, yet not outcome unknown": found.mcp_known,
         "presses never acknowledged": tally.unacknowledged,
         "5xx": tally.server_5xx,
-        "cards a person waited for in vain": tally.unseen,
+        f"cards (or updates) not seen within {SEEN_S:.0f} s": tally.unseen,
     }
     for what, items in named.items():
         if items:
             print(f"{len(items)} {what}:")
             for item in items[:20]:
                 print(f"  {item}")
+    if tally.worded:
+        print(
+            f"{len(tally.worded)} asks or presses answered 'send it again', no card (not silence):"
+        )
+        for item in tally.worded[:5]:
+            print(f"  {item}")
+    print(f"mention to its card: {_spread(tally.to_card)}")
+    print(f"press to its card's update: {_spread(tally.to_update)}")
+    # "Live after decided": a decided card not shown decided everywhere: a copy with live
+    # buttons, or no audit line in its thread (each card once).
+    undecided = {_card(item) for item in (*found.live_buttons, *found.no_audit_line)}
     print(
         f"soak: {tally.presses} presses, {soak.fleet.kills} kills, {soak.restarts} database "
         f"restarts, {found.cards} cards: {len(found.twice)} executed twice, {len(found.lost)} "
-        f"lost, {len(found.without_audit)} without audit, {len(tally.server_5xx)} 5xx"
+        f"lost, {len(found.without_audit)} without audit, {len(tally.server_5xx)} 5xx, "
+        f"{len(undecided)} live after decided, {len(tally.unseen)} unseen; "
+        f"card p99 {_quantile(tally.to_card, 0.99):.1f} s"
     )
-    failed = [
-        items
-        for what, items in named.items()
-        if items and what != "cards a person waited for in vain"
-    ]
-    return 1 if failed else 0
+    return 1 if any(named.values()) else 0
+
+
+def _card(finding: str) -> str:
+    return finding.split(" ", 1)[0].rstrip(":")
+
+
+def _quantile(seconds: list[float], q: float) -> float:
+    """The ``q`` quantile of the times (nearest rank), 0 for none."""
+    if not seconds:
+        return 0.0
+    ranked = sorted(seconds)
+    return ranked[min(len(ranked) - 1, max(0, math.ceil(q * len(ranked)) - 1))]
+
+
+def _spread(seconds: list[float]) -> str:
+    if not seconds:
+        return "none seen"
+    return (
+        f"p50 {_quantile(seconds, 0.5):.2f} s, p99 {_quantile(seconds, 0.99):.2f} s, "
+        f"max {max(seconds):.2f} s ({len(seconds)})"
+    )
 
 
 def main() -> None:

@@ -7,7 +7,8 @@ Each check names the cards (or messages) that fail it:
   counted per card id, and "done" audit lines per card;
 - no write without an "approved / executing" audit line before it;
 - no card shown done whose write is missing, no write whose card does not say done;
-- every decided card shown decided on every copy (no live buttons) with its audit line;
+- every decided card shown decided on every copy (no live buttons) with its audit line, and on
+  every message Slack holds of it (one a killed server never recorded too);
 - every press acknowledged; every mention answered once (a reply, or the words that it failed);
 - no 5xx from a server;
 - (the MCP phase) every card whose MCP server was killed mid-call "outcome unknown", and paid
@@ -111,6 +112,7 @@ async def check(
         shown = f"batch {card['batch_id']}, " if card["batch_id"] else ""
         shown += f"shown {card['shown_at']:%H:%M:%S}" if card["shown_at"] else "never shown"
         _shown(found, slack, f"{cid} ({shown})", status, _json(surface))
+        _unrecorded(found, slack, f"{cid} ({shown})", card["batch_id"] or cid, _json(surface))
     _messages(found, slack, tally)
     if ledger is not None:
         _ledger(found, found.status, *ledger)
@@ -195,6 +197,18 @@ def _shown(
         thread = slack.indexed.thread(first["channel"], first.get("thread_ts") or first["ts"])
         if not any(m.reply_broadcast for m in thread):
             found.no_audit_line.append(f"{cid} ({status}): no audit line in its thread")
+
+
+def _unrecorded(
+    found: Findings, slack: SoakSlack, cid: str, shown_as: str, surface: dict[str, Any]
+) -> None:
+    """A message of a decided card that no copy names still shows live buttons: posted by a
+    server killed before it recorded where, it was invisible to the copies' check."""
+    copies = surface.get("copies") if "copies" in surface else [surface]
+    known = {(c.get("channel"), c.get("ts")) for c in copies or []}
+    for message in slack.indexed.by_card.get(shown_as, []):
+        if (message.channel, message.ts) not in known and actions_of(message):
+            found.live_buttons.append(f"{cid}: live buttons on a message no copy names")
 
 
 def _messages(found: Findings, slack: SoakSlack, tally: Tally) -> None:

@@ -32,14 +32,24 @@ from bench.soak.servers import CUT
 from bench.soak.slack import SoakSlack, actions_of, card_of
 from bench.stage import SIGNING_SECRET
 from bot.sandbox.workspace import Message
+from bot.slack.texts import messages
 from tests.support.slack_requests import block_action, event, form, message, signed, view_submission
 
-__all__ = ["CHANNEL", "ROUNDS", "Load", "Mention", "Tally"]
+__all__ = ["CHANNEL", "ROUNDS", "SEEN_S", "Load", "Mention", "Tally"]
 
 Json = dict[str, Any]
 CHANNEL = "C0SOAK"
 _ACK_S = 3.0  # Slack's window for an acknowledgement
-_SEEN_S = 30.0  # how long a person waits to see a card before giving up on it
+# What the bot says when it could not finish a message or a press and it should be sent again
+# (the server running it killed, the database down): an answer, not silence.
+_TRY_AGAIN = frozenset(
+    {
+        messages.message_lost(),
+        messages.message_database_unreachable(),
+        messages.database_unreachable(),
+    }
+)
+SEEN_S = 30.0  # how long a person waits to see a card before giving up on it: past it, a failure
 _RETRIES = 3
 
 
@@ -66,6 +76,12 @@ class Tally:
     unacknowledged: list[str] = field(default_factory=list)  # presses never acknowledged
     rounds: Counter[str] = field(default_factory=Counter)
     unseen: list[str] = field(default_factory=list)  # cards a person waited for in vain
+    # Mentions (and presses) answered with words to send it again and no card within the wait
+    # (the turn cut off by a kill and said to be lost, the database down): not silence.
+    worded: list[str] = field(default_factory=list)
+    # Seconds from a mention to its card, and from an acknowledged Approve to its card's update.
+    to_card: list[float] = field(default_factory=list)
+    to_update: list[float] = field(default_factory=list)
 
 
 class Load:
@@ -115,7 +131,30 @@ class Load:
         return said
 
     async def press(self, user: str, card: Message, action: str = "card_approve") -> str | None:
-        """Presses a button as it is shown now; the trigger id, or None if it was not there."""
+        """Presses a button as it is shown now; the trigger id, or None if it was not there.
+
+        An acknowledged Approve is timed to its card's update (what the person sees change).
+        """
+        sent, before, cid = time.monotonic(), card.blocks, card_of(card)
+        told = len(self.slack.indexed.ephemeral[user])
+        trigger = await self._press(user, card, action)
+        if trigger is None or action != "card_approve":
+            return trigger
+        deadline = sent + SEEN_S
+        while card.blocks is before and time.monotonic() < deadline:
+            await self.slack.wait(0.5)
+        if card.blocks is not before:
+            self.tally.to_update.append(time.monotonic() - sent)
+            return trigger
+        said = [m.text for m in self.slack.indexed.ephemeral[user][told:]]
+        what = f"the update of {cid} in {card.channel} after {user}'s press"
+        if any(text in _TRY_AGAIN for text in said):
+            self.tally.worded.append(f"{what}: {said[-1][:80]}")  # told to press again
+        else:
+            self.tally.unseen.append(what)
+        return trigger
+
+    async def _press(self, user: str, card: Message, action: str) -> str | None:
         block = next((b for b in card.blocks if b.get("type") == "actions"), None)
         button = next((e for e in actions_of(card) if e["action_id"] == action), None)
         if block is None or button is None:
@@ -145,7 +184,7 @@ class Load:
         await self._post(body, "application/x-www-form-urlencoded", {})
 
     async def _until(self, found: Callable[[], Any], what: str) -> Any:
-        deadline = time.monotonic() + _SEEN_S
+        deadline = time.monotonic() + SEEN_S
         while (got := found()) is None and time.monotonic() < deadline:
             await self.slack.wait(0.5)
         if got is None:
@@ -153,13 +192,30 @@ class Load:
         return got
 
     async def card(self, said: Mention, *, besides: str | None = None) -> Message | None:
-        """The live card posted in answer to a mention (another than ``besides``)."""
+        """The live card posted in answer to a mention (another than ``besides``), timed from
+        the mention; None when none came in time (answered in words only: tallied apart)."""
+        sent = time.monotonic()
 
         def found() -> Message | None:
             thread = self.slack.indexed.thread(said.channel, said.ts)
             return next((m for m in thread if actions_of(m) and card_of(m) != besides), None)
 
-        return await self._until(found, f"a card for {said.text!r} ({said.ts})")  # type: ignore[no-any-return]
+        deadline = sent + SEEN_S
+        while (got := found()) is None and time.monotonic() < deadline:
+            await self.slack.wait(0.5)
+        if got is not None:
+            self.tally.to_card.append(time.monotonic() - sent)
+            return got
+        words = [m.text for m in self.slack.indexed.thread(said.channel, said.ts)]
+        words = [text for text in words if text in _TRY_AGAIN]
+        what = f"{said.text!r} ({said.ts})"
+        if words and besides is None:
+            # The person was told something (the turn cut off by a kill and said lost, the
+            # database down): no card, but not silence.
+            self.tally.worded.append(f"{what}: {words[-1][:80]}")
+        else:
+            self.tally.unseen.append(f"a card for {what}")
+        return None
 
     async def copy(self, user: str, card_id: str) -> Message | None:
         """The private copy of a card in the person's DM with the app."""

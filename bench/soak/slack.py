@@ -40,6 +40,7 @@ class _Indexed(Workspace):
         self.at: dict[tuple[str, str], Message] = {}
         self.threads: dict[tuple[str, str], list[Message]] = defaultdict(list)
         self.by_card: dict[str, list[Message]] = defaultdict(list)
+        self.ephemeral: dict[str, list[Message]] = defaultdict(list)
         self.changed = asyncio.Event()
 
     def message(self, channel: str, ts: str) -> Message:
@@ -56,6 +57,8 @@ class _Indexed(Workspace):
         self.at[(message.channel, message.ts)] = message
         if message.thread_ts:
             self.threads[(message.channel, message.thread_ts)].append(message)
+        if message.ephemeral_to:
+            self.ephemeral[message.ephemeral_to].append(message)
         self._card(message)
         self._poke()
         return message

@@ -17,7 +17,13 @@ from typing import Any, Literal
 
 from bot.cards import cardspec, several
 from bot.cards.cardspec import CardSpec
-from bot.placement import ListPlacement, Placement, lists_of_stored, placements_of_stored, stored
+from bot.placement import (
+    ListPlacement,
+    Placement,
+    first_copy,
+    lists_of_stored,
+    placements_of_stored,
+)
 from tools import (
     Agent,
     Batch,
@@ -204,12 +210,20 @@ def fresh_several(batch: Batch, proposals: Sequence[Proposal]) -> Fresh:
     )
 
 
-async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> None:
-    """Records where a fresh card was posted, so whichever process decides it can update it."""
+async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> Card | None:
+    """Records where a fresh card was posted, so whichever process decides it can update it;
+    the card as it then stands (decided already, when pressed as soon as it was posted).
+
+    It is recorded as the card's first copy, keeping any recorded before it, under the row's
+    lock: written over them, a copy recorded meanwhile was lost, and put after them the audit
+    line, posted with the first copy, went to a DM.
+    """
+
     if fresh.card is not None:
-        await registry.change_batch_surface(fresh.card_id, lambda _: stored([placement]))
-        return
-    await registry.attach_surface(fresh.card_id, stored([placement]))
+        batch = await registry.change_batch_surface(fresh.card_id, first_copy(placement))
+        return _of_batch(batch) if batch is not None and batch.items else None
+    record = await registry.change_surface(fresh.card_id, first_copy(placement))
+    return one(record) if record is not None else None
 
 
 def one(record: CardRecord) -> Card:

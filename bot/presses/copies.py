@@ -22,7 +22,7 @@ from bot.cards import card as cards
 from bot.cards import several, wording
 from bot.cards.card import Card
 from bot.placement import Placement, editable_of, lists_of_stored, placements_of_stored, stored
-from bot.presses.decisions import update_copies
+from bot.presses.decisions import show_recorded, update_copies
 from bot.surface import Surface
 from tools import Issuee
 
@@ -110,8 +110,14 @@ async def _keep(surface: Surface, adapter: Adapter, card: Card, sent: Sequence[P
         return stored([*placements_of_stored(stored_now), *sent], lists_of_stored(stored_now))
 
     now = await cards.change_surface(surface.registry, card, add)
-    if now is not None and now.looks != card.looks:
-        # Decided, or approved once of two, while the copies were on their way: the process
-        # that did it updated the copies it knew of; these were drawn as the card was before
-        # (a first approver's copy still offering the Approve he had given).
+    if now is None:
+        return
+    if not now.open:
+        # Decided while the copies were on their way: the process showing it draws these too
+        # before recording it shown, or, shown already, it is reopened and shown here.
+        await show_recorded(surface, adapter, now)
+    elif now.looks != card.looks:
+        # Approved once of two meanwhile: the process that did it updated the copies it knew
+        # of; these were drawn as the card was before (a first approver's copy still offering
+        # the Approve he had given).
         await update_copies(surface, adapter, now)

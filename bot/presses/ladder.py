@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
@@ -29,7 +29,15 @@ from structlog.contextvars import bound_contextvars
 from bot import identity
 from bot.adapter import Adapter
 from bot.cards import card as cards
-from bot.cards.card import Verb
+from bot.cards.card import Card, Verb
+from bot.placement import (
+    Placement,
+    first_copy,
+    lists_of_stored,
+    placements_of_stored,
+    same_message,
+    stored,
+)
 from bot.presses.decisions import show
 from bot.surface import Surface
 from tools import Caller
@@ -65,6 +73,9 @@ class Press:
     card_id: str | None = None
     reason: str = ""
     user_team: str | None = None
+    # The message pressed, as a copy of the card (None where the surface cannot say): recorded
+    # when the card has no copy here, as its turn was killed between posting and recording it.
+    pressed: Placement | None = None
     # When the press arrived (``time.monotonic``), for the press latency operators watch.
     arrived: float = field(default_factory=time.monotonic, compare=False)
 
@@ -137,6 +148,7 @@ async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Call
         # A process that died after the write committed, before the card was updated, left
         # it with live buttons and no audit line; a press on it only said "already approved",
         # privately. Now the press shows the decision, unless it was shown already.
+        await _record_pressed(surface, adapter, press, decided.card_id or press.card_id)
         await _show_here(surface, adapter, decided.card_id or press.card_id, decided_only=True)
         await adapter.post_privately(adapter.words.refused(str(decided)))
         log.info("press_refused", why="CardDecidedError")
@@ -156,7 +168,43 @@ async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Call
         await _show_here(surface, adapter, press.card_id, decided_only=True)
         await adapter.post_privately(adapter.words.press_failed())
         return "failed"
-    return await _shown(surface, adapter, result)
+    recorded = None
+    if not _known(press, result.card):
+        recorded = await _record_pressed(surface, adapter, press, result.card.card_id)
+    return await _shown(surface, adapter, replace(result, card=recorded or result.card))
+
+
+def _known(press: Press, card: Card | None) -> bool:
+    """Whether the message pressed is a copy the card has recorded (or no message is known)."""
+    pressed = press.pressed
+    return pressed is None or (
+        card is not None and any(same_message(p, pressed) for p in card.placements)
+    )
+
+
+async def _record_pressed(
+    surface: Surface, adapter: Adapter, press: Press, card_id: str | None
+) -> Card | None:
+    """Records the message pressed as a copy of the card when it is not one yet (the first,
+    when the card has none on this surface); the card as it then stands, or None.
+
+    A server killed between posting a card (or a DM copy) and recording where left a message
+    nobody could update: pressed, the card was decided, and that message kept live buttons
+    (and, the thread's card, no audit line) for good.
+    """
+    pressed = press.pressed
+    card = await cards.load(surface.registry, card_id)
+    if pressed is None or card is None or _known(press, card):
+        return None
+
+    def after(where: dict[str, Any] | None) -> dict[str, Any]:
+        kept = placements_of_stored(where)
+        return stored([*kept, pressed], lists_of_stored(where))
+
+    here = adapter.here(card.placements) is not None
+    log.info("pressed_copy_recorded", card_id=card.card_id, first=not here)
+    change = after if here else first_copy(pressed)
+    return await cards.change_surface(surface.registry, card, change)
 
 
 async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Outcome:

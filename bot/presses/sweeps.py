@@ -23,6 +23,7 @@ from bot.placement import Placement, SlackPlacement
 from bot.presses.copies import send_copies
 from bot.presses.decisions import redraw as redraw_decision
 from bot.presses.decisions import show, update_copies
+from bot.presses.drawing import covering
 from bot.runtime import receipts
 from bot.surface import Surface
 from tools import CardRecord, Issuee
@@ -108,8 +109,6 @@ async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
         if whole.open or not await registry.take_over_showing(card, now):
             continue  # still waiting on an item, or another process took it first
         if await _redrawn(surface, mounted, card, whole):
-            for item in whole.items:
-                await registry.mark_shown(item.card_id)
             done += 1
     return done
 
@@ -117,14 +116,27 @@ async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
 async def _redrawn(
     surface: Surface, mounted: Mapping[str, Shows], card: CardRecord, whole: Card
 ) -> bool:
-    """Shows a decision on every platform its card has copies on; whether all of it went out."""
-    shown: list[bool] = []
+    """Shows a decision on every platform its card has copies on, and records it shown for
+    the copies it went out on; whether it did.
+
+    A card with no copy recorded yet (pressed while its turn was still recording it) is not
+    shown by drawing nothing: recorded shown then, the copy its turn recorded next kept live
+    buttons and no audit line for good.
+    """
+    drawn: list[list[Placement] | None] = []
 
     async def work(adapter: Adapter) -> None:
-        shown.append(await redraw_decision(surface, adapter, whole))
+        drawn.append(await redraw_decision(surface, adapter, whole))
 
     await _guarded(card, _each_platform(card, whole, mounted, work))
-    complete = len(shown) == len({p.platform for p in whole.placements}) and all(shown)
+    platforms = {p.platform for p in whole.placements}
+    copies = [p for shown in drawn if shown is not None for p in shown]
+    complete = bool(platforms) and len(drawn) == len(platforms) and None not in drawn
+    if complete:
+        items = [item.card_id for item in whole.items]
+        batch = whole.card_id if whole.several else None
+        covers = covering(copies, platforms)
+        complete = await surface.registry.record_shown(items, batch_id=batch, covers=covers)
     log.info("decision_redrawn", card_id=card.card_id, status=str(card.status), shown=complete)
     return complete
 

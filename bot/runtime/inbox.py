@@ -10,6 +10,11 @@ answered (``answered``). Another process finding a message unanswered whose hold
 one conditional UPDATE (``take``) and answers it: from the start when no turn had claimed it,
 or by telling the person it was lost when one had (what that turn did is not known).
 
+How soon: ``answer_left`` runs with every sweep (``bot.server``, every ``ProcessLease.beat_every``:
+a quarter of the lease's expiry, at most 5 s). A holder killed on this machine is gone at that
+sweep (its pid is dead), so its messages are answered within one sweep period; a holder on
+another machine is gone once silent for the lease's expiry, so within the expiry and a period.
+
 The ack's write is one INSERT, batched: rows kept while a transaction is on its way go in the
 next one, so a burst of a thousand events commits a few dozen transactions, not a thousand;
 the marks of answers go in the same transactions.

@@ -23,6 +23,7 @@ from bot import identity, presses
 from bot.adapter import Form
 from bot.cards import card as cards
 from bot.cards.card import Card
+from bot.placement import SlackPlacement
 from bot.presses.ladder import DATABASE_DOWN
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import (
@@ -136,6 +137,28 @@ def _button_press(
         verb=verb,
         card_id=card_id,
         user_team=where.user_team,
+        pressed=_pressed(where, body, token),
+    )
+
+
+def _pressed(where: Where, body: dict[str, Any], token: str) -> SlackPlacement | None:
+    """The card's message the button was pressed on, as a copy of it; None for anything else
+    (an ephemeral list, the App Home, a modal)."""
+    container = body.get("container") or {}
+    ts, channel = container.get("message_ts"), where.channel
+    if container.get("type") != "message" or container.get("is_ephemeral") or not ts:
+        return None
+    if not channel:
+        return None
+    thread = where.thread_ts or (body.get("message") or {}).get("thread_ts")
+    return SlackPlacement(
+        team=where.installation,
+        channel=channel,
+        ts=str(ts),
+        thread_ts=thread,
+        # The turn's conversation, as a mention in that thread is given (``bot.slack.events``).
+        conversation=f"{where.installation}:{channel}:{thread or 'top'}" if thread else None,
+        token=token,
     )
 
 

@@ -24,7 +24,7 @@ from bot.cards import card as cards
 from bot.cards import several
 from bot.cards.card import Fresh
 from bot.presses.copies import send_copies
-from bot.presses.decisions import show
+from bot.presses.decisions import show, show_recorded
 from bot.surface import Surface
 from tools import MAX_ITEMS, Caller, Proposal
 from tools.errors import ConflictError
@@ -100,8 +100,12 @@ async def post(
     registry = surface.registry
     placement = await adapter.post_card(fresh, caller=caller, conversation=conversation)
     placement = placement.model_copy(update={"editable": fresh.editable})
-    await cards.attach(registry, fresh, placement)
+    recorded = await cards.attach(registry, fresh, placement)
     log.info("card_posted", card_id=fresh.card_id, tenant=caller.tenantid, user=caller.userid)
+    if recorded is not None:
+        # Pressed as soon as it was posted, before this record: the press found no copy to
+        # draw, and the message kept live buttons and no audit line.
+        await show_recorded(surface, adapter, recorded)
     for replaced in fresh.replaced:
         old = await cards.load(registry, replaced)
         if old is not None:

@@ -35,6 +35,8 @@ class Notes:
     """A model that is only told things: what each conversation heard about its cards."""
 
     heard: list[tuple[str, str]] = field(default_factory=list)
+    # The platform whose ``dies_at`` may name "noted": the process dies telling the model.
+    platform: FakePlatform | None = None
 
     async def reply(
         self,
@@ -48,6 +50,8 @@ class Notes:
         raise AssertionError("the core tests never ask the model")
 
     async def record(self, *, conversation: str, text: str) -> None:
+        if self.platform is not None:
+            self.platform.dying("noted")
         self.heard.append((conversation, text))
 
     async def aclose(self) -> None:
@@ -81,14 +85,23 @@ class Core:
             proposals.append(result.proposal)
         return proposals
 
-    async def ask(self, user: str, *requests: int) -> SlackPlacement:
-        """``user`` asks in the channel; the turn's cards are posted (several as one card).
-        Returns where the last card went."""
+    async def process(self) -> Surface:
+        """Another server on the same database, its lease started (stop it to have it gone)."""
+        registry = build_registry(self.registry.db, self.registry.signer, clock=self.clock)
+        await registry.lease.start()
+        return Surface(registry, self.notes, self.surface.directory)
+
+    async def ask(
+        self, user: str, *requests: int, surface: Surface | None = None
+    ) -> SlackPlacement:
+        """``user`` asks in the channel; the turn's cards are posted (several as one card), by
+        ``surface``'s process (this one's unless given). Returns where the last card went."""
+        surface = surface or self.surface
         proposals = await self.propose(user, *requests)
         adapter, caller = self.fake.adapter(user), await self.caller(user)
         conversation = f"thread-{user}"
         left = await posting.post_turn_cards(
-            self.surface,
+            surface,
             adapter,
             proposals,
             caller=caller,
@@ -97,7 +110,7 @@ class Core:
         )
         for proposal in left:
             await posting.post_card(
-                self.surface,
+                surface,
                 adapter,
                 proposal,
                 caller=caller,
@@ -109,9 +122,16 @@ class Core:
         return posted
 
     async def press(
-        self, user: str, copy: Placement, verb: Verb = "approve", reason: str = ""
+        self,
+        user: str,
+        copy: Placement,
+        verb: Verb = "approve",
+        reason: str = "",
+        *,
+        surface: Surface | None = None,
     ) -> presses.Ended:
-        """``user`` presses a button on ``copy`` (its token, and the card it was drawn for)."""
+        """``user`` presses a button on ``copy`` (its token, and the card it was drawn for),
+        handled by ``surface``'s process (this one's unless given)."""
         card_id = next(c.args["card"] for c in self.fake.calls if c.args.get("copy") == copy)
         press = presses.Press(
             installation=TEAM,
@@ -121,7 +141,7 @@ class Core:
             card_id=card_id,
             reason=reason,
         )
-        return await presses.decide(self.surface, self.fake.adapter(user), press)
+        return await presses.decide(surface or self.surface, self.fake.adapter(user), press)
 
 
 @pytest.fixture
@@ -135,6 +155,7 @@ async def core(db: Database) -> Core:
         email = MEMBERS[user].email
         assert email is not None
         await directory.link("slack", TEAM, user, email)
-    notes = Notes()
+    fake = FakePlatform(TEAM, dict(MEMBERS))
+    notes = Notes(platform=fake)
     surface = Surface(registry, notes, directory)
-    return Core(surface, registry, FakePlatform(TEAM, dict(MEMBERS)), notes, clock)
+    return Core(surface, registry, fake, notes, clock)

@@ -216,28 +216,6 @@ async def test_the_sweep_redraws_a_card_of_several_a_stopped_process_decided(bot
     assert [await request_status(bot, r) for r in (1, 2)] == ["approved", "approved"]
 
 
-async def test_a_card_pressed_before_its_copy_was_recorded_is_redrawn(bot: Bot) -> None:
-    """Approved while its turn was still recording where it was posted: the decision found no
-    copy to update and was recorded shown, leaving live buttons and no audit line (2 cards in
-    a soak). Now it stays unshown, and the sweep redraws it once the copy is recorded."""
-    await bot.mention("UARJUN", "approve request 1")
-    [card] = bot.cards()
-    cid = card_id(card)
-    record = await bot.registry.card(cid)
-    assert record is not None and record.surface
-    await bot.registry.cards.update(cid, surface=None)  # not recorded yet
-    await bot.press("UARJUN", card)
-    assert await request_status(bot, 1) == "approved"
-    unshown = await bot.registry.card(cid)
-    assert unshown is not None and unshown.shown_at is None
-    await bot.registry.cards.attach_surface(cid, record.surface)  # the turn records it now
-
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
-
-    assert buttons(bot.shown(card).blocks) == []
-    assert len(_audit_lines(bot)) == 1
-
-
 async def test_a_card_of_several_whose_line_a_killed_process_claimed_gets_its_line(
     bot: Bot,
 ) -> None:
@@ -262,3 +240,50 @@ async def test_a_card_of_several_whose_line_a_killed_process_claimed_gets_its_li
     assert len(_audit_lines(bot)) == 1
     assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
     assert len(_audit_lines(bot)) == 1
+
+
+async def test_the_sweep_records_no_decision_shown_on_no_copy(bot: Bot) -> None:
+    """Decided before its turn recorded where it was posted, and swept before that too: the
+    sweep drew nothing and recorded the card shown, so the copy recorded next kept live
+    buttons and no audit line for good (a soak's one finding). It records nothing until there
+    is a copy, then draws it."""
+    await bot.mention("UARJUN", "approve request 1")
+    [card] = bot.cards()
+    cid = card_id(card)
+    record = await bot.registry.card(cid)
+    assert record is not None and record.surface
+    await bot.registry.cards.update(cid, surface=None)  # not recorded yet
+    await _decided_by_a_process_that_died(bot, card)
+
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    unshown = await bot.registry.card(cid)
+    assert unshown is not None and unshown.shown_at is None
+
+    await bot.registry.cards.attach_surface(cid, record.surface)  # the turn records it now
+    later = bot.clock() + bot.registry.lease.expiry
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=later) == 1
+    assert buttons(bot.shown(card).blocks) == []
+    assert len(_audit_lines(bot)) == 1
+
+
+async def test_a_card_its_server_never_recorded_is_shown_on_the_message_pressed(
+    bot: Bot,
+) -> None:
+    """The server posting the card was killed before recording where: Arjun's press decided
+    it, and the message nobody knew of kept live buttons and no audit line for good (a soak's
+    presses whose card never changed). The press records the message it was made on, and the
+    decision is shown there, once."""
+    await bot.mention("UARJUN", "approve request 1")
+    [card] = bot.cards()
+    cid = card_id(card)
+    await bot.registry.cards.update(cid, surface=None)  # killed before recording it
+
+    await bot.press("UARJUN", card)
+
+    assert await request_status(bot, 1) == "approved"
+    assert buttons(bot.shown(card).blocks) == []
+    [line] = _audit_lines(bot)
+    assert line.startswith(":white_check_mark: Approved and done (Arjun Mehta): Approve request 1")
+    record = await bot.registry.card(cid)
+    assert record is not None and record.shown_at is not None
+    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0

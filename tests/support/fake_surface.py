@@ -6,13 +6,14 @@ workspace), the messages the bot posted, and a log of every call the core made, 
 answering what a platform would: a placement for a posted card or a private copy, True for an
 update, a member for an email it vouches for. Tests of the core (presses, decisions, copies,
 identity) run against it without Slack or Teams; ``unreachable`` and ``failing`` make a copy or
-an update fail as a platform may.
+an update fail as a platform may. ``dies_at`` kills the process making a call (``ProcessDied``,
+which nothing catches), and ``on_post`` lets a press land while a card or copy is on its way.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,21 @@ from bot.cards.card import Card, Fresh
 from bot.placement import ListPlacement, Placement, Platform, SlackPlacement
 from tools import Caller
 
-__all__ = ["Call", "FakeAdapter", "FakePlatform", "Member", "PlainWords"]
+__all__ = [
+    "Call",
+    "FakeAdapter",
+    "FakePlatform",
+    "FakeShows",
+    "Member",
+    "PlainWords",
+    "ProcessDied",
+]
+
+
+class ProcessDied(BaseException):
+    """The process making a call was killed there: nothing it would have done next happens.
+
+    A BaseException, as a SIGKILL is nothing any handler of the core sees."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +102,33 @@ class FakePlatform:
     # Members no private copy reaches (no DM with the app), and copies whose update fails.
     unreachable: set[str] = field(default_factory=set)
     failing: set[str] = field(default_factory=set)
+    # The call the process making it dies at: its method, and how many of them go through
+    # first. It raises ProcessDied instead of taking effect.
+    dies_at: tuple[str, int] | None = None
+    # Called once a card or a copy is on the platform, before the core hears where it went:
+    # what a person does with it meanwhile.
+    on_post: Callable[[Placement], Awaitable[None]] | None = None
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def adapter(self, user: str, *, channel: str | None = None) -> FakeAdapter:
         """An adapter bound to a request from ``user`` (in the channel, unless given another)."""
         return FakeAdapter(self, user, channel or self.channel)
+
+    def dying(self, method: str) -> None:
+        """Raises ProcessDied if the process dies at this call (``dies_at``)."""
+        if self.dies_at is None or self.dies_at[0] != method:
+            return
+        if self.dies_at[1] > 0:
+            self.dies_at = (method, self.dies_at[1] - 1)
+            return
+        self.dies_at = None
+        raise ProcessDied(method)
+
+    async def posted(self, placement: Placement) -> None:
+        """Lets ``on_post`` act on a card or copy just posted, once."""
+        hook, self.on_post = self.on_post, None
+        if hook is not None:
+            await hook(placement)
 
     def called(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
@@ -159,6 +196,7 @@ class FakeAdapter:
         self._record("post", text=text)
 
     async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
+        self.fake.dying("post_card")
         spec = fresh.spec(issued_to=caller.name or None)
         routed = fresh.routing is not None and [i.userid for i in fresh.routing.issued_to] != [
             caller.userid
@@ -173,9 +211,11 @@ class FakeAdapter:
             token=fresh.token,
         )
         self._record("post_card", card=fresh.card_id, title=spec.title, copy=placement)
+        await self.fake.posted(placement)
         return placement
 
     async def update(self, card: Card, placement: Placement) -> Placement | bool:
+        self.fake.dying("update")
         self._record("update", **_shown(card, placement))
         assert isinstance(placement, SlackPlacement)
         return placement.ts not in self.fake.failing
@@ -189,6 +229,7 @@ class FakeAdapter:
     async def post_audit(
         self, card: Card, placement: Placement, *, audit_channel: str | None = None
     ) -> bool:
+        self.fake.dying("post_audit")
         statuses = [str(c.status) for c in card.items]
         self._record("post_audit", card=card.card_id, copy=placement, statuses=statuses)
         return True
@@ -200,6 +241,7 @@ class FakeAdapter:
         self._record("notify", to=user, text=text)
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
+        self.fake.dying("send_copy")
         if user in self.fake.unreachable:
             self._record("send_copy", to=user, card=card.card_id, push=push, copy=None)
             return None
@@ -212,6 +254,7 @@ class FakeAdapter:
             token=token,
         )
         self._record("send_copy", to=user, card=card.card_id, push=push, copy=placement)
+        await self.fake.posted(placement)
         return placement
 
     async def typing(self, *, on: bool) -> None:
@@ -222,3 +265,20 @@ class FakeAdapter:
 
     def here(self, placements: Sequence[Placement]) -> Placement | None:
         return next((p for p in placements if p.platform == self.fake.platform), None)
+
+
+class FakeShows:
+    """The fake platform mounted for the sweeps (``bot.presses.sweeps.Shows``): each copy is
+    shown through an adapter speaking as the app, and nothing refreshes per person."""
+
+    def __init__(self, platform: FakePlatform) -> None:
+        self.fake = platform
+
+    async def with_adapter(
+        self, placement: Placement, work: Callable[[FakeAdapter], Awaitable[None]]
+    ) -> bool:
+        await work(self.fake.adapter("UBOT"))
+        return True
+
+    async def cards_changed(self, record: object) -> None:
+        return None
