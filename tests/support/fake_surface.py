@@ -12,14 +12,14 @@ an update fail as a platform may.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.adapter import Form, Home, Listing, Words
 from bot.cards.card import Card, Fresh
 from bot.placement import ListPlacement, Placement, Platform, SlackPlacement
-from tools import Caller
+from tools import Caller, Scope
 
 __all__ = ["Call", "FakeAdapter", "FakePlatform", "Member", "PlainWords"]
 
@@ -73,6 +73,9 @@ class PlainWords:
 
     def reply(self, text: str) -> str:
         return text
+
+    def new_tools(self, merchant: str, source: str, tools: Mapping[str, Scope]) -> str:
+        return f"new_tools:{merchant}:{source}:{','.join(sorted(tools))}"
 
 
 @dataclass
@@ -196,8 +199,9 @@ class FakeAdapter:
     async def post_privately(self, text: str) -> None:
         self._record("post_privately", text=text)
 
-    async def notify(self, user: str, text: str) -> None:
+    async def notify(self, user: str, text: str) -> bool:
         self._record("notify", to=user, text=text)
+        return user not in self.fake.unreachable
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         if user in self.fake.unreachable:
