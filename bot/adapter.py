@@ -14,14 +14,14 @@ copies (a thread, a DM to each approver) is shown by calling them once per copy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from bot.cards.card import Card, Fresh
 from bot.placement import ListPlacement, Placement, Platform
-from tools import Caller
+from tools import Caller, Scope
 
 __all__ = [
     "Adapter",
@@ -57,6 +57,11 @@ class Words(Protocol):
     def not_your_card(self, owner: str | None, waiting: tuple[str, ...] = ()) -> str: ...
 
     def reply(self, text: str) -> str: ...
+
+    def new_tools(self, merchant: str, source: str, tools: Mapping[str, Scope]) -> str:
+        """The owner's notice that ``source`` lists ``tools`` they have not reviewed, with what
+        the server marks each as (its names are the server's: shown as typed)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,8 +212,9 @@ class Adapter(Protocol):
         """Tells only the person behind the request."""
         ...
 
-    async def notify(self, user: str, text: str) -> None:
-        """Tells a person privately wherever they are (a DM, a 1:1 chat); ``user`` is their platform id."""
+    async def notify(self, user: str, text: str) -> bool:
+        """Tells a person privately wherever they are (a DM, a 1:1 chat); ``user`` is their
+        platform id. False when the platform refused it (logged, never raised)."""
         ...
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:

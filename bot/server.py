@@ -33,6 +33,7 @@ from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import Placement, Platform
 from bot.presses import sweeps
+from bot.presses.news import News, Untold
 from bot.runtime.inbox import answer_left
 from bot.runtime.lanes import Lane
 from bot.runtime.logging import AccessLog
@@ -106,6 +107,8 @@ class Runtime:
     mounted: dict[str, Mounted] = field(default_factory=dict[str, Mounted])
     session: aiohttp.ClientSession | None = None
     sweeper: asyncio.Task[None] | None = None
+    # The owners told of their MCP servers' new tools (``bot.presses.news``); None: no sources.
+    news: News | None = None
 
 
 RUNTIME = web.AppKey("countersign", Runtime)
@@ -117,15 +120,20 @@ def application(
     *,
     teams_auth: AgentAuthConfiguration | None = None,
     teams_tokens: TokenChecker | None = None,
+    news: Untold | None = None,
 ) -> web.Application:
     """The aiohttp app with every configured surface, and ``/healthz``.
 
     ``teams_auth`` mounts Teams with that app registration instead of the settings' one, and
     ``teams_tokens`` with that token check; only tests pass them (an anonymous configuration,
     so Activity JSON can be posted unsigned, or a key of their own standing in for Microsoft's).
+    ``news``: the merchants' MCP sources whose new tools their owners are told of; the very
+    ones the surface's registry lists, so the sweep starts and lists no server of its own.
     """
     web_app = web.Application()
     runtime = web_app[RUNTIME] = Runtime(settings, surface)
+    if news is not None:
+        runtime.news = News(news, every=settings.countersign_mcp_list_ttl)
     web_app.router.add_get("/healthz", _healthz)
     _mount_metrics(web_app, settings, surface)
     # Each surface is imported only when it is mounted: the Teams SDK alone took a quarter of
@@ -190,6 +198,8 @@ async def _stop(web_app: web.Application) -> None:
     if runtime.sweeper is not None:
         runtime.sweeper.cancel()
         await asyncio.gather(runtime.sweeper, return_exceptions=True)
+    if runtime.news is not None:
+        await runtime.news.stop()
     await runtime.surface.tasks.drain()
     await runtime.surface.registry.lease.stop()  # after the drain: nothing of ours in flight
     for mounted in runtime.mounted.values():
@@ -247,6 +257,8 @@ async def _sweep(runtime: Runtime) -> None:
             await lease.beat()
             await settle(runtime)
             await _move_on(runtime)
+            if runtime.news is not None:  # in a task of its own: it waits for servers to list
+                runtime.news.start(runtime.surface, list(runtime.mounted.values()))
         except (SQLAlchemyError, OSError, SlackApiError) as failed:
             # The next round tries again; the cards stay executing until one succeeds.
             log.warning("sweep_failed", error=type(failed).__name__)
@@ -266,15 +278,14 @@ async def _move_on(runtime: Runtime, *, now: datetime | None = None) -> None:
     )
 
 
-def build_surface(settings: Settings, db: Database) -> Surface:
-    """The production core: every merchant tool and the configured model."""
+def build_surface(settings: Settings, db: Database, *, mcp: McpTools | None = None) -> Surface:
+    """The production core: every merchant tool and the configured model; ``mcp``: the
+    merchants' MCP sources (new ones, with the settings' list reuse, when not given)."""
     from bot.agent import Assistant  # pydantic-ai and the providers: only a server needs them
 
     ttl = timedelta(seconds=settings.countersign_card_ttl)
     registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
-    secrets = SecretBox.of(settings.secrets_keys())
-    connections = Connections(list_ttl=settings.countersign_mcp_list_ttl, secrets=secrets)
-    registry.add_source(McpTools(db, connections))
+    registry.add_source(mcp or _mcp_tools(settings, db))
     return Surface(
         registry,
         Assistant(registry, settings),
@@ -285,6 +296,12 @@ def build_surface(settings: Settings, db: Database) -> Surface:
         ),
         typing_after=settings.countersign_typing_after,
     )
+
+
+def _mcp_tools(settings: Settings, db: Database) -> McpTools:
+    """The merchants' MCP sources, their stored secrets opened with ``COUNTERSIGN_SECRETS_KEY``."""
+    secrets = SecretBox.of(settings.secrets_keys())
+    return McpTools(db, Connections(list_ttl=settings.countersign_mcp_list_ttl, secrets=secrets))
 
 
 async def serve(settings: Settings, *, sock: socket.socket | None = None) -> None:
@@ -298,7 +315,9 @@ async def serve(settings: Settings, *, sock: socket.socket | None = None) -> Non
         structlog.contextvars.bind_contextvars(worker=os.getpid())
     db = Database(settings.database_url)
     try:
-        web_app = application(settings, build_surface(settings, db))
+        # One McpTools for turns and the news sweep: two would start each stdio server twice.
+        mcp = _mcp_tools(settings, db)
+        web_app = application(settings, build_surface(settings, db, mcp=mcp), news=mcp)
         runner = web.AppRunner(web_app, access_log_class=AccessLog)
         await runner.setup()
         try:

@@ -149,6 +149,12 @@ class Directory:
             tenant = await session.get(Tenant, tenantid)
             return tenant.time_zone if tenant is not None else "UTC"
 
+    async def merchant_name(self, tenantid: int) -> str | None:
+        """The merchant's name as its owner types it in commands, or None when it is gone."""
+        async with self._db.session() as session:
+            tenant = await session.get(Tenant, tenantid)
+            return tenant.name if tenant is not None else None
+
     async def person(self, userid: int) -> Caller | None:
         async with self._db.session() as session:
             person = await session.get(Person, userid)

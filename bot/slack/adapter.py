@@ -240,9 +240,17 @@ class SlackAdapter:
             )
         log.info("told_privately", channel=self.where.channel, slack_user=self.where.user)
 
-    async def notify(self, user: str, text: str) -> None:
-        await self.client.chat_postMessage(channel=user, text=text, **POST_OPTIONS)
+    async def notify(self, user: str, text: str) -> bool:
+        """A message in the person's DM with the app, its data shown as typed."""
+        try:
+            await self.client.chat_postMessage(
+                channel=user, text=text, blocks=_shown(text), **POST_OPTIONS
+            )
+        except SlackApiError as failed:
+            log.error("notify_failed", slack_user=user, error=slack_error(failed))
+            return False
         log.info("notified", slack_user=user)
+        return True
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """Posts the card, with Approve and Reject, in the person's DM with the app."""

@@ -241,9 +241,9 @@ class TeamsAdapter:
         """Kept for the invoke's answer: only the presser sees the card it is put on."""
         self.notice = await self._said(text)
 
-    async def notify(self, user: str, text: str) -> None:
+    async def notify(self, user: str, text: str) -> bool:
         """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
-        await personal.notify(self.out, user, await self._said(text), tenant=self._tenant())
+        return await personal.notify(self.out, user, await self._said(text), tenant=self._tenant())
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""

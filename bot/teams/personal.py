@@ -21,15 +21,17 @@ __all__ = ["notify", "send_copy"]
 log = structlog.get_logger("bot.teams.personal")
 
 
-async def notify(out: Outbound, user: str, text: str, *, tenant: str) -> None:
-    """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
+async def notify(out: Outbound, user: str, text: str, *, tenant: str) -> bool:
+    """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id);
+    False when Teams refused it (logged)."""
     try:
         chat = await out.open_personal(user, tenant)
         await out.send(chat, plain(texts.reply(text)))
     except FAILURES as failed:
         log.error("notify_failed", person=user, error=type(failed).__name__)
-        return
+        return False
     log.info("notified", person=user)
+    return True
 
 
 async def send_copy(

@@ -6,13 +6,14 @@ as typed; the card's own words come from ``bot.cards.wording`` like Slack's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from bot.adapter import Step
 from bot.cards import wording
 from bot.cards.cardspec import clip
 from bot.cards.wording import field_label
-from tools import hides, marked
+from tools import Scope, hides, marked
 
 __all__ = [
     "EDIT_CANCEL",
@@ -30,6 +31,7 @@ __all__ = [
     "field_label",
     "message_database_unreachable",
     "model_failed",
+    "new_tools",
     "not_connected",
     "not_linked",
     "not_your_card",
@@ -129,6 +131,27 @@ def audit_text(
     if hides((text,), lines=True):
         text = f"{marked(text, lines=True)} ({wording.MARKED})"
     return clip(text, _TEXT)
+
+
+_TOOL_NAME = 100  # a server names its own tools: one name cannot fill the message
+_NEWS = 2000  # the list of new tools in one message, whole names only, then how many more
+
+
+def new_tools(merchant: str, source: str, tools: Mapping[str, Scope]) -> str:
+    """The owner's message that a source lists tools they have not reviewed (plain text: the
+    server's names are shown as typed)."""
+    each = [
+        f"{clip(tool, _TOOL_NAME)} (the server marks it "
+        f"{'read-only' if said is Scope.READ else 'a write'})"
+        for tool, said in sorted(tools.items())
+    ]
+    lead = f"The {source} MCP server of {merchant} lists tools you have not reviewed:"
+    return clip(
+        f"{wording.fitted(lead, each, _NEWS)} Until you review them, each is a write that runs "
+        f"only when someone approves its card. Review them with the command: countersign mcp "
+        f'review "{merchant}" {source} (or --read TOOL / --write TOOL to say which yourself).',
+        _TEXT,
+    )
 
 
 def reply(text: str) -> str:

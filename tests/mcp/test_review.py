@@ -110,6 +110,3 @@ async def test_the_owner_is_told_of_unreviewed_tools_once(
     assert news == [
         NewTools("odd", {"appearing_lookup": Scope.READ, "appearing_tool": Scope.WRITE})
     ]
-    said = news[0].message("Fiesta Foods")
-    assert "appearing_lookup (the server marks it read-only)" in said
-    assert 'countersign mcp review "Fiesta Foods" odd' in said

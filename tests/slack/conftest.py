@@ -105,6 +105,8 @@ class Bot:
     registry: Registry
     assistant: RecordingAssistant
     clock: SteppedClock
+    # The merchants' MCP sources the registry lists (and the server's news sweep asks).
+    mcp: McpTools
     _ts: int = 0
 
     def ts(self) -> str:
@@ -310,6 +312,8 @@ def bot_settings(slack: WebApi, database_url: str, **overrides: Any) -> Settings
         "database_url": database_url,
         "countersign_model": "offline",
         "countersign_audit_channel": None,
+        # Tool lists never reused, so a test's switches on an MCP server show at once.
+        "countersign_mcp_list_ttl": 0.0,
         **overrides,
     }
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
@@ -330,8 +334,9 @@ async def bot(
         db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock), clock=clock
     )
     # The merchants' own MCP servers, as the server adds them; none is connected unless a test
-    # connects one (its tool lists are never reused, so a test's switches show at once).
-    registry.add_source(McpTools(db, Connections(list_ttl=0)))
+    # connects one.
+    mcp = McpTools(db, Connections(list_ttl=settings.countersign_mcp_list_ttl))
+    registry.add_source(mcp)
     directory = Directory(db)
     for user in LINKED:
         await directory.link("slack", TEAM, user, PEOPLE[user][1])
@@ -339,11 +344,11 @@ async def bot(
     surface = Surface(
         registry, assistant, directory, audit_channel=settings.countersign_audit_channel
     )
-    server = TestServer(application(settings, surface), host="127.0.0.1")
+    server = TestServer(application(settings, surface, news=mcp), host="127.0.0.1")
     await server.start_server()
     async with aiohttp.ClientSession() as http:
         try:
-            yield Bot(slack, server, http, surface, registry, assistant, clock)
+            yield Bot(slack, server, http, surface, registry, assistant, clock, mcp)
         finally:
             await server.close()
             await registry.aclose()

@@ -13,14 +13,14 @@ which nothing catches), and ``on_post`` lets a press land while a card or copy i
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.adapter import Form, Home, Listing, Words
 from bot.cards.card import Card, Fresh
 from bot.placement import ListPlacement, Placement, Platform, SlackPlacement
-from tools import Caller
+from tools import Caller, Scope
 
 __all__ = [
     "Call",
@@ -88,6 +88,9 @@ class PlainWords:
 
     def reply(self, text: str) -> str:
         return text
+
+    def new_tools(self, merchant: str, source: str, tools: Mapping[str, Scope]) -> str:
+        return f"new_tools:{merchant}:{source}:{','.join(sorted(tools))}"
 
 
 @dataclass
@@ -237,8 +240,9 @@ class FakeAdapter:
     async def post_privately(self, text: str) -> None:
         self._record("post_privately", text=text)
 
-    async def notify(self, user: str, text: str) -> None:
+    async def notify(self, user: str, text: str) -> bool:
         self._record("notify", to=user, text=text)
+        return user not in self.fake.unreachable
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         self.fake.dying("send_copy")

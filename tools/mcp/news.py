@@ -1,9 +1,9 @@
-"""Says which of a source's tools the owner has not reviewed yet, for telling them once; sends
-nothing and records nothing.
+"""Says which of a source's tools the owner has not reviewed yet, for telling them once; sends,
+words and records nothing.
 
 ``tools.mcp.provider.McpTools.untold`` finds them and records them as told
-(``tools.mcp.store.Sources.tell``); whoever gets them tells the owner, a DM or a 1:1 chat with
-``NewTools.message``.
+(``tools.mcp.store.Sources.tell``); whoever gets them tells the owner (``bot.presses.news``: a
+DM in Slack, a 1:1 chat in Teams, in each surface's words).
 """
 
 from __future__ import annotations
@@ -26,19 +26,6 @@ class NewTools:
 
     source: str
     tools: dict[str, Scope]
-
-    def message(self, merchant: str) -> str:
-        """What the owner is told, once: what appeared, what the server says it is, what to do."""
-        each = "; ".join(
-            f"{tool} (the server marks it {'read-only' if said is Scope.READ else 'a write'})"
-            for tool, said in sorted(self.tools.items())
-        )
-        return (
-            f"The {self.source} MCP server of {merchant} lists tools you have not reviewed: "
-            f"{each}. Until you do, each is a write that runs only when someone approves its "
-            f'card. Review them with: countersign mcp review "{merchant}" {self.source} (or '
-            "--read TOOL / --write TOOL to say which yourself)."
-        )
 
 
 def unreviewed(config: SourceConfig, tool: McpTool, accepted: Accepted) -> bool:

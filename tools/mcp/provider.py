@@ -210,6 +210,10 @@ class McpTools:
                 found.append(NewTools(config.name, fresh))
         return found
 
+    async def merchants(self) -> list[int]:
+        """The merchants with at least one source: whom a sweep asks ``untold`` of."""
+        return list(dict.fromkeys(tenantid for tenantid, _ in await self.sources.every()))
+
     def forget(self, tenantid: int) -> None:
         """Reads the merchant's sources again on next use (after ``mcp add`` or ``remove``)."""
         self._known.pop(tenantid, None)

@@ -7,10 +7,14 @@ escaped for mrkdwn (``bot.slack.mrkdwn``), and the lines its reader sees as type
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bot.cards import wording
+from bot.cards.cardspec import clip
 from bot.slack import rich
-from bot.slack.mrkdwn import esc_data, mention
+from bot.slack.mrkdwn import esc, esc_data, mention
 from bot.slack.rich import Line
+from tools import Scope
 
 __all__ = [
     "COMMAND",
@@ -25,6 +29,7 @@ __all__ = [
     "home_empty",
     "message_lost",
     "model_failed",
+    "new_tools",
     "not_connected",
     "not_linked",
     "not_your_card",
@@ -167,6 +172,27 @@ def press_failed() -> str:
         "Something went wrong while handling that button, so it did not go through. "
         "The card shows where it stands; nothing else was changed."
     )
+
+
+_TOOL_NAME = 100  # a server names its own tools: one name cannot fill the notice
+_NEWS = 2000  # the list of new tools in one notice, whole names only, then how many more
+
+
+def new_tools(merchant: str, source: str, tools: Mapping[str, Scope]) -> Said:
+    """The owner's notice that a source lists tools they have not reviewed, shown as typed:
+    the names are the server's own (``<!channel>`` pings nobody, ``_x_`` slants nothing)."""
+    each = [
+        f"{clip(tool, _TOOL_NAME)} (the server marks it "
+        f"{'read-only' if said is Scope.READ else 'a write'})"
+        for tool, said in sorted(tools.items())
+    ]
+    lead = f"The {source} MCP server of {merchant} lists tools you have not reviewed:"
+    sentence = (
+        f"{wording.fitted(lead, each, _NEWS)} Until you review them, each is a write that "
+        f'runs only when someone approves its card. Review them with: countersign mcp review "'
+        f'{merchant}" {source} (or --read TOOL / --write TOOL to say which yourself).'
+    )
+    return _said(esc(sentence), _chunks(sentence))
 
 
 def reply(text: str) -> Said:
