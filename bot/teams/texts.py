@@ -120,7 +120,8 @@ def audit_text(
         )
     elif status == "rejected":
         why = f" Reason: {reason}" if reason else ""
-        text = f"🚫 {who} rejected: {summary}.{why}"
+        # The summary is a sentence with its own full stop: "…asked by Ravi Kumar.. Reason:".
+        text = f"🚫 {who} rejected: {wording.sentence(summary)}{why}"
     elif status in ("interrupted", "outcome_unknown"):
         text = f"⚠ {summary} — {outcome or status}."
     else:
