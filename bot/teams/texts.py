@@ -158,9 +158,21 @@ def editing() -> str:
     )
 
 
-def batch_audit_text(text: str) -> str:
-    """The record of a settled batch the conversation sees (the core's plain words)."""
-    return clip(f"🗂 {text}", _TEXT)
+# The mark before a decision's record, as a single card's line has it.
+_MARKS: Final = {
+    "done": "✅",
+    "failed": "❌",
+    "rejected": "🚫",
+    "withdrawn": "↩",
+    "interrupted": "⚠",
+    "outcome_unknown": "⚠",
+}
+
+
+def batch_audit_text(text: str, mark: str | None) -> str:
+    """The record of a settled batch the conversation sees (the core's plain words), marked
+    as a single card's is (``several.batch_mark``)."""
+    return clip(f"{_MARKS.get(mark or '', '🗂')} {text}", _TEXT)
 
 
 # A streamed answer's informative updates (Teams shows them in the reply's bubble until its
