@@ -172,11 +172,13 @@ def phrase_result(tool: str, content: Any) -> str:
     if content.get("note") == NOT_DONE_NOTE and rows:
         return _proposed(rows[0])
     scope = str(content.get("scope", "")).strip()
+    labels = content.get("labels")
+    said = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
     if tool.startswith("get_") and len(rows) == 1:
-        return _detail(rows[0], title=tool.removeprefix("get_").capitalize())
+        return _detail(rows[0], title=tool.removeprefix("get_").capitalize(), labels=said)
     if tool == "sales_summary" and rows:
         return _ranked(scope, rows, int(content.get("count", len(rows))))
-    return _listing(scope, rows, int(content.get("count", len(rows))))
+    return _listing(scope, rows, int(content.get("count", len(rows))), labels=said)
 
 
 def _ranked(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
@@ -228,12 +230,13 @@ def _proposed(row: Mapping[str, Any]) -> str:
     return PROPOSED
 
 
-def _detail(row: Mapping[str, Any], *, title: str) -> str:
+def _detail(row: Mapping[str, Any], *, title: str, labels: Mapping[str, str]) -> str:
+    """A row in full, each field as the tool's cards label it (``Result.labels``)."""
     lines = [f"{title} {row['id']}" if "id" in row else title]
     for key, value in row.items():
-        shown = _value(value)
+        shown = labels.get(f"{key}={value}") or _value(value)
         if shown and _shown(key) and key != "id":
-            lines.append(f"{_label(key)}: {shown}")
+            lines.append(f"{labels.get(key) or _label(key)}: {shown}")
     return "\n".join(lines)
 
 
@@ -242,21 +245,23 @@ def _shown(key: str) -> bool:
     return not key.endswith(("_minor", "_id"))
 
 
-def _listing(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
+def _listing(
+    scope: str, rows: list[Mapping[str, Any]], count: int, *, labels: Mapping[str, str] = {}
+) -> str:
     if not rows:
         return _join(scope, "Nothing to show.")
-    bullets = [f"• {_line(row)}" for row in rows[:MAX_ROWS]]
+    bullets = [f"• {_line(row, labels)}" for row in rows[:MAX_ROWS]]
     hidden = max(count, len(rows)) - len(bullets)
     if hidden > 0:
         bullets.append(f"…and {hidden} more; ask more narrowly to see them.")
     return _join(scope, *bullets)
 
 
-def _line(row: Mapping[str, Any]) -> str:
+def _line(row: Mapping[str, Any], labels: Mapping[str, str]) -> str:
     """A row on one line: its id, then the telling fields, then whatever else fits."""
     head = f"#{row['id']}" if "id" in row else ""
     picked = [key for key in _FIRST if key in row] or [k for k in row if k != "id" and _shown(k)]
-    values = [_unit(key, _value(row[key])) for key in picked[:5]]
+    values = [labels.get(f"{key}={row[key]}") or _unit(key, _value(row[key])) for key in picked[:5]]
     return " · ".join(part for part in (head, *values) if part)[:160]
 
 
