@@ -176,6 +176,8 @@ def phrase_result(tool: str, content: Any) -> str:
     said = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
     if tool.startswith("get_") and len(rows) == 1:
         return _detail(rows[0], title=tool.removeprefix("get_").capitalize(), labels=said)
+    if tool == "my_cards" and rows:
+        return _join(scope, *(f"• {_card_line(row)}" for row in rows))
     if tool == "sales_summary" and rows:
         return _ranked(scope, rows, int(content.get("count", len(rows))))
     return _listing(scope, rows, int(content.get("count", len(rows))), labels=said)
@@ -189,6 +191,23 @@ def _ranked(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
         return _listing(scope, ranked, count)
     lead = f"{top['branch']} sold the most: net {top['net']} from {_orders(top)}."
     return f"{lead}\n{_listing(scope, ranked, count)}"
+
+
+def _card_line(row: Mapping[str, Any]) -> str:
+    """A waiting card in words: what, who asked for it, whom it waits for, until when.
+
+    It read "Approve request 3 — … · you · you · today at 6:15 PM": three bare values nobody
+    could tell apart.
+    """
+    asked, waiting = str(row.get("asked_by") or "someone"), str(row.get("waiting_for") or "")
+    who = "You" if asked == "you" else asked
+    approvals = f" ({row['approvals']} approvals)" if row.get("approvals") else ""
+    expires = _value(row.get("expires_at"))
+    until = f" and expires {expires}" if expires else ""
+    return (
+        f"{str(row.get('summary', '')).rstrip('.')}. {who} asked for this card; it waits for "
+        f"{waiting or 'nobody'}{approvals}{until}."
+    )
 
 
 def _orders(row: Mapping[str, Any]) -> str:
