@@ -156,12 +156,18 @@ class Result:
     scope: str
     note: str = ""
     proposal: Proposal | None = field(default=None, repr=False)
+    # How a person reads the rows' fields ("requested_by" → "Asked by") and coded values
+    # ("kind=stock" → "stock purchase"), as the tool's cards say them: "show request 1" said
+    # "Requested by" and "Kind: stock" under a card that said "Asked by" and "stock purchase".
+    labels: dict[str, str] = field(default_factory=dict)
 
     def for_model(self) -> dict[str, Any]:
         """The result as the model may see it: never the signed card or the resolved arguments."""
         shown: dict[str, Any] = {"scope": self.scope, "count": self.count, "rows": self.rows}
         if self.note:
             shown["note"] = self.note
+        if self.labels:
+            shown["labels"] = dict(self.labels)
         return shown
 
 

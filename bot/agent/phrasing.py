@@ -172,11 +172,15 @@ def phrase_result(tool: str, content: Any) -> str:
     if content.get("note") == NOT_DONE_NOTE and rows:
         return _proposed(rows[0])
     scope = str(content.get("scope", "")).strip()
+    labels = content.get("labels")
+    said = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
     if tool.startswith("get_") and len(rows) == 1:
-        return _detail(rows[0], title=tool.removeprefix("get_").capitalize())
+        return _detail(rows[0], title=tool.removeprefix("get_").capitalize(), labels=said)
+    if tool == "my_cards" and rows:
+        return _join(scope, *(f"• {_card_line(row)}" for row in rows))
     if tool == "sales_summary" and rows:
         return _ranked(scope, rows, int(content.get("count", len(rows))))
-    return _listing(scope, rows, int(content.get("count", len(rows))))
+    return _listing(scope, rows, int(content.get("count", len(rows))), labels=said)
 
 
 def _ranked(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
@@ -187,6 +191,23 @@ def _ranked(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
         return _listing(scope, ranked, count)
     lead = f"{top['branch']} sold the most: net {top['net']} from {_orders(top)}."
     return f"{lead}\n{_listing(scope, ranked, count)}"
+
+
+def _card_line(row: Mapping[str, Any]) -> str:
+    """A waiting card in words: what, who asked for it, whom it waits for, until when.
+
+    It read "Approve request 3 — … · you · you · today at 6:15 PM": three bare values nobody
+    could tell apart.
+    """
+    asked, waiting = str(row.get("asked_by") or "someone"), str(row.get("waiting_for") or "")
+    who = "You" if asked == "you" else asked
+    approvals = f" ({row['approvals']} approvals)" if row.get("approvals") else ""
+    expires = _value(row.get("expires_at"))
+    until = f" and expires {expires}" if expires else ""
+    return (
+        f"{str(row.get('summary', '')).rstrip('.')}. {who} asked for this card; it waits for "
+        f"{waiting or 'nobody'}{approvals}{until}."
+    )
 
 
 def _orders(row: Mapping[str, Any]) -> str:
@@ -228,12 +249,13 @@ def _proposed(row: Mapping[str, Any]) -> str:
     return PROPOSED
 
 
-def _detail(row: Mapping[str, Any], *, title: str) -> str:
+def _detail(row: Mapping[str, Any], *, title: str, labels: Mapping[str, str]) -> str:
+    """A row in full, each field as the tool's cards label it (``Result.labels``)."""
     lines = [f"{title} {row['id']}" if "id" in row else title]
     for key, value in row.items():
-        shown = _value(value)
+        shown = labels.get(f"{key}={value}") or _value(value)
         if shown and _shown(key) and key != "id":
-            lines.append(f"{_label(key)}: {shown}")
+            lines.append(f"{labels.get(key) or _label(key)}: {shown}")
     return "\n".join(lines)
 
 
@@ -242,21 +264,23 @@ def _shown(key: str) -> bool:
     return not key.endswith(("_minor", "_id"))
 
 
-def _listing(scope: str, rows: list[Mapping[str, Any]], count: int) -> str:
+def _listing(
+    scope: str, rows: list[Mapping[str, Any]], count: int, *, labels: Mapping[str, str] = {}
+) -> str:
     if not rows:
         return _join(scope, "Nothing to show.")
-    bullets = [f"• {_line(row)}" for row in rows[:MAX_ROWS]]
+    bullets = [f"• {_line(row, labels)}" for row in rows[:MAX_ROWS]]
     hidden = max(count, len(rows)) - len(bullets)
     if hidden > 0:
         bullets.append(f"…and {hidden} more; ask more narrowly to see them.")
     return _join(scope, *bullets)
 
 
-def _line(row: Mapping[str, Any]) -> str:
+def _line(row: Mapping[str, Any], labels: Mapping[str, str]) -> str:
     """A row on one line: its id, then the telling fields, then whatever else fits."""
     head = f"#{row['id']}" if "id" in row else ""
     picked = [key for key in _FIRST if key in row] or [k for k in row if k != "id" and _shown(k)]
-    values = [_unit(key, _value(row[key])) for key in picked[:5]]
+    values = [labels.get(f"{key}={row[key]}") or _unit(key, _value(row[key])) for key in picked[:5]]
     return " · ".join(part for part in (head, *values) if part)[:160]
 
 

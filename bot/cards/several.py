@@ -33,10 +33,11 @@ from bot.cards.cardspec import (
 from tools import CardRecord, CardStatus, hides, marked, too_long
 
 __all__ = [
-    "REJECT_ALL",
     "approve_all",
     "audit_text",
+    "batch_mark",
     "copy_text",
+    "reject_all",
     "spec",
     "too_long_together",
     "unsaid",
@@ -45,12 +46,17 @@ __all__ = [
 # The summary a line carries: twenty lines of this fit a Slack message and a phone screen.
 _LINE = 400
 
-REJECT_ALL: Final = "Reject all"
 _MCP_SEPARATOR: Final = "__"  # a merchant's MCP tool is named "<server>__<tool>"
 
 
 def approve_all(count: int) -> str:
     return "Approve both" if count == 2 else f"Approve all {count}"
+
+
+def reject_all(count: int) -> str:
+    """The Reject beside ``approve_all``, in the same words: "Reject all" beside "Approve both"
+    read as if it ended more than the two."""
+    return "Reject both" if count == 2 else f"Reject all {count}"
 
 
 def intro(count: int) -> str:
@@ -76,7 +82,14 @@ def confirm_text(summaries: Sequence[str], *, left: int = 1, waiting: Sequence[s
     mid-word), and says how many more there are.
     """
     lead = wording.confirm_lead(left, tuple(waiting), several=True)
-    return wording.fitted(lead, [s.rstrip(".") for s in summaries], _CONFIRM_LIMIT)
+    whole = [s.rstrip(".") for s in summaries]
+    said = wording.fitted(lead, whole, _CONFIRM_LIMIT)
+    if not said.endswith(" more."):
+        return said
+    # Three requests in full overflow 300 characters, and the dialog listed two "and 1 more".
+    # The card above it shows each in full; the dialog names each by its head ("Approve
+    # request 3"), whole where the head is all a summary has.
+    return wording.fitted(lead, [s.partition(" — ")[0] for s in whole], _CONFIRM_LIMIT)
 
 
 _CONFIRM_LIMIT = 300
@@ -170,6 +183,17 @@ def audit_text(by: str, titles: Sequence[tuple[str, str, str | None]]) -> str:
     said = "\n".join(lines)
     # As on the card: each character that does not show is marked, and the line says so.
     return f"{marked(said, lines=True)}\n{wording.MARKED}" if hides((said,), lines=True) else said
+
+
+# Which status's mark a batch's channel line carries: the first of these any write ended in,
+# so a batch with one failure never reads as all done. The channel line of a batch had no mark
+# at all, where a single card's carries ✅ or ❌.
+_MARK_ORDER: Final = ("outcome_unknown", "interrupted", "failed", "done", "rejected", "withdrawn")
+
+
+def batch_mark(statuses: Sequence[str]) -> str | None:
+    """The status whose mark stands for a settled batch on its channel line, or None."""
+    return next((s for s in _MARK_ORDER if s in statuses), None)
 
 
 def settled_intro(count: int) -> str:
@@ -326,7 +350,7 @@ def _pending(
     actions = (
         (
             CardAction("approve", approve_all(count), token),
-            CardAction("reject", REJECT_ALL, token),
+            CardAction("reject", reject_all(count), token),
             CardAction("withdraw", wording.WITHDRAW, token),
         )
         if token

@@ -40,6 +40,7 @@ __all__ = [
     "pending_title",
     "progress",
     "proposed",
+    "sentence",
     "unchanged",
     "who",
     "who_and",
@@ -279,6 +280,12 @@ def not_your_card(owner: str) -> str:
     return f"This approval belongs to {owner}; only they can approve or reject it. Nothing was changed."
 
 
+def sentence(text: str) -> str:
+    """``text`` ended with one full stop: a summary that already has one keeps it alone."""
+    said = text.rstrip()
+    return said if said.endswith((".", "!", "?", "…")) else f"{said}."
+
+
 def conversation_note(
     status: str, summary: str, by: str, reason: str | None, outcome: str | None
 ) -> str:
@@ -286,22 +293,24 @@ def conversation_note(
     if status == "rejected":
         why = reason or "no reason given"
         return (
-            f"{by} did not approve the card: {summary}. Reason: {why}. It was not done; "
+            f"{by} did not approve the card: {sentence(summary)} Reason: {sentence(why)} "
+            "It was not done; "
             "do not propose it again unless asked."
         )
-    template = _NOTES.get(status, "The card ended as {status}: {summary}. {outcome}")
-    return template.format(status=status, summary=summary, by=by, outcome=outcome or "").strip()
+    template = _NOTES.get(status, "The card ended as {status}: {summary} {outcome}")
+    said = template.format(status=status, summary=sentence(summary), by=by, outcome=outcome or "")
+    return said.strip()
 
 
 _NOTES: Final = {
-    "done": "{by} approved the card and it was done: {summary}. {outcome}",
-    "failed": "{by} approved the card but it failed, nothing was changed: {summary}. "
+    "done": "{by} approved the card and it was done: {summary} {outcome}",
+    "failed": "{by} approved the card but it failed, nothing was changed: {summary} "
     "Reason: {outcome}",
-    "expired": "The card expired without a decision, nothing was changed: {summary}.",
-    "withdrawn": "{by} withdrew the card, nothing was changed: {summary}.",
-    "superseded": "The card was replaced by a newer one, nothing was changed by it: {summary}.",
+    "expired": "The card expired without a decision, nothing was changed: {summary}",
+    "withdrawn": "{by} withdrew the card, nothing was changed: {summary}",
+    "superseded": "The card was replaced by a newer one, nothing was changed by it: {summary}",
     "pending": "{by} approved the card; it still needs another approver, nothing was done yet: "
-    "{summary}.",
+    "{summary}",
 }
 
 

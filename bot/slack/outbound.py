@@ -26,7 +26,6 @@ from bot.placement import Placement, SlackPlacement
 from bot.slack import rich, texts
 from bot.slack.blocks import Block, rich_text
 from bot.slack.cards import card_message
-from bot.slack.mrkdwn import esc_data
 
 __all__ = [
     "POST_OPTIONS",
@@ -203,8 +202,8 @@ def _audit(card: Card) -> tuple[str, rich.Line]:
     if record is None:
         by = next((c.decided_by_name for c in card.items if c.decided_by_name), "") or ""
         titles = [(str(c.status), c.summary, c.outcome) for c in card.items]
-        said = several.audit_text(by, titles)
-        return texts.clip(esc_data(said), 3000), rich.words(said, limit=2900)
+        mark = several.batch_mark([status for status, _, _ in titles])
+        return texts.batch_audit(several.audit_text(by, titles), mark)
     about: dict[str, Any] = {
         "summary": record.summary,
         "by": record.decided_by_name or "",

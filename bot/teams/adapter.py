@@ -305,7 +305,8 @@ def _audit_text(card: Card) -> str:
     if record is None:
         by = next((c.decided_by_name for c in card.items if c.decided_by_name), "") or ""
         titles = [(str(c.status), c.summary, c.outcome) for c in card.items]
-        return texts.batch_audit_text(several.audit_text(by, titles))
+        mark = several.batch_mark([status for status, _, _ in titles])
+        return texts.batch_audit_text(several.audit_text(by, titles), mark)
     return texts.audit_text(
         str(record.status),
         summary=record.summary,

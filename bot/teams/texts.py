@@ -122,7 +122,8 @@ def audit_text(
         )
     elif status == "rejected":
         why = f" Reason: {reason}" if reason else ""
-        text = f"🚫 {who} rejected: {summary}.{why}"
+        # The summary is a sentence with its own full stop: "…asked by Ravi Kumar.. Reason:".
+        text = f"🚫 {who} rejected: {wording.sentence(summary)}{why}"
     elif status in ("interrupted", "outcome_unknown"):
         text = f"⚠ {summary} — {outcome or status}."
     else:
@@ -180,9 +181,21 @@ def editing() -> str:
     )
 
 
-def batch_audit_text(text: str) -> str:
-    """The record of a settled batch the conversation sees (the core's plain words)."""
-    return clip(f"🗂 {text}", _TEXT)
+# The mark before a decision's record, as a single card's line has it.
+_MARKS: Final = {
+    "done": "✅",
+    "failed": "❌",
+    "rejected": "🚫",
+    "withdrawn": "↩",
+    "interrupted": "⚠",
+    "outcome_unknown": "⚠",
+}
+
+
+def batch_audit_text(text: str, mark: str | None) -> str:
+    """The record of a settled batch the conversation sees (the core's plain words), marked
+    as a single card's is (``several.batch_mark``)."""
+    return clip(f"{_MARKS.get(mark or '', '🗂')} {text}", _TEXT)
 
 
 # A streamed answer's informative updates (Teams shows them in the reply's bubble until its

@@ -294,3 +294,40 @@ async def test_the_reply_names_the_approvers_of_the_batch_card(bot: Bot) -> None
     ]
     assert "Arjun Mehta or Meera Iyer" not in reply, reply
     assert "Arjun Mehta and Meera Iyer" in reply, reply
+
+
+def labels(card: Message) -> list[str]:
+    block = next(b for b in card.blocks if b["type"] == "actions")
+    return [str(e["text"]["text"]) for e in block["elements"]]
+
+
+async def test_a_batch_of_two_pairs_approve_both_with_reject_both(bot: Bot) -> None:
+    """A card of two reads "Approve both" beside "Reject both" (it read "Reject all"), and a
+    card of three "Approve all 3" beside "Reject all 3"."""
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    await bot.mention("UARJUN", "approve requests 3, 5 and 6")
+    two, three = bot.cards()
+    assert labels(two) == ["Approve both", "Reject both", "Withdraw"]
+    assert labels(three) == ["Approve all 3", "Reject all 3", "Withdraw"]
+
+
+async def test_the_confirm_of_three_names_all_three(bot: Bot) -> None:
+    """The Approve dialog of a card of three names each of the three requests; it listed two
+    and "and 1 more", as if the third were not worth its words."""
+    await bot.mention("UARJUN", "approve requests 1, 2 and 3")
+    [card] = bot.cards()
+    confirm = approve_button(card)["confirm"]
+    assert isinstance(confirm, dict)
+    text = confirm["text"]["text"]
+    assert all(f"request {n}" in text for n in (1, 2, 3)), text
+    assert "more" not in text and len(text) <= 300
+
+
+async def test_the_channel_line_of_a_done_batch_is_ticked(bot: Bot) -> None:
+    """The channel's line for a batch approved and done starts with a ✅, as a single card's
+    does; it had no mark at all."""
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    [card] = bot.cards()
+    await bot.press("UARJUN", card)
+    [line] = broadcasts(bot)
+    assert line.startswith(":white_check_mark: Approved and done (Arjun Mehta)"), line

@@ -18,7 +18,8 @@ from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import reject_modal, render_decided, render_pending
 from bot.slack.lists import home_view, pending_list
 from bot.slack.texts import esc_data, reply
-from tests.slack.conftest import rich_said
+from tests.slack.conftest import CHANNEL, Bot, rich_said
+from tests.slack.conftest import said as card_said
 from tests.support.cards import card_record
 from tools import CardStatus
 
@@ -239,3 +240,17 @@ async def test_a_card_whose_channel_is_gone_goes_to_its_issuee() -> None:
     assert anew == gone.model_copy(
         update={"channel": "D0ARJUN", "ts": "1800000001.000001", "thread_ts": None}
     )
+
+
+async def test_show_request_reads_with_the_cards_labels(bot: Bot) -> None:
+    """ "show request 1" names its fields as request 1's card does: "stock purchase", "Asked
+    by", "Their reason"; it said "Kind: stock", "Requested by" and "Reason"."""
+    thread = await bot.mention("UARJUN", "show request 1")
+    [answer] = [m for m in bot.slack.thread(CHANNEL, thread) if m.user == "UBOT"]
+    await bot.mention("UARJUN", "approve request 1")
+    [card] = bot.cards()
+    shown, on_card = answer.text, card_said(card.blocks)
+    for words in ("stock purchase", "Asked by", "Their reason"):
+        assert words in shown and words in on_card, (words, shown)
+    for old in ("Kind: stock\n", "Requested by", "\nReason:"):
+        assert old not in shown, shown

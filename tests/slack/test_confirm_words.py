@@ -58,15 +58,23 @@ def test_the_approve_dialog_says_whose_card_it_is() -> None:
 
 
 def test_a_batch_dialog_lists_whole_summaries_and_how_many_more() -> None:
-    """The batch dialog fits Slack's 300 characters by leaving summaries out whole, saying how
-    many; it was cut mid-word ("…expense for Kor…")."""
+    """The batch dialog fits Slack's 300 characters by naming each write by its head when the
+    summaries overflow, and past that leaves heads out whole, saying how many; it was cut
+    mid-word ("…expense for Kor…")."""
     summaries = [f"Approve request {n} — a ₹2,300.00 expense for Koramangala" for n in range(6)]
     said = several.confirm_text(summaries, left=2, waiting=("Arjun Mehta", "Meera Iyer"))
     assert len(said) <= 300
     assert said.startswith("Only Arjun Mehta or Meera Iyer can approve these. Each approval")
     assert "counts as 1 of the 2 needed" in said
-    assert said.endswith("for Koramangala; and 4 more.")
+    assert said.endswith(
+        "Approve request 0; Approve request 1; Approve request 2; "
+        "Approve request 3; Approve request 4; Approve request 5."
+    )
+    many = several.confirm_text([f"Approve request {n} — for X" for n in range(20)])
+    assert len(many) <= 300 and many.endswith("more.") and "Approve request 1;" in many
     assert several.confirm_text(summaries[:2]).startswith("Each runs on its own as soon as you")
+    two = several.confirm_text(summaries[:2])
+    assert two.endswith("Approve request 1 — a ₹2,300.00 expense for Koramangala.")
     alone = several.confirm_text(summaries[:2], waiting=("Arjun Mehta",))
     assert alone.startswith("Only Arjun Mehta can approve these; each runs on its own as soon")
 
@@ -77,6 +85,7 @@ def test_a_batch_of_two_is_approved_as_both_and_never_claims_one_approval() -> N
     assert several.approve_all(2) == "Approve both"
     assert several.confirm_title(2) == "Approve both changes?"
     assert several.approve_all(3) == "Approve all 3"
+    assert (several.reject_all(2), several.reject_all(3)) == ("Reject both", "Reject all 3")
     assert "one approval" not in several.intro(3)
 
 

@@ -28,10 +28,10 @@ async def test_my_cards_lists_what_waits_for_you_and_what_you_asked_for(bot: Bot
     await bot.mention("URAVI", "approve request 1")
     meera = await answer(bot, "UMEERA", "what is waiting for me")
     assert "1 waiting for you, 0 you asked for waiting for others" in meera
-    assert "Approve request 1" in meera and "· you · Ravi Kumar" in meera
+    assert "Ravi Kumar asked for this card; it waits for you" in meera, meera
     ravi = await answer(bot, "URAVI", "my cards")
     assert "0 waiting for you, 1 you asked for waiting for others" in ravi
-    assert "Approve request 1" in ravi and "Arjun Mehta or Meera Iyer" in ravi
+    assert "You asked for this card; it waits for Arjun Mehta or Meera Iyer" in ravi, ravi
 
 
 async def test_withdraw_card_says_how_and_withdraws_nothing(bot: Bot) -> None:
@@ -113,3 +113,16 @@ async def test_a_used_up_pending_list_url_is_logged_and_skipped(bot: Bot) -> Non
     assert not listed.edited
     assert any(e["event"] == "list_url_refused" and e["status"] == 404 for e in logs)
     assert not [e for e in logs if e["log_level"] == "error"]
+
+
+async def test_what_waits_says_in_words_who_asked_for_whom_and_until_when(bot: Bot) -> None:
+    """Arjun's own card, asked about: "You asked for this card; it waits for you and expires
+    …"; it read "· you · you · today at 6:15 PM", three bare values nobody could tell apart."""
+    await bot.mention("UARJUN", "approve request 3")
+    arjun = await answer(bot, "UARJUN", "what's waiting for me?")
+    assert "Approve request 3" in arjun
+    assert "You asked for this card; it waits for you and expires <!date^" in arjun, arjun
+    assert "· you · you" not in arjun
+    await bot.mention("URAVI", "approve request 1")
+    meera = await answer(bot, "UMEERA", "what is waiting for me")
+    assert "Ravi Kumar asked for this card; it waits for you and expires <!date^" in meera

@@ -20,13 +20,13 @@ async def test_several_writes_are_one_card_and_approve_all_runs_each(signed: Tea
         assert f"Approve request {number} — " in texts(card)
     mine = await signed.refresh(ARJUN, posted)
     validate(mine)
-    assert [a["title"] for a in actions(mine)] == ["Approve all 3", "Reject all"]
+    assert [a["title"] for a in actions(mine)] == ["Approve all 3", "Reject all 3"]
     status, answer = await signed.press(ARJUN, "approve", posted)
     assert status == 200
     validate(answer["value"])
     assert "Approved and done" in texts(answer["value"]) and actions(answer["value"]) == []
     assert [await request_status(signed, n) for n in (1, 2, 3)] == ["approved"] * 3
-    assert len([t for t in signed.connector.texts() if t.startswith("🗂")]) == 1
+    assert len([t for t in signed.connector.texts() if t.startswith("✅ Approved and done")]) == 1
 
 
 async def test_a_routed_batch_is_approved_once_by_two_managers_pressing_at_once(
@@ -38,7 +38,7 @@ async def test_a_routed_batch_is_approved_once_by_two_managers_pressing_at_once(
     posted = await routed(signed, "approve requests 1 and 2")
     assert "Waiting for a manager" in texts(posted.cards[0])
     arjun, meera = copy_for(signed, ARJUN), copy_for(signed, MEERA)
-    assert [a["title"] for a in actions(arjun.cards[0])] == ["Approve both", "Reject all"]
+    assert [a["title"] for a in actions(arjun.cards[0])] == ["Approve both", "Reject both"]
     answers = await asyncio.gather(
         signed.press(ARJUN, "approve", arjun, personal=True),
         signed.press(MEERA, "approve", meera, personal=True),
@@ -64,7 +64,7 @@ async def test_the_first_approvers_batch_copy_keeps_no_approve(signed: TeamsBot)
     validate(arjun)
     assert "1 of 2" in texts(arjun) and actions(arjun) == []
     meera = shown[signed.connector.chat_with(MEERA)].cards[0]
-    assert [a["title"] for a in actions(meera)] == ["Approve both", "Reject all"]
+    assert [a["title"] for a in actions(meera)] == ["Approve both", "Reject both"]
     assert [await request_status(signed, n) for n in (1, 5)] == ["pending", "pending"]
 
 

@@ -173,6 +173,17 @@ async def test_reject_with_a_reason(teams: TeamsBot) -> None:
     assert "do not propose it again" in teams.assistant.notes[-1][1]
 
 
+async def test_reject_line_ends_each_sentence_with_one_full_stop(teams: TeamsBot) -> None:
+    """The chat's line and the model's note of a rejection read "asked by Ravi Kumar. Reason:",
+    never "Ravi Kumar.. Reason:"."""
+    posted = await teams.card_for(ARJUN)
+    await teams.press(ARJUN, "reject", posted, reason="Over budget")
+    audit = [t for t in teams.connector.texts() if t.startswith("🚫")]
+    note = teams.assistant.notes[-1][1]
+    assert len(audit) == 1 and ". Reason: Over budget" in audit[0]
+    assert ".." not in audit[0] and ".." not in note
+
+
 async def test_unexpected_failure_is_shown_on_the_card_in_the_chat_and_to_the_presser(
     teams: TeamsBot,
 ) -> None:

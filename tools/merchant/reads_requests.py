@@ -6,6 +6,7 @@ The list is read on many turns, so it runs as Core statements scoped to the tena
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal, cast
 
 from pydantic import Field
@@ -15,6 +16,7 @@ from sqlalchemy.orm import selectinload
 from tools.caller import Role
 from tools.db.prescoped import execute, tenant_statement
 from tools.errors import NotFoundError
+from tools.merchant.labels import REQUEST_LABELS
 from tools.merchant.models import Branch, BranchRequest, RequestKind
 from tools.merchant.reads_common import BranchRef, ReadArgs, describe, money_for, one, stamp, whose
 from tools.merchant.scope import ROW_LIMIT, Money, find_branch, page
@@ -144,7 +146,8 @@ async def list_requests(ctx: ToolContext, args: ListRequestsArgs) -> Result:
     rows = [_listed_request(r, money, names) for r in found]
     if not args.status:
         filters = describe("of every status", filters)
-    return page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
+    listed = page(rows, total=total, noun=noun, whose=whose(ctx), filters=filters)
+    return replace(listed, labels=dict(REQUEST_LABELS))
 
 
 async def get_request(ctx: ToolContext, args: GetRequestArgs) -> Result:
@@ -156,7 +159,8 @@ async def get_request(ctx: ToolContext, args: GetRequestArgs) -> Result:
             f'There is no request {args.request_id}. Say "pending requests" to see their numbers.'
         )
     row = _request_row(request, await money_for(ctx))
-    return one(ctx, row, f"request {request.id} from {request.branch.name}")
+    found = one(ctx, row, f"request {request.id} from {request.branch.name}")
+    return replace(found, labels=dict(REQUEST_LABELS))
 
 
 REQUEST_TOOLS = [

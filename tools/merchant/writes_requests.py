@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Role
 from tools.errors import ConflictError, NotFoundError
+from tools.merchant.labels import REQUEST_LABELS, kind_words
 from tools.merchant.models import Branch, BranchRequest, BranchStatus, Person, RequestStatus
 from tools.merchant.writes_common import (
     APPROVAL_NOTE,
@@ -34,14 +35,6 @@ from tools.tool import Proposal, ProposalDetail, Result, Tool, ToolContext
 __all__ = ["APPROVE_REQUEST", "REJECT_REQUEST", "ApproveRequestArgs", "RejectRequestArgs"]
 
 _REQUEST_ID = "The request id, e.g. 3."
-
-# How each kind of request reads in "a ₹5,000.00 discount".
-_KIND_WORDS = {
-    "stock": "stock purchase",
-    "refund": "refund",
-    "discount": "discount",
-    "expense": "expense",
-}
 
 
 class ApproveRequestArgs(Args):
@@ -102,7 +95,7 @@ async def _resolve(ctx: ToolContext, request: BranchRequest) -> _Resolved:
     if branch is None or requester is None:
         raise NotFoundError(f"Request {request.id} names a branch or person that no longer exists.")
     money = await tenant_money(ctx)
-    kind = _KIND_WORDS.get(request.kind, request.kind)
+    kind = kind_words(request.kind)
     return _Resolved(request, branch, requester, money.show(request.amount), kind)
 
 
@@ -112,8 +105,8 @@ def _details(found: _Resolved, status_after: RequestStatus) -> list[ProposalDeta
         ProposalDetail("Request", f"{request.id} — {found.kind}"),
         ProposalDetail("Branch", branch_label(found.branch)),
         ProposalDetail("Amount", found.amount),
-        ProposalDetail("Asked by", found.requester.name),
-        ProposalDetail("Their reason", request.reason),
+        ProposalDetail(REQUEST_LABELS["requested_by"], found.requester.name),
+        ProposalDetail(REQUEST_LABELS["reason"], request.reason),
         ProposalDetail("Status", arrow(request.status, status_after)),
     ]
 

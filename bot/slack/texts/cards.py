@@ -30,6 +30,7 @@ __all__ = [
     "WITHDRAW",
     "audit_line",
     "audit_text",
+    "batch_audit",
     "card_for",
     "card_text",
     "confirm_ok",
@@ -223,6 +224,15 @@ def audit_text(
     )
     text = esc_data(said + after)
     return clip(f"{mark} {text}" if mark else text, 3000)
+
+
+def batch_audit(said: str, mark: str | None) -> tuple[str, Line]:
+    """A settled batch's channel record (the core's words) as push text and as typed, marked
+    as a single card's is (``several.batch_mark``)."""
+    emoji = _MARKS.get(mark or "", "")
+    text = clip(f"{emoji} {esc_data(said)}" if emoji else esc_data(said), 3000)
+    shown = rich.line(rich.emoji(emoji.strip(":")), " ") if emoji else []
+    return text, rich.line(shown, rich.words(said, limit=2900))
 
 
 def audit_line(
