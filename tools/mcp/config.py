@@ -15,6 +15,7 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tools.caller import Role
+from tools.mcp.sentence import placeholders
 from tools.tool import Scope
 
 __all__ = [
@@ -82,6 +83,16 @@ class ToolRule(BaseModel):
     # The arguments a person the card is issued to may change before approving.
     editable: tuple[str, ...] = ()
     preview: Preview | None = None
+    # The card's sentence, written by the owner: "Pay {amount} to {supplier_id}", each
+    # placeholder an argument's name (``tools.mcp.sentence``).
+    sentence: str | None = Field(default=None, min_length=1, max_length=300)
+
+    @field_validator("sentence")
+    @classmethod
+    def _sentence(cls, sentence: str | None) -> str | None:
+        if sentence is not None:
+            placeholders(sentence)
+        return sentence
 
     def merged(self, other: ToolRule) -> ToolRule:
         """This rule with what ``other`` sets on top."""
