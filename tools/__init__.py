@@ -27,7 +27,7 @@ from tools.registry import ALL_TOOLS, Registry
 from tools.schema import Args, json_schema
 from tools.times import engine_time, find_times, in_zone, time_of, time_stamp, zone_of
 from tools.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
-from tools.tool import Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
+from tools.tool import PREVIEW, Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
 from tools.visible import MARKED, hides, marked, one_line, too_long
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "MARKED",
     "MAX_ITEMS",
     "NOT_DONE_NOTE",
+    "PREVIEW",
     "Agent",
     "Args",
     "AuditEntry",

@@ -16,6 +16,7 @@ from tools.card_record import Issuee
 from tools.errors import NeedsApprovalError
 
 __all__ = [
+    "PREVIEW",
     "ExecuteFn",
     "Handler",
     "Proposal",
@@ -37,6 +38,11 @@ class ProposalDetail:
 
     label: str
     value: str
+
+
+# The label of the detail holding what a server said the write would do, before it ran: a
+# decided card shows it as what was approved, or not at all once the result is in.
+PREVIEW = "Preview"
 
 
 @dataclass(frozen=True, slots=True)

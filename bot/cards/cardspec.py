@@ -378,7 +378,7 @@ def decided(
         # budget": the second is why it was not approved, and says so.
         found = (wording.REJECTED_BECAUSE, found[1])
     changed = status not in _UNCHANGED
-    details = shown_details(record)
+    details = wording.decided_details(status, shown_details(record))
     if not changed:
         details = tuple((k, wording.proposed(v)) for k, v in details)
     made = CardSpec(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from tools import MARKED as _MARKED
+from tools import PREVIEW
 
 __all__ = [
     "APPROVE",
@@ -28,6 +29,7 @@ __all__ = [
     "card_text",
     "conversation_note",
     "copy_text",
+    "decided_details",
     "decided_text",
     "decided_verb",
     "edited_note",
@@ -188,6 +190,27 @@ def proposed(value: str) -> str:
     proposed)". A settled card must not show a change that never happened."""
     before, arrow, after = value.partition(" → ")
     return f"{before} ({after} was proposed)" if arrow else value
+
+
+# A server's preview on a card that was approved: what the person agreed to, not what is now.
+APPROVED_PREVIEW: Final = "Approved on this preview"
+# Approved, whatever became of it since: a preview still on such a card is what was approved.
+_APPROVED: Final = frozenset({"executing", "failed", "interrupted", "outcome_unknown"})
+
+
+def decided_details(
+    status: str, details: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """A decided card's details as true now: a done card's preview gives way to its result
+    (it said "Would record …, nothing was recorded" above "Approved and done"); an approved
+    card's preview is labelled as the one approved; a card never approved keeps it as it was."""
+    if status == "done":
+        return tuple((label, value) for label, value in details if label != PREVIEW)
+    if status in _APPROVED:
+        return tuple(
+            (APPROVED_PREVIEW if label == PREVIEW else label, value) for label, value in details
+        )
+    return details
 
 
 def decided_verb(status: str) -> str:

@@ -46,7 +46,10 @@ _COMMANDS: dict[tuple[str, str | None], Command] = {
     ("invite", None): invite,
     ("policy", "show"): show_policy,
     ("policy", "set"): set_policy,
-    **{("mcp", action): _mcp for action in ("add", "tools", "review", "list", "remove", "import")},
+    **{
+        ("mcp", action): _mcp
+        for action in ("add", "tools", "review", "set", "list", "remove", "import")
+    },
     ("mcp-token", "create"): create_token,
     ("mcp-token", "list"): list_tokens,
     ("mcp-token", "revoke"): revoke_token,

@@ -1,5 +1,5 @@
-"""``countersign mcp``: a merchant's own MCP servers, added, listed, reviewed, imported and
-removed.
+"""``countersign mcp``: a merchant's own MCP servers, added, listed, reviewed, changed, imported
+and removed.
 
 What is stored is where a server is and what its owner said about its tools; a header or
 variable written ``$VAR`` stays ``$VAR`` and is read only when connecting, and a secret written
@@ -30,6 +30,7 @@ from bot.cli.mcp_secrets import (
     stored_lines,
     written_secrets,
 )
+from bot.cli.mcp_sentences import check_sentences, set_source
 from bot.cli.session import open_database
 from bot.settings import Settings
 from tools.errors import NotFoundError
@@ -43,6 +44,7 @@ __all__ = [
     "list_tools",
     "remove_source",
     "review_source",
+    "set_source",
 ]
 
 _WHERE_HELP = (
@@ -68,6 +70,8 @@ async def add_source(settings: Settings, args: argparse.Namespace) -> str:
         config = sealed(config, written, box)
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
+        # Before storing: a sentence refused leaves the server as it was (or absent).
+        warnings += await check_sentences(db, tenant.id, config, secrets=box)
         sources = Sources(db)
         new = await sources.put(tenant.id, config)
         listing = await listings(
@@ -170,6 +174,7 @@ COMMANDS = {
     "add": add_source,
     "tools": list_tools,
     "review": review_source,
+    "set": set_source,
     "list": list_sources,
     "remove": remove_source,
     "import": import_sources,
@@ -291,6 +296,8 @@ def _rule_words(rule: ToolRule) -> str:
     if rule.preview is not None:
         kind = "dry-run" if rule.preview.kind == "dry_run" else "tool"
         parts.append(f"preview {kind}:{rule.preview.name}")
+    if rule.sentence is not None:
+        parts.append(f"sentence “{rule.sentence}”")
     return ", ".join(parts) or "defaults"
 
 

@@ -1,5 +1,5 @@
-"""Describes the options of ``countersign mcp add`` and ``review``: where a server is and its
-tools' rules.
+"""Describes the options of ``countersign mcp add``, ``review`` and ``set``: where a server is and
+its tools' rules.
 
 Only describes; ``bot.cli.mcp_options`` reads what was given and ``bot.cli.mcp`` stores it.
 """
@@ -14,6 +14,8 @@ from typing import Any
 __all__ = [
     "CommandAfterDashes",
     "review_arguments",
+    "sentence",
+    "set_arguments",
     "source_arguments",
     "store_secret",
     "tool_rules",
@@ -123,6 +125,24 @@ def tool_rules(add: argparse.ArgumentParser) -> None:
         metavar="TOOL=dry-run:ARG|tool:COMPANION",
         help="how the card shows what it would do: ARG set to true, or a companion read tool",
     )
+    sentence(rules)
+
+
+def sentence(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
+    group.add_argument(
+        "--sentence",
+        action="append",
+        metavar="TOOL=TEXT",
+        help="the card's first line, each {ARG} an argument's value, e.g. "
+        "'record_payment=Pay {amount} to {supplier_id}' ({ARG} of --amount reads as money)",
+    )
+
+
+def set_arguments(change: argparse.ArgumentParser) -> None:
+    change.add_argument("merchant", help="the merchant's name (or its id)")
+    change.add_argument("name", help="the server's name, as mcp list shows it")
+    group = change.add_argument_group("per tool (each may be given several times)")
+    sentence(group)
 
 
 def review_arguments(review: argparse.ArgumentParser) -> None:

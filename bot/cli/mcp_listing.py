@@ -55,4 +55,7 @@ def lines(listed: Iterable[Listing]) -> list[str]:
 def _row(listed: Listed) -> tuple[str, str]:
     if listed.shown_as is None:
         return f"{listed.source}__{listed.name}", _NOT_OFFERED
+    if listed.refused is not None:
+        # The owner's one chance to see it: a turn only logs it, and its cards read the title.
+        return listed.shown_as, f"{listed.classified.why}; sentence not used: {listed.refused}"
     return listed.shown_as, listed.classified.why

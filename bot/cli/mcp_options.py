@@ -13,7 +13,16 @@ from typing import Any
 
 from bot.cli.failures import CliError
 
-__all__ = ["ROLES", "SCHEME", "looks_secret", "pairs", "rules", "scopes", "written_as_variables"]
+__all__ = [
+    "ROLES",
+    "SCHEME",
+    "looks_secret",
+    "pairs",
+    "rules",
+    "scopes",
+    "sentences",
+    "written_as_variables",
+]
 
 ROLES = ("staff", "manager", "owner")
 _UNITS = ("major", "minor")
@@ -40,7 +49,7 @@ def pairs(option: str, given: Iterable[str] | None, example: str) -> dict[str, s
 
 def rules(source: str, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Each tool's rule from ``--read``, ``--write``, ``--role``, ``--amount``, ``--target``,
-    ``--editable`` and ``--preview``, as the fields of the engine's ``ToolRule``."""
+    ``--editable``, ``--preview`` and ``--sentence``, as the fields of the engine's ``ToolRule``."""
     found: dict[str, dict[str, Any]] = {
         tool: {"scope": scope} for tool, scope in scopes(source, args).items()
     }
@@ -62,6 +71,25 @@ def rules(source: str, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             rule(tool)[field] = _names(option, tool, text)
     for tool, text in _tool_values("--preview", args.preview, "edit_file=dry-run:dryRun"):
         rule(tool)["preview"] = _preview(tool, text)
+    for tool, said in sentences(source, args.sentence).items():
+        if said is None:
+            raise CliError(f"--sentence {tool}= is empty; write the sentence after the =.")
+        rule(tool)["sentence"] = said
+    return found
+
+
+def sentences(source: str, given: Iterable[str] | None) -> dict[str, str | None]:
+    """Each ``--sentence TOOL=TEXT``, by the server's own tool name; None for ``TOOL=`` (no
+    sentence: the card reads the tool's title)."""
+    found: dict[str, str | None] = {}
+    for text in given or ():
+        tool, equals, said = text.partition("=")
+        if not equals or not tool.strip():
+            raise CliError(
+                f"--sentence {text!r} needs TOOL=TEXT, like --sentence "
+                "'record_payment=Pay {amount} to {supplier_id}'."
+            )
+        found[_tool(source, tool)] = " ".join(said.split()) or None
     return found
 
 

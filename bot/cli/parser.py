@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bot.cli.mcp_arguments import (
     CommandAfterDashes,
     review_arguments,
+    set_arguments,
     source_arguments,
     store_secret,
     tool_rules,
@@ -440,6 +441,19 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "them, only the tools named, as you say.",
     )
     review_arguments(review)
+    change = actions.add_parser(
+        "set",
+        help="change a connected server's card sentences, keeping everything else",
+        description="Changes the sentence a tool's card reads first, keeping the server's "
+        "other settings and the tools you accepted. Each {ARG} is the value of the argument "
+        "of that name; the one --amount names reads as money. TOOL= (nothing after =) goes "
+        "back to the tool's title. A card already waiting keeps its words.",
+        epilog="example:\n"
+        '  countersign mcp set "Fiesta Foods" ledger --sentence '
+        "'record_payment=Pay {amount} to {supplier_id}, reference {reference}'",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    set_arguments(change)
     listing = actions.add_parser(
         "list",
         help="each server: where it is, trust and rules (never a header's value)",

@@ -153,7 +153,8 @@ async def test_the_demo_ledger_answers_a_read_and_turns_a_payment_into_a_card(
     sandbox: Running, browser: BrowserContext
 ) -> None:
     """The demo's own MCP server, as the README shows it: a read is answered at once, a
-    payment becomes a card with the ledger's preview, and Approve records it."""
+    payment becomes a card reading the demo's sentence, with the ledger's preview, and Approve
+    records it."""
     page = await open_as(browser, sandbox.url, "UPRIYA")
     await page.fill("#composer-text", "@countersign use ledger__list_suppliers")
     await page.press("#composer-text", "Enter")
@@ -168,8 +169,8 @@ async def test_the_demo_ledger_answers_a_read_and_turns_a_payment_into_a_card(
     card = page.locator(
         "#thread .message", has=page.locator(".bk-header", has_text="Approval needed")
     )
-    await expect(card).to_contain_text("Record a payment on the ledger server.")
-    await expect(card).to_contain_text("INV-2026-001")
+    await expect(card).to_contain_text("Pay ₹7,800.50 to SUP-001, reference INV-2026-001")
+    await expect(card).to_contain_text("amount: 7800.5 (₹7,800.50)")
     await expect(card).to_contain_text("Preview")
     await page.screenshot(path=SHOTS / "30-ledger-card.png")
     await card.locator(".bk-button.primary", has_text="Approve").click()

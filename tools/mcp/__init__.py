@@ -8,6 +8,7 @@ catalogue and no other's. Reads call the server; writes are Countersign write to
 
 from __future__ import annotations
 
+from tools.mcp.building import sentence_problem
 from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
 from tools.mcp.connection import Connections
 from tools.mcp.news import NewTools
@@ -29,4 +30,5 @@ __all__ = [
     "SourceConfig",
     "Sources",
     "ToolRule",
+    "sentence_problem",
 ]

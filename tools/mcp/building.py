@@ -5,8 +5,9 @@ so (``--read``), or trusted the server's annotations, the server says ``readOnly
 said so when the owner accepted the tool (connecting the source, or reviewing it).
 Everything else is a write, built with ``write_tool``: its ``propose`` resolves a card and sends
 nothing (a preview, where the server offers one, is a read), and its ``execute`` alone sends the
-``tools/call``, with the card id as the idempotency key. The card's sentence is written here from
-the tool's title and the server's name; the model's words never reach it.
+``tools/call``, with the card id as the idempotency key. The card's sentence is the owner's
+(``--sentence``, ``tools.mcp.sentence``), else the tool's title on the server named; the model's
+words never reach it, and the server is named by its name alone, never where it runs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+import structlog
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as McpTool
 from pydantic import BaseModel
@@ -34,18 +36,31 @@ from tools.mcp.connection import (
     unreachable,
 )
 from tools.mcp.results import shaped
+from tools.mcp.sentence import as_money, fill, targets_line, unknown
 from tools.mcp.store import Accepted
+from tools.people import Tenant
 from tools.proposing import write_tool
-from tools.tool import Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
+from tools.tool import PREVIEW, Proposal, ProposalDetail, Result, Scope, Tool, ToolContext
 from tools.visible import one_line
 
-__all__ = ["Classified", "Connect", "annotated", "classify", "read_or_write", "write_form"]
+__all__ = [
+    "Classified",
+    "Connect",
+    "annotated",
+    "classify",
+    "read_or_write",
+    "sentence_problem",
+    "write_form",
+]
+
+log = structlog.get_logger("countersign.mcp")
 
 Connect = Callable[[], Awaitable[Connection]]
+# An argument's money, by its name and value; None where it is not the amount.
+Money = Callable[[str, Any], "str | None"]
 
 # What of a preview reaches the card (a result's limits are ``tools.mcp.results``').
 PREVIEW_CHARS = 1_500
-_VALUE_CHARS = 1_900  # a detail's value, inside Slack's 2,000 for a field
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,16 +218,22 @@ class _Write:
                 f"The {self.server} server no longer offers {self.name}; nothing was sent."
             )
         values = sent(args)
+        money = await self._money(ctx)
+        # The server by its name alone: its command line, URL or path is the owner's to read
+        # in `countersign mcp list`, and read as noise (or a leak) on every card and audit line.
         details = [
-            ProposalDetail("Server", f"{self.server} ({self.config.where})"[:_VALUE_CHARS]),
+            ProposalDetail("Server", self.server),
             ProposalDetail("Tool", self.name),
-            *(ProposalDetail(key, _shown(value)) for key, value in values.items()),
+            *(
+                ProposalDetail(key, _with_money(value, money(key, value)))
+                for key, value in values.items()
+            ),
         ]
         preview = await self._preview(values, approving=ctx.executing)
         if preview is not None:
-            details.append(ProposalDetail("Preview", preview))
+            details.append(ProposalDetail(PREVIEW, preview))
         return Proposal(
-            summary=f"{_title(self.name, self.tool)} on the {self.server} server.",
+            summary=self._sentence(values, money),
             details=tuple(details),
             warning=self._warning(),
             args=args,
@@ -221,6 +242,34 @@ class _Write:
             standing=f"nothing was sent to the {self.server} server",
             subject=f"The {self.server} server's {self.name}",
         )
+
+    def _sentence(self, values: Mapping[str, Any], money: Money) -> str:
+        """The card's first line: the owner's sentence with the arguments put in, else the
+        tool's title on the server, followed by the values of the arguments it targets."""
+        title = f"{_title(self.name, self.tool)} on the {self.server} server"
+        sentence = self.rule.sentence
+        if sentence is not None and self.tool is not None:
+            if not sentence_problem(self.config, self.tool):
+                return fill(sentence, values, money)
+            log.warning(
+                "mcp.sentence_refused",
+                source=self.server,
+                tool=self.name,
+                why=sentence_problem(self.config, self.tool),
+            )
+        return targets_line(title, self.rule.targets, values, money)
+
+    async def _money(self, ctx: ToolContext) -> Money:
+        """How the amount argument (``--amount``) reads as money in the merchant's currency."""
+        amount, unit = self.rule.amount, self.rule.unit
+        tenant = await ctx.session.get(Tenant, ctx.caller.tenantid) if amount else None
+
+        def said(name: str, value: Any) -> str | None:
+            if tenant is None or name != amount:
+                return None
+            return as_money(value, unit, tenant.currency, tenant.locale)
+
+        return said
 
     async def execute(self, ctx: ToolContext, args: BaseModel) -> Result:
         connection = await self.connect()
@@ -371,6 +420,26 @@ def _description(config: SourceConfig, tool: McpTool | None) -> str:
 
 def _upper(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def sentence_problem(config: SourceConfig, tool: McpTool) -> str | None:
+    """Why the owner's sentence for ``tool`` cannot be its card's first line, or None: a
+    placeholder the tool's input schema does not take (the card then reads its title)."""
+    sentence = config.rule(tool.name).sentence
+    missing = unknown(sentence, tool.input_schema) if sentence is not None else []
+    if not missing:
+        return None
+    properties = (tool.input_schema or {}).get("properties")
+    takes = ", ".join(sorted(properties)) if isinstance(properties, dict) else ""
+    return (
+        f"the sentence for {tool.name} names {', '.join('{' + m + '}' for m in missing)}, which "
+        f"{tool.name} does not take (it takes {takes or 'no arguments'})"
+    )
+
+
+def _with_money(value: Any, money: str | None) -> str:
+    """An argument as sent, and beside it, for the amount, the money it is: "7800.5 (₹7,800.50)"."""
+    return f"{_shown(value)} ({money})" if money else _shown(value)
 
 
 def _shown(value: Any) -> str:

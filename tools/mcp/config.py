@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from tools.caller import Role
 from tools.mcp.sealing import Sealed, SecretBox, UnsealError, opened
+from tools.mcp.sentence import placeholders
 from tools.tool import Scope
 
 __all__ = [
@@ -84,6 +85,16 @@ class ToolRule(BaseModel):
     # The arguments a person the card is issued to may change before approving.
     editable: tuple[str, ...] = ()
     preview: Preview | None = None
+    # The card's sentence, written by the owner: "Pay {amount} to {supplier_id}", each
+    # placeholder an argument's name (``tools.mcp.sentence``).
+    sentence: str | None = Field(default=None, min_length=1, max_length=300)
+
+    @field_validator("sentence")
+    @classmethod
+    def _sentence(cls, sentence: str | None) -> str | None:
+        if sentence is not None:
+            placeholders(sentence)
+        return sentence
 
     def merged(self, other: ToolRule) -> ToolRule:
         """This rule with what ``other`` sets on top."""

@@ -2,8 +2,9 @@
 
 ``countersign demo`` (and so ``make run``) connects it once, over stdio, with the rules a
 merchant would write for it: its annotations trusted, a payment's amount counting toward the
-two-approver threshold, one live card per supplier, its amount and note editable, and a
-preview from its companion read tool.
+two-approver threshold, one live card per supplier, its amount and note editable, a preview
+from its companion read tool, and each write's card sentence ("Pay ₹7,800.50 to SUP-001,
+reference NEFT-N0533").
 """
 
 from __future__ import annotations
@@ -34,8 +35,13 @@ def demo_ledger(path: Path) -> SourceConfig:
                 targets=("supplier_id",),
                 editable=("amount", "note"),
                 preview=Preview(kind="tool", name="preview_payment"),
+                sentence="Pay {amount} to {supplier_id}, reference {reference}",
             ),
-            "void_invoice": ToolRule(targets=("invoice_id",), editable=("reason",)),
+            "void_invoice": ToolRule(
+                targets=("invoice_id",),
+                editable=("reason",),
+                sentence="Void invoice {invoice_id}: {reason}",
+            ),
         },
     )
 

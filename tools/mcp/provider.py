@@ -17,7 +17,14 @@ from mcp.types import Tool as McpTool
 
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp.building import Classified, annotated, classify, read_or_write, write_form
+from tools.mcp.building import (
+    Classified,
+    annotated,
+    classify,
+    read_or_write,
+    sentence_problem,
+    write_form,
+)
 from tools.mcp.config import SOURCE_NAME, SourceConfig, ToolRule, model_name
 from tools.mcp.connection import Connection, Connections, ServerError, unreachable
 from tools.mcp.news import NewTools, unreviewed
@@ -43,6 +50,8 @@ class Listed:
     name: str
     shown_as: str | None
     classified: Classified
+    # Why the owner's sentence for it is not its card's first line (``sentence_problem``).
+    refused: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +266,13 @@ class McpTools:
 def _rows(source: Source, tools: list[McpTool]) -> list[Listed]:
     config, accepted = source.config, source.accepted or {}
     return [
-        Listed(config.name, t.name, model_name(config.name, t.name), classify(config, t, accepted))
+        Listed(
+            config.name,
+            t.name,
+            model_name(config.name, t.name),
+            classify(config, t, accepted),
+            sentence_problem(config, t),
+        )
         for t in tools
     ]
 

@@ -126,6 +126,16 @@ class Sources:
             await session.commit()
             return _source(row)
 
+    async def change_rules(self, tenantid: int, name: str, rules: Mapping[str, ToolRule]) -> Source:
+        """Lays ``rules`` over the stored source's own, tool by tool, keeping what the owner
+        accepted of it (``countersign mcp set``): ``put`` would forget it."""
+        async with self._db.session(write=True) as session:
+            row = await _locked(session, tenantid, name)
+            config = SourceConfig.model_validate(row.config).with_rules(dict(rules))
+            row.config, row.changed_at = _stored(config), self._clock()
+            await session.commit()
+            return _source(row)
+
     async def tell(self, tenantid: int, name: str, news: Accepted) -> dict[str, Scope]:
         """Of ``news`` (tools not accepted, with what the server says of each), those the owner
         was not told of yet as the server says them now, recorded as told: whoever gets them
