@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bot.agent import answers
 from bot.agent.values import MAX_ROWS, fitting, label, scalar
 from tools import NOT_DONE_NOTE
 
@@ -168,6 +169,13 @@ def phrase_result(tool: str, content: Any) -> str:
     rows = [row for row in content.get("rows", []) if isinstance(row, Mapping)]
     if content.get("note") == NOT_DONE_NOTE and rows:
         return _proposed(rows[0])
+    if answers.from_source(tool):
+        return answers.phrase_answer(tool, content)
+    return _ours(tool, content, rows)
+
+
+def _ours(tool: str, content: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> str:
+    """A result of one of our own tools."""
     scope = str(content.get("scope", "")).strip()
     labels = content.get("labels")
     said = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}

@@ -33,6 +33,7 @@ from tools.mcp.connection import (
     ServerError,
     unreachable,
 )
+from tools.mcp.reading import read_as_said
 from tools.mcp.results import shaped
 from tools.mcp.store import Accepted
 from tools.proposing import write_tool
@@ -161,7 +162,9 @@ def _read(config: SourceConfig, tool: McpTool, connect: Connect) -> Tool | None:
             raise NotFoundError(f"{_upper(str(failed))}; nothing was read.") from failed
         if answer.is_error:
             raise ConflictError(f"The {server} server answered: {_text(answer, 500)}")
-        return shaped(answer, scope=_scope(ctx, server, name))
+        return await read_as_said(
+            ctx, tool, rule, answer, shaped(answer, scope=_scope(ctx, server, name))
+        )
 
     return Tool(
         name=base.name,
