@@ -166,6 +166,9 @@ class Result:
     # ("kind=stock" → "stock purchase"), as the tool's cards say them: "show request 1" said
     # "Requested by" and "Kind: stock" under a card that said "Asked by" and "stock purchase".
     labels: dict[str, str] = field(default_factory=dict)
+    # A merchant's server's own words for its rows ("SUP-001 Nandi Dairy: owed ₹32,140.50"),
+    # where it wrote some beside them: how it means its answer to be read.
+    text: str = ""
 
     def for_model(self) -> dict[str, Any]:
         """The result as the model may see it: never the signed card or the resolved arguments."""
@@ -174,6 +177,8 @@ class Result:
             shown["note"] = self.note
         if self.labels:
             shown["labels"] = dict(self.labels)
+        if self.text:
+            shown["text"] = self.text
         return shown
 
 

@@ -7,12 +7,12 @@ never disagree with the card.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
-from tools import NOT_DONE_NOTE, time_stamp
+from bot.agent import answers
+from bot.agent.values import MAX_ROWS, fitting, label, scalar
+from tools import NOT_DONE_NOTE
 
 __all__ = [
     "HELP",
@@ -34,8 +34,6 @@ __all__ = [
     "phrase_result",
     "proposal_row",
 ]
-
-MAX_ROWS = 12
 
 PHRASINGS = (
     "pending requests",
@@ -171,6 +169,13 @@ def phrase_result(tool: str, content: Any) -> str:
     rows = [row for row in content.get("rows", []) if isinstance(row, Mapping)]
     if content.get("note") == NOT_DONE_NOTE and rows:
         return _proposed(rows[0])
+    if answers.from_source(tool):
+        return answers.phrase_answer(tool, content)
+    return _ours(tool, content, rows)
+
+
+def _ours(tool: str, content: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> str:
+    """A result of one of our own tools."""
     scope = str(content.get("scope", "")).strip()
     labels = content.get("labels")
     said = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
@@ -255,7 +260,7 @@ def _detail(row: Mapping[str, Any], *, title: str, labels: Mapping[str, str]) ->
     for key, value in row.items():
         shown = labels.get(f"{key}={value}") or _value(value)
         if shown and _shown(key) and key != "id":
-            lines.append(f"{labels.get(key) or _label(key)}: {shown}")
+            lines.append(f"{labels.get(key) or label(key)}: {shown}")
     return "\n".join(lines)
 
 
@@ -267,9 +272,10 @@ def _shown(key: str) -> bool:
 def _listing(
     scope: str, rows: list[Mapping[str, Any]], count: int, *, labels: Mapping[str, str] = {}
 ) -> str:
+    """Whole rows, as many as fit one answer, then how many were left out."""
     if not rows:
         return _join(scope, "Nothing to show.")
-    bullets = [f"• {_line(row, labels)}" for row in rows[:MAX_ROWS]]
+    bullets = fitting(scope, [f"• {_line(row, labels)}" for row in rows], most=MAX_ROWS)
     hidden = max(count, len(rows)) - len(bullets)
     if hidden > 0:
         bullets.append(f"…and {hidden} more; ask more narrowly to see them.")
@@ -277,52 +283,29 @@ def _listing(
 
 
 def _line(row: Mapping[str, Any], labels: Mapping[str, str]) -> str:
-    """A row on one line: its id, then the telling fields, then whatever else fits."""
+    """A row on one line: its id, then the telling fields, then whatever else fits; each whole
+    (a 150-character customer once pushed the total and status past a cut at 160)."""
     head = f"#{row['id']}" if "id" in row else ""
     picked = [key for key in _FIRST if key in row] or [k for k in row if k != "id" and _shown(k)]
     values = [labels.get(f"{key}={row[key]}") or _unit(key, _value(row[key])) for key in picked[:5]]
-    return " · ".join(part for part in (head, *values) if part)[:160]
+    return " · ".join(part for part in (head, *values) if part)
 
 
 def _value(value: Any) -> str:
-    if value is None or value == "":
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, Mapping):
-        # A nested row (a refund of an order) hides its machine fields like a top-level one:
-        # "Amount minor 175200, Approved by id 2" once leaked from "show order 12".
-        shown = {k: _value(v) for k, v in value.items() if _shown(k) and k != "id"}
-        return ", ".join(f"{_label(k)} {v}" for k, v in shown.items() if v)
-    if isinstance(value, list | tuple):
-        return "; ".join(_value(item) for item in value[:MAX_ROWS] if _value(item))
-    when = _time(value) if isinstance(value, str) else None
-    return when or str(value)
+    return scalar(value, _nested)
+
+
+def _nested(row: Mapping[str, Any]) -> str:
+    """A row inside a row (a refund of an order) hides its machine fields like a top-level one:
+    "Amount minor 175200, Approved by id 2" once leaked from "show order 12"."""
+    shown = {k: _value(v) for k, v in row.items() if _shown(k) and k != "id"}
+    return ", ".join(f"{label(k)} {v}" for k, v in shown.items() if v)
 
 
 def _unit(key: str, shown: str) -> str:
     if shown == "1" and key in _ONE:
         return _ONE[key]
     return _UNITS[key].format(shown) if shown and key in _UNITS else shown
-
-
-def _time(stamp: str) -> str | None:
-    """An ISO timestamp as people read it ("2026-03-01 10:05 UTC", which each surface shows in
-    its reader's zone or the merchant's), or None if it is not one."""
-    if not _ISO.fullmatch(stamp):
-        return None
-    try:
-        at = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    return time_stamp(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
-
-
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")
-
-
-def _label(key: str) -> str:
-    return str(key).replace("_", " ").capitalize()
 
 
 def _join(*parts: str) -> str:

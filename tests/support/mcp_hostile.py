@@ -38,7 +38,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types import Tool, ToolAnnotations
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 CALLS = "calls.jsonl"
 READ_ONLY = "read-only"
@@ -203,6 +203,11 @@ def _add_tools(server: Hostile) -> None:
         filler = "x" * 187
         return "\n".join(f"row {i:06d} | {filler}" for i in range(rows))
 
+    @server.tool(title="List suppliers", annotations=ToolAnnotations(read_only_hint=True))
+    def list_suppliers(count: Annotated[int, Field(ge=0, le=500)] = 12) -> Suppliers:
+        """Lists ``count`` suppliers with their ids and what is owed to each."""
+        return suppliers(count)
+
     @server.tool(title="Sleep", annotations=ToolAnnotations(read_only_hint=True))
     async def sleep(seconds: Annotated[float, Field(ge=0, le=3600)]) -> str:
         """Sleeps this long before answering: longer than a caller's timeout, if it likes."""
@@ -235,6 +240,33 @@ def _add_tools(server: Hostile) -> None:
         sys.stderr.write(f"crash_mid_call({note!r}): exiting\n")
         sys.stderr.flush()
         os._exit(70)
+
+
+class Supplier(BaseModel):
+    supplier_id: str
+    name: str
+    owed_inr: float = Field(description="What is owed to the supplier now, in rupees.")
+    # Money the schema does not say is money: only the owner's --amount rule makes it so.
+    overdue: int
+
+
+class Suppliers(BaseModel):
+    suppliers: list[Supplier]
+
+
+def suppliers(count: int) -> Suppliers:
+    """``count`` suppliers, SUP-001 on, as structured content alone (its text is its JSON)."""
+    return Suppliers(
+        suppliers=[
+            Supplier(
+                supplier_id=f"SUP-{n:03d}",
+                name=f"Supplier number {n} of the long-named trading company",
+                owed_inr=1000 * n + 0.5,
+                overdue=250_00 * n,
+            )
+            for n in range(1, count + 1)
+        ]
+    )
 
 
 WIDE_ARGUMENTS = 60

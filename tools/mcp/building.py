@@ -35,6 +35,7 @@ from tools.mcp.connection import (
     ServerError,
     unreachable,
 )
+from tools.mcp.reading import read_as_said
 from tools.mcp.results import shaped
 from tools.mcp.sentence import as_money, fill, targets_line, unknown
 from tools.mcp.store import Accepted
@@ -176,7 +177,9 @@ def _read(config: SourceConfig, tool: McpTool, connect: Connect) -> Tool | None:
             raise NotFoundError(f"{_upper(str(failed))}; nothing was read.") from failed
         if answer.is_error:
             raise ConflictError(f"The {server} server answered: {_text(answer, 500)}")
-        return shaped(answer, scope=_scope(ctx, server, name))
+        return await read_as_said(
+            ctx, tool, rule, answer, shaped(answer, scope=_scope(ctx, server, name))
+        )
 
     return Tool(
         name=base.name,
