@@ -34,6 +34,7 @@ from tools.caller import Caller
 from tools.card_record import CardRecord, CardStatus
 from tools.deps import Deps
 from tools.errors import CountersignError, OutcomeUnknownError
+from tools.people import Tenant
 from tools.tool import ExecuteFn, Result, Tool, ToolContext
 from tools.trail import Trail
 
@@ -84,7 +85,10 @@ async def _outside(deps: Deps, caller: Caller, at: datetime, record: CardRecord)
         ctx = await deps.context(
             session, caller, at, record.card_id, approved_by=record.decided_by_name
         )
-    return replace(ctx, session=AsyncSession())
+        # Its card may show an amount as money: the re-read of what it showed needs these.
+        merchant = await session.get(Tenant, caller.tenantid)
+    assert merchant is not None  # the caller's own merchant, whose card this is
+    return replace(ctx, session=AsyncSession(), currency=merchant.currency, locale=merchant.locale)
 
 
 async def recorded(deps: Deps, trail: Trail, record: CardRecord, result: Result) -> CardRecord:

@@ -139,6 +139,10 @@ class ToolContext:
     session: AsyncSession
     now: datetime
     tenant_name: str = ""
+    # The merchant's currency and locale, set where ``session`` cannot be used (an external
+    # write's call, made with no database transaction open: ``tools.sending``); "": read them.
+    currency: str = ""
+    locale: str = ""
     # Set only when executing an approved card: the idempotency key of the write.
     card_id: str | None = None
     # Set only when executing an approved card: everyone who approved it ("Arjun Mehta and

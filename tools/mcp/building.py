@@ -265,12 +265,16 @@ class _Write:
     async def _money(self, ctx: ToolContext) -> Money:
         """How the amount argument (``--amount``) reads as money in the merchant's currency."""
         amount, unit = self.rule.amount, self.rule.unit
-        tenant = await ctx.session.get(Tenant, ctx.caller.tenantid) if amount else None
+        currency, locale = ctx.currency, ctx.locale
+        if amount and not currency:
+            tenant = await ctx.session.get(Tenant, ctx.caller.tenantid)
+            if tenant is not None:
+                currency, locale = tenant.currency, tenant.locale
 
         def said(name: str, value: Any) -> str | None:
-            if tenant is None or name != amount:
+            if not currency or name != amount:
                 return None
-            return as_money(value, unit, tenant.currency, tenant.locale)
+            return as_money(value, unit, currency, locale)
 
         return said
 
