@@ -14,7 +14,7 @@ copies (a thread, a DM to each approver) is shown by calling them once per copy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
@@ -28,6 +28,7 @@ __all__ = [
     "Form",
     "Home",
     "Listing",
+    "Reach",
     "Step",
     "Steps",
     "Stream",
@@ -239,3 +240,18 @@ class Adapter(Protocol):
     def here(self, placements: Sequence[Placement]) -> Placement | None:
         """The copy of a card the request came from (None: the card is not shown here)."""
         ...
+
+
+class Reach(Protocol):
+    """A mounted surface that can speak in one of its installations outside any request."""
+
+    @property
+    def platform(self) -> Platform: ...
+
+    async def with_installation(
+        self,
+        installation: str,
+        work: Callable[[Adapter], Awaitable[None]],
+        *,
+        user: str | None = None,
+    ) -> bool: ...

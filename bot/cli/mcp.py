@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
 from bot.cli.mcp_import import Imported, read_servers
-from bot.cli.mcp_listing import Listing, lines, listings
+from bot.cli.mcp_listing import Listing, lines, listings, on_source
 from bot.cli.mcp_options import pairs, rules, written_as_variables
 from bot.cli.mcp_review import review_source
 from bot.cli.mcp_secrets import (
@@ -33,7 +33,6 @@ from bot.cli.mcp_secrets import (
 from bot.cli.mcp_sentences import check_sentences, set_source
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools.errors import NotFoundError
 from tools.mcp import Sealed, SourceConfig, Sources, ToolRule
 
 __all__ = [
@@ -126,14 +125,7 @@ async def remove_source(settings: Settings, args: argparse.Namespace) -> str:
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         sources = Sources(db)
-        try:
-            await sources.remove(tenant.id, args.name)
-        except NotFoundError:
-            names = ", ".join(c.name for c in await sources.all(tenant.id)) or "none yet"
-            raise CliError(
-                f"{tenant.name} has no MCP server named {args.name!r}. Its servers: {names} "
-                f'(countersign mcp list "{tenant.name}").'
-            ) from None
+        await on_source(sources, (tenant.id, tenant.name), args.name, sources.remove)
     return (
         f"Removed the {args.name} server from {tenant.name}: its tools are no longer offered "
         f"to the turns of {tenant.name}."

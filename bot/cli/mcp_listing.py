@@ -6,18 +6,41 @@ owner connected (``tools.mcp``); nothing here runs a tool.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TypeVar
 
+from bot.cli.failures import CliError
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp import Connections, Listed, McpTools, SecretBox, Source, SourceConfig
+from tools.mcp import Connections, Listed, McpTools, SecretBox, Source, SourceConfig, Sources
 
-__all__ = ["Listing", "lines", "listings"]
+__all__ = ["Listing", "lines", "listings", "on_source"]
 
 # A source's listing: its tools, or the sentence saying why it could not be listed.
 Listing = tuple[SourceConfig, list[Listed] | str]
 
 _NOT_OFFERED = "not offered: name too long or not [A-Za-z0-9_-]"
+
+T = TypeVar("T")
+
+
+async def on_source(
+    sources: Sources,
+    tenant: tuple[int, str],
+    name: str,
+    work: Callable[[int, str], Awaitable[T]],
+) -> T:
+    """``work`` on the source ``name`` of ``tenant`` (its id and name); a ``CliError`` naming
+    the servers it has when there is none of that name."""
+    tenantid, merchant = tenant
+    try:
+        return await work(tenantid, name)
+    except NotFoundError:
+        names = ", ".join(c.name for c in await sources.all(tenantid)) or "none yet"
+        raise CliError(
+            f"{merchant} has no MCP server named {name!r}. Its servers: {names} "
+            f'(countersign mcp list "{merchant}").'
+        ) from None
 
 
 async def listings(

@@ -12,7 +12,7 @@ import argparse
 
 from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
-from bot.cli.mcp_listing import lines
+from bot.cli.mcp_listing import lines, on_source
 from bot.cli.mcp_options import scopes
 from bot.cli.mcp_secrets import secrets_box
 from bot.cli.session import open_database
@@ -30,14 +30,7 @@ async def review_source(settings: Settings, args: argparse.Namespace) -> str:
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         sources = Sources(db)
-        try:
-            source = await sources.source(tenant.id, args.name)
-        except NotFoundError:
-            names = ", ".join(c.name for c in await sources.all(tenant.id)) or "none yet"
-            raise CliError(
-                f"{tenant.name} has no MCP server named {args.name!r}. Its servers: {names} "
-                f'(countersign mcp list "{tenant.name}").'
-            ) from None
+        source = await on_source(sources, (tenant.id, tenant.name), args.name, sources.source)
         mcp = McpTools(db, Connections(secrets=secrets_box(settings)))
         try:
             reviewed = await mcp.review(tenant.id, source, named)

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_tenant
-from bot.cli.mcp_listing import lines, listings
+from bot.cli.mcp_listing import lines, listings, on_source
 from bot.cli.mcp_options import sentences
 from bot.cli.mcp_secrets import secrets_box
 from bot.cli.session import open_database
@@ -93,14 +93,7 @@ async def set_source(settings: Settings, args: argparse.Namespace) -> str:
     async with open_database(checked_url(settings.database_url)) as db:
         tenant = await find_tenant(db, args.merchant)
         sources = Sources(db)
-        try:
-            source = await sources.source(tenant.id, args.name)
-        except NotFoundError:
-            names = ", ".join(c.name for c in await sources.all(tenant.id)) or "none yet"
-            raise CliError(
-                f"{tenant.name} has no MCP server named {args.name!r}. Its servers: {names} "
-                f'(countersign mcp list "{tenant.name}").'
-            ) from None
+        source = await on_source(sources, (tenant.id, tenant.name), args.name, sources.source)
         rules = _rules(given)
         changed = source.config.with_rules(rules)
         box = secrets_box(settings)

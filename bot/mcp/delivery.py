@@ -8,16 +8,14 @@ the process serves. Whatever is decided on one copy is shown on all of them, as 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 import structlog
 
-from bot.adapter import Adapter
+from bot.adapter import Adapter, Reach
 from bot.cards import card as cards
 from bot.cards.card import Fresh
-from bot.placement import Platform
 from bot.presses.copies import address, send_copies
 from bot.surface import Surface
 from bot.turns.posting import post
@@ -26,21 +24,6 @@ from tools import Caller, Connections, Issuee, Proposal
 __all__ = ["Delivered", "Reach", "deliver"]
 
 log = structlog.get_logger("bot.mcp.delivery")
-
-
-class Reach(Protocol):
-    """A mounted surface that can speak in one of its installations outside any request."""
-
-    @property
-    def platform(self) -> Platform: ...
-
-    async def with_installation(
-        self,
-        installation: str,
-        work: Callable[[Adapter], Awaitable[None]],
-        *,
-        user: str | None = None,
-    ) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import structlog
 
-from bot.adapter import Adapter, Words
-from bot.placement import Platform
+from bot.adapter import Adapter, Reach, Words
 from bot.presses.copies import address
 from bot.surface import Surface
 from tools import Issuee, Scope
@@ -53,21 +52,6 @@ class Untold(Protocol):
     async def untold(self, tenantid: int) -> Sequence[Notice]:
         """The tools not reviewed nor told of yet, recorded as told as they are returned."""
         ...
-
-
-class Reach(Protocol):
-    """A mounted surface that can speak in one of its installations outside any request."""
-
-    @property
-    def platform(self) -> Platform: ...
-
-    async def with_installation(
-        self,
-        installation: str,
-        work: Callable[[Adapter], Awaitable[None]],
-        *,
-        user: str | None = None,
-    ) -> bool: ...
 
 
 class News:
