@@ -64,12 +64,8 @@ async def show(surface: Surface, adapter: Adapter, card: Card) -> None:
     if card.open:
         await _show(surface, adapter, card)
         return
-    registry = surface.registry
-    if await registry.take_showing(card.card_id) is None:
+    if not await _take_and_show(surface, adapter, card):
         log.info("decision_shown_elsewhere", card_id=card.card_id, status=str(card.lead.status))
-        return
-    with registry.working_on(card.card_id):
-        await _shown(surface, adapter, card)
 
 
 async def show_recorded(surface: Surface, adapter: Adapter, card: Card) -> None:
@@ -85,12 +81,18 @@ async def show_recorded(surface: Surface, adapter: Adapter, card: Card) -> None:
     if card.several:
         await show(surface, adapter, card)
         return
+    if not await _take_and_show(surface, adapter, card):
+        await update_copies(surface, adapter, card)
+
+
+async def _take_and_show(surface: Surface, adapter: Adapter, card: Card) -> bool:
+    """Shows a decided card of one whole, if this process takes its showing; whether it did."""
     registry = surface.registry
     if await registry.take_showing(card.card_id) is None:
-        await update_copies(surface, adapter, card)
-        return
+        return False
     with registry.working_on(card.card_id):
         await _shown(surface, adapter, card)
+    return True
 
 
 async def redraw(surface: Surface, adapter: Adapter, card: Card) -> list[Placement] | None:

@@ -23,7 +23,6 @@ import structlog
 from pydantic import BaseModel
 from sqlalchemy import func, select
 
-from tests.support.databases import Templates
 from tests.support.postgres import PostgresCluster
 from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.db import Database, ProposalRow
@@ -119,12 +118,6 @@ def assert_one_line_failure(ran: Ran, *needles: str) -> None:
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
-
-
-@pytest.fixture
-def demo_url(templates: Templates, tmp_path: Path) -> str:
-    """A migrated SQLite file holding the demo data (what `countersign demo` makes)."""
-    return templates.sqlite_copy(tmp_path)
 
 
 @pytest.fixture

@@ -6,18 +6,9 @@ import asyncio
 import re
 from pathlib import Path
 
-import pytest
-
 from tests.bot.test_cli import assert_one_line_failure, cli
-from tests.support.databases import Templates
 from tools.connections import Connections, Platform
 from tools.db import Database
-
-
-@pytest.fixture
-def demo_url(templates: Templates, tmp_path: Path) -> str:
-    """A migrated SQLite file holding the demo data."""
-    return templates.sqlite_copy(tmp_path)
 
 
 async def _tenant_of(url: str, platform: str, installation: str) -> int | None:

@@ -17,7 +17,6 @@ import pytest
 from sqlalchemy import select
 
 from tests.bot.test_cli import Ran, _closed_port, assert_one_line_failure, cli
-from tests.support.databases import Templates
 from tools.db import Database, McpSourceRow
 from tools.mcp import SourceConfig, Sources
 
@@ -53,12 +52,6 @@ def export_csv() -> str:
 
 server.run()
 '''
-
-
-@pytest.fixture
-def demo_url(templates: Templates, tmp_path: Path) -> str:
-    """A migrated SQLite file holding the demo data."""
-    return templates.sqlite_copy(tmp_path)
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import pytest
 from sqlalchemy import select
 
 from tests.bot.test_cli import Ran, assert_one_line_failure, cli
-from tests.support.databases import Templates
 from tools.db import Database, McpSourceRow
 
 pytestmark = pytest.mark.slow
@@ -60,12 +59,6 @@ if (here / "newtool-on").exists():
 
 server.run()
 '''
-
-
-@pytest.fixture
-def demo_url(templates: Templates, tmp_path: Path) -> str:
-    """A migrated SQLite file holding the demo data."""
-    return templates.sqlite_copy(tmp_path)
 
 
 @pytest.fixture

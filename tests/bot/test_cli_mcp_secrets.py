@@ -18,7 +18,6 @@ from cryptography.fernet import Fernet
 
 from tests.bot.test_cli import _closed_port, assert_one_line_failure, cli
 from tests.bot.test_cli_mcp import _lines, _rows
-from tests.support.databases import Templates
 
 pytestmark = pytest.mark.slow
 
@@ -45,11 +44,6 @@ def pay_supplier(supplier: str, amount: float) -> str:
 
 server.run()
 '''
-
-
-@pytest.fixture
-def demo_url(templates: Templates, tmp_path: Path) -> str:
-    return templates.sqlite_copy(tmp_path)
 
 
 @pytest.fixture

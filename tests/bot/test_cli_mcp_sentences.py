@@ -11,18 +11,12 @@ from sqlalchemy import select
 
 from tests.bot.test_cli import assert_one_line_failure, cli
 from tests.bot.test_cli_mcp import FIESTA, _lines, _put, _rows
-from tests.support.databases import Templates
 from tools.db import Database, McpSourceRow
 from tools.mcp import SourceConfig, ToolRule
 
 pytestmark = pytest.mark.slow
 
 PAY = "record_payment=Pay {amount} to {supplier_id}, reference {reference}"
-
-
-@pytest.fixture
-def demo_url(templates: Templates, tmp_path: Path) -> str:
-    return templates.sqlite_copy(tmp_path)
 
 
 async def _reviewed(url: str) -> dict[str, Any] | None:

@@ -7,21 +7,12 @@ import hashlib
 import re
 from pathlib import Path
 
-import pytest
-
 from tests.bot.test_cli import assert_one_line_failure, cli
-from tests.support.databases import Templates
 from tools.db import Database
 from tools.mcp_tokens import Bearer, McpTokens
 
 _TOKEN = re.compile(r"cs_mcp_[A-Za-z0-9_-]{43}")
 LAPTOP = "Claude Desktop on Arjun's laptop"
-
-
-@pytest.fixture
-def demo_url(templates: Templates, tmp_path: Path) -> str:
-    """A migrated SQLite file holding the demo data."""
-    return templates.sqlite_copy(tmp_path)
 
 
 async def _verify(url: str, token: str) -> Bearer | None:
