@@ -18,10 +18,14 @@ The surface supplies only the verified email and where the user belongs: the req
 word (a signed event's ``user_team``, a press's ``user.team_id``) and the platform's. The
 request's word is enough to reach an identity already linked; a link, which lasts, is made
 only on the platform's.
+
+``Once`` is how a request's caller is found: each surface makes one per request (Slack's bolt
+middleware, the Teams turn handler) and every step of that request asks it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 import structlog
@@ -30,7 +34,7 @@ from bot.adapter import Adapter
 from tools import Caller, Directory
 from tools.errors import NotFoundError
 
-__all__ = ["Unresolved", "known", "resolve", "tell_unresolved"]
+__all__ = ["Once", "Unresolved", "known", "resolve", "tell_unresolved"]
 
 log = structlog.get_logger("bot.identity")
 
@@ -69,6 +73,44 @@ async def resolve(
     if not await _at_home(directory, adapter, merchant, installation=installation, user=user):
         return "not_linked"
     return await _link(directory, adapter, installation, user)
+
+
+class Once:
+    """The caller of one request, resolved the first time a step asks and kept for the rest of
+    the request; never resolved again within it.
+
+    It looks nobody up until asked, so a request that needs nobody (a help command, a thumb
+    on no answer) costs no lookup, and the lookup still runs after the ack. A lookup that
+    raised (the database unreachable) is not kept: the next step asks again.
+    """
+
+    def __init__(
+        self,
+        directory: Directory,
+        adapter: Adapter,
+        installation: str,
+        user: str,
+        *,
+        user_team: str | None = None,
+    ) -> None:
+        self.installation, self.user, self.user_team = installation, user, user_team
+        self._directory, self._adapter = directory, adapter
+        self._found: Caller | Unresolved | None = None
+        # Steps of one request run one after another; the lock keeps it one lookup even if not.
+        self._lock = asyncio.Lock()
+
+    async def caller(self) -> Caller | Unresolved:
+        """The linked person (linked now on first contact), or why not; see ``resolve``."""
+        async with self._lock:
+            if self._found is None:
+                self._found = await resolve(
+                    self._directory,
+                    self._adapter,
+                    self.installation,
+                    self.user,
+                    user_team=self.user_team,
+                )
+            return self._found
 
 
 def known(

@@ -90,18 +90,27 @@ class Ended:
     card_id: str | None = None
 
 
-async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
+async def decide(
+    surface: Surface, adapter: Adapter, press: Press, presser: identity.Once | None = None
+) -> Ended:
     """Decides the press as the presser and shows the result; the same ladder on every surface.
+
+    ``presser`` is the request's caller as its surface keeps it (the press's installation,
+    user and ``user_team``), so the steps after the press find the same person without another
+    lookup; without it the presser is found from the press.
 
     The card shown afterwards is the one the signed token names; what the surface read beside
     the button stands in only for a token that does not hold (to show that card as it is).
     """
     press = replace(press, card_id=surface.registry.card_id_of(press.token) or press.card_id)
+    presser = presser or identity.Once(
+        surface.directory, adapter, press.installation, press.user, user_team=press.user_team
+    )
     with bound_contextvars(
         platform=adapter.platform, platform_user=press.user, card_id=press.card_id
     ):
         try:
-            ended = await _decide(surface, adapter, press)
+            ended = await _decide(surface, adapter, press, presser)
         except DATABASE_DOWN as unreachable:
             # With the database stopped, a press used to end in a logged traceback and silence:
             # the presser saw nothing happen and could not tell a lost press from a slow one.
@@ -117,10 +126,10 @@ async def decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
     return ended
 
 
-async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
-    caller = await identity.resolve(
-        surface.directory, adapter, press.installation, press.user, user_team=press.user_team
-    )
+async def _decide(
+    surface: Surface, adapter: Adapter, press: Press, presser: identity.Once
+) -> Ended:
+    caller = await presser.caller()
     if isinstance(caller, str):
         await adapter.post_privately(identity.tell_unresolved(adapter, caller))
         return Ended("unlinked")

@@ -34,6 +34,7 @@ from bot.slack.blocks import (
     REJECT_VIEW,
     WITHDRAW_ACTION,
 )
+from bot.slack.caller import caller_of
 from bot.slack.commands import redraw_list
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
@@ -68,7 +69,7 @@ def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
         await ack()
         adapter = _adapter(surface, client, pressed_where(body, context))
         press = _button_press(adapter.where, body, action, verb=verb)
-        work = decide(surface, adapter, press, redraw=_ephemeral_list(body))
+        work = decide(surface, adapter, press, caller_of(context), redraw=_ephemeral_list(body))
         surface.tasks.press(work, name=f"{verb} by {press.user}")
 
     return on_press
@@ -94,7 +95,7 @@ def _on_reject(surface: Surface) -> Listener:
         await ack()
         adapter = _adapter(surface, client, pressed_where(body, context))
         try:
-            await open_reject(surface, adapter, *pressed_card(action))
+            await open_reject(surface, adapter, caller_of(context), *pressed_card(action))
         except DATABASE_DOWN as unreachable:
             # Its form is opened before the ack goes out; this once answered Slack 500.
             log.warning("reject_form_database_down", error=type(unreachable).__name__)
@@ -116,7 +117,8 @@ def _on_reject_submit(surface: Surface) -> Listener:
         await ack()
         where, press = _rejection(installation_of(context), body, view)
         adapter = _adapter(surface, client, where)
-        surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
+        work = decide(surface, adapter, press, caller_of(context))
+        surface.tasks.press(work, name=f"reject by {press.user}")
 
     return on_reject_submit
 
@@ -188,7 +190,12 @@ def _rejection(
 
 
 async def decide(
-    surface: Surface, adapter: SlackAdapter, press: presses.Press, *, redraw: str | None = None
+    surface: Surface,
+    adapter: SlackAdapter,
+    press: presses.Press,
+    presser: identity.Once,
+    *,
+    redraw: str | None = None,
 ) -> None:
     """Decides the press, then refreshes the App Home of everyone the card concerns.
 
@@ -197,10 +204,10 @@ async def decide(
     somebody had already decided, with live buttons. ``redraw`` is the response URL of the
     private list the press was made on, drawn again as it stands now.
     """
-    ended = await presses.decide(surface, adapter, press)
+    ended = await presses.decide(surface, adapter, press, presser)
     card = await cards.load(surface.registry, ended.card_id)
     if redraw is not None:
-        await redraw_list(surface, adapter, redraw, pressed=card)
+        await redraw_list(surface, adapter, redraw, presser, pressed=card)
     if ended.outcome not in ("decided", "failed", "refused") or card is None:
         return
     record = card.items[0]  # whom a card of several concerns: its first item's people
@@ -219,7 +226,11 @@ async def decide(
 
 
 async def open_reject(
-    surface: Surface, adapter: SlackAdapter, token: str, card_id: str | None
+    surface: Surface,
+    adapter: SlackAdapter,
+    presser: identity.Once,
+    token: str,
+    card_id: str | None,
 ) -> None:
     """Opens the reason modal, or tells someone else's presser at once whose card it is.
 
@@ -230,9 +241,7 @@ async def open_reject(
     card = await cards.load(surface.registry, card_id)
     placement = next((p for p in card.placements if p.platform == "slack"), None) if card else None
     owner = placement.owner if placement is not None else None
-    if (owner is not None and owner != adapter.where.user) or not await _may_decide(
-        surface, adapter, card
-    ):
+    if (owner is not None and owner != adapter.where.user) or not await _may_decide(presser, card):
         await adapter.post_privately(adapter.words.not_your_card(owner))
         return
     await adapter.open_form(Form("reject", card_id or "", token, _rejecting(card)))
@@ -246,13 +255,10 @@ def _rejecting(card: Card | None) -> str:
     return f"all {len(card.live)} changes: {summaries}." if card.live else ""
 
 
-async def _may_decide(surface: Surface, adapter: SlackAdapter, card: Card | None) -> bool:
+async def _may_decide(presser: identity.Once, card: Card | None) -> bool:
     """False only for a presser known here whom the card is not issued to (a routed card
     names no single owner; without this its asker got a reason modal for nothing)."""
     if card is None:
         return True
-    where = adapter.where
-    caller = await identity.resolve(
-        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
-    )
+    caller = await presser.caller()
     return isinstance(caller, str) or card.lead.issued_to_person(caller.userid, caller.tenantid)

@@ -27,7 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.presses.ladder import DATABASE_DOWN
 from bot.settings import Settings, SlackMode
-from bot.slack import actions, assistant, commands, editing, events, feedback, home
+from bot.slack import actions, assistant, caller, commands, editing, events, feedback, home
 from bot.slack.install import on_installed
 from bot.surface import Surface
 
@@ -99,6 +99,8 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
         process_before_response=True,
     )
     app.error(_on_error)
+    # First: every listener below, the assistant's middleware's included, reads the caller.
+    caller.register(app, surface)
     assistant.register(app, surface)
     events.register(app, surface, ignore_uninstall=oauth is None)
     if oauth is not None:

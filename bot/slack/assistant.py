@@ -30,6 +30,7 @@ from bot import identity, turns
 from bot.adapter import Step
 from bot.slack import events, texts
 from bot.slack.adapter import SlackAdapter, Where
+from bot.slack.caller import caller_of
 from bot.slack.inbound import installation_of
 from bot.slack.outbound import slack_error
 from bot.slack.status import StatusLine
@@ -67,21 +68,21 @@ def _on_started(surface: Surface) -> Listener:
             thread_ts=str(thread["thread_ts"]),
         )
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-        work = _welcome(surface, adapter, set_suggested_prompts, set_title)
+        work = _welcome(adapter, caller_of(context), set_suggested_prompts, set_title)
         surface.tasks.spawn(work, name=f"assistant thread {where.thread_ts}")
 
     return on_started
 
 
 async def _welcome(
-    surface: Surface,
     adapter: SlackAdapter,
+    person: identity.Once,
     set_suggested_prompts: AsyncSetSuggestedPrompts,
     set_title: AsyncSetTitle,
 ) -> None:
     """Prompts for what the person's role can do (none for someone not linked), and a title."""
     where = adapter.where
-    found = await identity.resolve(surface.directory, adapter, where.installation, where.user)
+    found = await person.caller()
     caller = None if isinstance(found, str) else found
     try:
         if caller is not None:

@@ -29,6 +29,7 @@ from bot.placement import ListPlacement
 from bot.presses.listed import LIST_URL_LIFETIME, keep_list, listing
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter, Where
+from bot.slack.caller import caller_of
 from bot.slack.inbound import installation_of
 from bot.slack.lists import listed_message, pending_list, spec_of
 from bot.slack.outbound import replace_list
@@ -61,6 +62,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
                 surface,
                 client,
                 respond,
+                caller_of(context),
                 installation=installation,
                 user=user,
                 word=word,
@@ -77,6 +79,7 @@ async def answer(
     surface: Surface,
     client: AsyncWebClient,
     respond: AsyncRespond,
+    asker: identity.Once,
     *,
     installation: str,
     user: str,
@@ -94,9 +97,10 @@ async def answer(
         return
     adapter = SlackAdapter(client, Where(installation, user))
     # A command names the installation's team, never the user's own: with no user_team, Slack
-    # is asked where the user belongs. Taken as the installation's, a Slack Connect user with
-    # a confirmed Fiesta email was linked as a manager and made a shared channel the audit one.
-    caller = await identity.resolve(surface.directory, adapter, installation, user, user_team=None)
+    # is asked where the user belongs (``bot.slack.caller``). Taken as the installation's, a
+    # Slack Connect user with a confirmed Fiesta email was linked as a manager and made a
+    # shared channel the audit one.
+    caller = await asker.caller()
     if isinstance(caller, str):
         await respond(text=identity.tell_unresolved(adapter, caller), response_type="ephemeral")
         return
@@ -132,7 +136,12 @@ async def answer(
 
 
 async def redraw_list(
-    surface: Surface, adapter: SlackAdapter, response_url: str, *, pressed: Card | None = None
+    surface: Surface,
+    adapter: SlackAdapter,
+    response_url: str,
+    presser: identity.Once,
+    *,
+    pressed: Card | None = None,
 ) -> None:
     """Replaces a private ``/countersign pending`` list a press was made on with the person's
     cards as they stand, the ``pressed`` card first once it is decided.
@@ -140,10 +149,7 @@ async def redraw_list(
     A press refused as already decided moves no card, so no list is drawn again for it: this
     one, whose buttons were pressed, is drawn here through the press's own URL.
     """
-    where = adapter.where
-    caller = await identity.resolve(
-        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
-    )
+    caller = await presser.caller()
     if isinstance(caller, str):
         return
     text, blocks = listed_message(await listing(surface, caller, decided=pressed))

@@ -25,7 +25,8 @@ from bot.placement import Placement, SlackPlacement, first
 from bot.presses.ladder import DATABASE_DOWN
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, rich_text
-from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
+from bot.slack.caller import caller_of
+from bot.slack.inbound import installation_of, pressed_card, pressed_where
 from bot.slack.texts import editing as texts
 from bot.surface import Surface
 from tools import Caller, CardRecord, Proposal, Tool
@@ -107,7 +108,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
         )
         token, _ = pressed_card(action)
         try:
-            await _open(surface, adapter, token)
+            await _open(surface, adapter, caller_of(context), token)
         except DATABASE_DOWN as unreachable:
             # Its form is opened before the ack goes out; this once answered Slack 500.
             log.warning("edit_form_database_down", error=type(unreachable).__name__)
@@ -126,7 +127,9 @@ def register(app: AsyncApp, surface: Surface) -> None:
     app.view(EDIT_VIEW)(on_edit_submit)
 
 
-async def _open(surface: Surface, adapter: SlackAdapter, token: str) -> None:
+async def _open(
+    surface: Surface, adapter: SlackAdapter, presser: identity.Once, token: str
+) -> None:
     """The modal, or at once a private word to someone the card is not issued to.
 
     A courtesy only: the engine checks the card and the presser again on submission.
@@ -145,9 +148,7 @@ async def _open(surface: Surface, adapter: SlackAdapter, token: str) -> None:
     if not tool.editable:
         return  # no Edit button is drawn on such a card
     where = adapter.where
-    caller = await identity.resolve(
-        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
-    )
+    caller = await presser.caller()
     if isinstance(caller, str) or not record.issued_to_person(caller.userid, caller.tenantid):
         placement = first(record, "slack")
         await adapter.post_privately(
@@ -219,10 +220,7 @@ async def _editor(
     installation, user = installation_of(context), str(body["user"]["id"])
     where = _where(installation, user, old)
     adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-    caller = await identity.resolve(
-        surface.directory, adapter, installation, user, user_team=user_team(body)
-    )
-    return adapter, caller
+    return adapter, await caller_of(context).caller()
 
 
 async def _refuse(ack: AsyncAck, tool: Tool, message: str) -> None:

@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import identity
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter
+from bot.slack.caller import caller_of
 from bot.slack.inbound import pressed_where
 from bot.slack.thumbs import BAD, FEEDBACK_ACTION, GOOD
 from bot.surface import Surface
@@ -54,18 +55,19 @@ def _on_feedback(surface: Surface) -> Listener:
             log.info("feedback_ignored", rating=rating)
             return
         adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
-        work = _record(surface, adapter, answer=str(message["ts"]), good=rating == GOOD)
+        presser = caller_of(context)
+        work = _record(surface, adapter, presser, answer=str(message["ts"]), good=rating == GOOD)
         surface.tasks.press(work, name=f"feedback by {where.user}")
 
     return on_feedback
 
 
-async def _record(surface: Surface, adapter: SlackAdapter, *, answer: str, good: bool) -> None:
+async def _record(
+    surface: Surface, adapter: SlackAdapter, presser: identity.Once, *, answer: str, good: bool
+) -> None:
     where = adapter.where
     assert where.channel is not None
-    found = await identity.resolve(
-        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
-    )
+    found = await presser.caller()
     if isinstance(found, str):
         await adapter.post_privately(identity.tell_unresolved(adapter, found))
         return

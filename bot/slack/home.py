@@ -20,11 +20,9 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import identity
 from bot.cards import card as cards
 from bot.cards.cardspec import CardSpec
-from bot.slack.adapter import SlackAdapter, Where
-from bot.slack.inbound import installation_of
+from bot.slack.caller import caller_of
 from bot.slack.lists import home_view, spec_of
 from bot.slack.outbound import slack_error
 from bot.surface import Surface
@@ -41,15 +39,13 @@ def register(app: AsyncApp, surface: Surface) -> None:
     ) -> None:
         if event.get("tab", "home") != "home":
             return  # the Messages tab needs nothing from us
-        installation, user = installation_of(context), str(event["user"])
+        user, person = str(event["user"]), caller_of(context)
 
         async def work() -> None:
-            adapter = SlackAdapter(client, Where(installation, user))
-            # The event names no workspace of the user's: Slack is asked where they belong, or
-            # a Slack Connect user is shown the cards of whoever's email he carries.
-            found = await identity.resolve(
-                surface.directory, adapter, installation, user, user_team=None
-            )
+            # The event names no workspace of the user's: Slack is asked where they belong
+            # (``bot.slack.caller``), or a Slack Connect user is shown the cards of whoever's
+            # email he carries.
+            found = await person.caller()
             caller = None if isinstance(found, str) else found
             await publish_home(surface, client, caller=caller, slack_user=user)
 
