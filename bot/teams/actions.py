@@ -20,7 +20,7 @@ import structlog
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
-from bot import identity, presses
+from bot import presses
 from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import TeamsPlacement, placements_of
@@ -36,6 +36,7 @@ from bot.teams.adaptive import (
     notice_card,
     render,
 )
+from bot.teams.caller import caller_of
 from bot.teams.copy_view import decided_card, view_of
 from bot.teams.identity import who
 from tools import CardRecord
@@ -88,7 +89,7 @@ async def decide(
         card_id=_text(data, "card") or None,
         reason=_text(data, REASON_INPUT),
     )
-    ended = await presses.decide(surface, adapter, press)
+    ended = await presses.decide(surface, adapter, press, caller_of(context))
     # A refused press may redraw the card too (a decision never shown): its answer still says
     # why it was refused, or the presser reads a done card with no word that theirs lost.
     shown = adapter.answer_card(
@@ -130,12 +131,8 @@ async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
     if found is None:
         return notice_card("This approval card is no longer available here.")
     card, placement = found
-    sender = adapter.sender
-    resolved = (
-        await identity.resolve(surface.directory, adapter, sender.tenant, sender.aad)
-        if sender
-        else None
-    )
+    viewer = caller_of(context)
+    resolved = await viewer.caller() if viewer is not None else None
     caller = None if isinstance(resolved, str) else resolved
     spec = card.spec(
         token=placement.token, issued_to=placement.issued_to, now=surface.registry.now()

@@ -47,7 +47,7 @@ from bot.placement import Placement, Platform, TeamsPlacement
 from bot.presses.decisions import show
 from bot.settings import Settings
 from bot.surface import Surface
-from bot.teams import actions, chats, editing, texts, turns
+from bot.teams import actions, caller, chats, editing, texts, turns
 from bot.teams.adapter import teams_adapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from bot.teams.stream import INTERVAL
@@ -131,6 +131,8 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
     def spoken(context: TurnContext) -> bool:
         return turns.is_spoken(context.activity)
 
+    # First: the handlers below read the turn's caller from it.
+    caller.register(application, surface)
     chats.register(application, surface)
     actions.register(application, surface)
     editing.register(application, surface)

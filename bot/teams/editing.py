@@ -32,6 +32,7 @@ from bot.surface import Surface
 from bot.teams.actions import refresh, visible
 from bot.teams.adapter import TeamsAdapter, teams_adapter
 from bot.teams.adaptive import CARD_TYPE, VERB_EDIT, notice_card
+from bot.teams.caller import caller_of
 from bot.teams.copy_view import card_activity, decided_card
 from bot.teams.edit_card import VERB_EDIT_CANCEL, VERB_EDIT_SAVE, EditField, edit_form, typed
 from bot.teams.identity import who
@@ -108,7 +109,7 @@ def _changes(tool: Tool, values: Mapping[str, str]) -> dict[str, Any]:
 
 
 async def _card_and_caller(
-    surface: Surface, adapter: TeamsAdapter, card_id: str
+    surface: Surface, adapter: TeamsAdapter, presser: identity.Once | None, card_id: str
 ) -> tuple[CardRecord, TeamsPlacement, Tool, Caller] | Json:
     """The card shown here, its editable tool and the presser; else the card to answer with."""
     found = await visible(surface, adapter, card_id)
@@ -116,10 +117,9 @@ async def _card_and_caller(
         return notice_card(GONE_HERE)
     record, placement = found
     tool = await surface.registry.card_tool(record.tenantid, record.tool)
-    sender = adapter.sender
-    if tool is None or not tool.editable or sender is None:
+    if tool is None or not tool.editable or presser is None:
         return decided_card(one(record), placement)
-    caller = await identity.resolve(surface.directory, adapter, sender.tenant, sender.aad)
+    caller = await presser.caller()
     if isinstance(caller, str):
         return decided_card(
             one(record), placement, notice=identity.tell_unresolved(adapter, caller)
@@ -138,7 +138,7 @@ async def open_form(surface: Surface, context: TurnContext, data: object) -> Jso
     A courtesy only: the engine checks the card and the presser again on "Make new card".
     """
     adapter = await teams_adapter(surface, context, who(context.activity))
-    found = await _card_and_caller(surface, adapter, _text(data, "card"))
+    found = await _card_and_caller(surface, adapter, caller_of(context), _text(data, "card"))
     if not isinstance(found, tuple):
         return found
     record, placement, tool, caller = found
@@ -157,7 +157,7 @@ async def _save(surface: Surface, context: TurnContext, data: object) -> tuple[J
     """The card to answer with, and whether a new card was made."""
     sender = who(context.activity)
     adapter = await teams_adapter(surface, context, sender)
-    found = await _card_and_caller(surface, adapter, _text(data, "card"))
+    found = await _card_and_caller(surface, adapter, caller_of(context), _text(data, "card"))
     if not isinstance(found, tuple):
         return found, False
     record, placement, tool, caller = found
