@@ -35,6 +35,7 @@ from bot.slack.events import kept_turn, queue
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import bolt_request, signable
 from bot.slack.install import keep_invite
+from bot.slack.resumed import finish_cards
 from bot.surface import Surface
 from tools import CardRecord
 
@@ -139,7 +140,8 @@ class SlackRoutes:
 
     async def resume(self, kept: Kept) -> None:
         """Answers a message a gone process acknowledged and never answered: from the start
-        when no turn had claimed it, else by telling the person it was lost (``bot.runtime.inbox``)."""
+        when no turn had claimed it, by finishing the cards its turn proposed, else by telling
+        the person it was lost (``bot.runtime.inbox``)."""
         where, turn = kept_turn(kept.message)
         client = await self._client_for(kept.installation)
         if client is None:
@@ -152,6 +154,14 @@ class SlackRoutes:
         # arrives as message.channels too, unkept): answered again, this one was a duplicate
         # and its row stayed unanswered, taken anew by every process that started.
         claimed = kept.started or await receipts.taken(self.surface.registry.db, kept.key)
+        if claimed and kept.cards:
+            # Killed while its cards went out: each is finished (recorded, its copies sent),
+            # and the person told to ask again for one that never reached the thread.
+            if not await finish_cards(self.surface, adapter, turn, kept.cards):
+                await adapter.post(texts.message_lost())
+            await self.surface.inbox.answered(kept.key, last=True)
+            log.info("message_cards_finished", key=kept.key, cards=len(kept.cards))
+            return
         if claimed and await _replied(client, where):
             # Answered, killed before the answer was marked: telling it lost answered it twice.
             await self.surface.inbox.answered(kept.key, last=True)

@@ -268,13 +268,17 @@ async def _run(
         return
     finally:
         await typing.off()
+    # Kept before anything is posted: a kill while the cards go out leaves the message to
+    # whoever answers it again, who finishes them (``bot.runtime.inbox``).
+    await surface.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
     # The stream ends before anything else is posted: the cards come after the words.
     shown = await closed(stream) if stream is not None else ""
     rest = unshown(reply.text, shown)
     if rest:
         await adapter.post(adapter.words.reply(rest))
-    if shown or rest:
-        # Answered from here on: a kill while its cards are posted is not a lost message.
+    if (shown or rest) and not reply.proposals:
+        # Answered from here on. A turn with cards is answered once they are all out: marked
+        # here, a kill while they were posted left a card or a manager's copy unsent for good.
         await surface.inbox.answered(turn.kept)
     log.info("answered", proposals=len(reply.proposals), streamed=len(shown))
     alone = await post_turn_cards(
