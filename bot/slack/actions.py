@@ -37,6 +37,7 @@ from bot.slack.blocks import (
 from bot.slack.commands import redraw_list
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
+from bot.slack.pressed import answered_after, keep_press
 from bot.surface import Surface
 from tools import CardStatus
 
@@ -68,7 +69,9 @@ def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
         await ack()
         adapter = _adapter(surface, client, pressed_where(body, context))
         press = _button_press(adapter.where, body, action, verb=verb)
-        work = decide(surface, adapter, press, redraw=_ephemeral_list(body))
+        key = await keep_press(surface, adapter.where, press, trigger=body.get("trigger_id"))
+        redraw = _ephemeral_list(body)
+        work = answered_after(surface, key, lambda: decide(surface, adapter, press, redraw=redraw))
         surface.tasks.press(work, name=f"{verb} by {press.user}")
 
     return on_press
@@ -116,7 +119,9 @@ def _on_reject_submit(surface: Surface) -> Listener:
         await ack()
         where, press = _rejection(installation_of(context), body, view)
         adapter = _adapter(surface, client, where)
-        surface.tasks.press(decide(surface, adapter, press), name=f"reject by {press.user}")
+        key = await keep_press(surface, where, press, trigger=body.get("trigger_id"))
+        work = answered_after(surface, key, lambda: decide(surface, adapter, press))
+        surface.tasks.press(work, name=f"reject by {press.user}")
 
     return on_reject_submit
 
