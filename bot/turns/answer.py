@@ -270,7 +270,14 @@ async def _run(
         await typing.off()
     # Kept before anything is posted: a kill while the cards go out leaves the message to
     # whoever answers it again, who finishes them (``bot.runtime.inbox``).
-    await surface.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
+    try:
+        await surface.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
+    except DATABASE_DOWN as unreachable:
+        # Nothing is out yet, and its cards could not be recorded as posted either: the
+        # person is told to send it again (the indicator has settled, so ``answer`` would not).
+        log.warning("turn_failed_database", error=type(unreachable).__name__, replied=False)
+        await adapter.post(adapter.words.message_database_unreachable())
+        return
     # The stream ends before anything else is posted: the cards come after the words.
     shown = await closed(stream) if stream is not None else ""
     rest = unshown(reply.text, shown)

@@ -166,3 +166,20 @@ async def test_a_turn_killed_before_its_card_was_posted_tells_the_person(
 
     assert bot.cards() == []
     assert _said(bot, thread).count(texts.message_lost()) == 1
+
+
+async def test_a_turn_whose_cards_cannot_be_kept_tells_the_person(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database went down as the model answered, before the turn could keep its cards:
+    the answer's indicator had settled, so the turn ended in silence (soak: 3 mentions never
+    answered). Arjun is told to send it again."""
+
+    async def down(*_: Any) -> None:
+        raise ConnectionRefusedError("the database is restarting")
+
+    monkeypatch.setattr(bot.surface.inbox, "proposed", down)
+    thread = await bot.mention("UARJUN", "approve request 1")
+
+    assert bot.cards() == []
+    assert _said(bot, thread) == [texts.message_database_unreachable()]
