@@ -11,7 +11,7 @@ as on a first message; anyone else is not reached here (the thread's card still 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import structlog
@@ -26,9 +26,12 @@ from bot.presses.decisions import show_recorded, update_copies
 from bot.surface import Surface
 from tools import Issuee
 
-__all__ = ["address", "send_copies"]
+__all__ = ["SentBefore", "address", "send_copies"]
 
 log = structlog.get_logger("bot.presses.copies")
+
+# The copy a person (their platform id) was already sent, if one was; None: send it.
+SentBefore = Callable[[str], Awaitable[Placement | None]]
 
 
 async def send_copies(
@@ -40,6 +43,7 @@ async def send_copies(
     installation: str,
     token: str,
     asker_too: bool = False,
+    sent_before: SentBefore | None = None,
 ) -> list[Placement]:
     """Sends each of ``people`` (but the asker) a private copy, and stores where they went.
 
@@ -47,6 +51,12 @@ async def send_copies(
     identity there (the adapter speaks for that installation only; another workspace of the
     same merchant would need its own token). ``asker_too``: the card was asked outside any
     conversation (an agent elsewhere, ``bot.mcp``), so its asker gets a copy like anyone.
+    ``sent_before``: the copy a person may already have, sent by a process killed before it
+    recorded it (a turn finished by another process): recorded, not sent again.
+
+    Each copy is recorded as soon as it is out: recorded together at the end, a process killed
+    between two left the first sent and unrecorded, and whoever finished the turn could not
+    tell who still needed theirs.
     """
     sent: list[Placement] = []
     push = await _push(surface, card)
@@ -57,15 +67,16 @@ async def send_copies(
         if user is None:
             log.info("copy_unreachable", card_id=card.card_id, person=person.userid)
             continue
-        placement = await adapter.send_copy(card, user, token=token, push=push)
+        placement = await sent_before(user) if sent_before is not None else None
+        placement = placement or await adapter.send_copy(card, user, token=token, push=push)
         if placement is not None:
             # Each copy keeps what the card may have edited, and whose it is: a copy is
             # redrawn on its own, and once its reader gave a first of two approvals it
             # offers them nothing.
             kept = {"editable": editable_of(card.single), "person": person.userid}
-            sent.append(placement.model_copy(update=kept))
-    if sent:
-        await _keep(surface, adapter, card, sent)
+            copy = placement.model_copy(update=kept)
+            sent.append(copy)
+            card = await _keep(surface, adapter, card, [copy]) or card
     return sent
 
 
@@ -103,15 +114,18 @@ async def address(surface: Surface, adapter: Adapter, userid: int, installation:
     return user if not isinstance(now_linked, str) and now_linked.userid == userid else None
 
 
-async def _keep(surface: Surface, adapter: Adapter, card: Card, sent: Sequence[Placement]) -> None:
-    """Adds the copies to the card's placements; shows them decided if it was meanwhile."""
+async def _keep(
+    surface: Surface, adapter: Adapter, card: Card, sent: Sequence[Placement]
+) -> Card | None:
+    """Adds the copies to the card's placements; shows them decided if it was meanwhile.
+    The card as it then stands."""
 
     def add(stored_now: dict[str, Any] | None) -> dict[str, Any]:
         return stored([*placements_of_stored(stored_now), *sent], lists_of_stored(stored_now))
 
     now = await cards.change_surface(surface.registry, card, add)
     if now is None:
-        return
+        return None
     if not now.open:
         # Decided while the copies were on their way: the process showing it draws these too
         # before recording it shown, or, shown already, it is reopened and shown here.
@@ -121,3 +135,4 @@ async def _keep(surface: Surface, adapter: Adapter, card: Card, sent: Sequence[P
         # of; these were drawn as the card was before (a first approver's copy still offering
         # the Approve he had given).
         await update_copies(surface, adapter, now)
+    return now

@@ -86,6 +86,11 @@ class Kept:
     received_at: datetime
     started: bool
 
+    @property
+    def cards(self) -> tuple[str, ...]:
+        """The cards its turn proposed, as recorded before any was posted (``proposed``)."""
+        return tuple(str(c) for c in self.message.get("cards") or ())
+
 
 @runtime_checkable
 class Resumes(Protocol):
@@ -198,6 +203,23 @@ class Inbox:
         if key is not None:
             params = {"k": key[:255], "holder": self._lease.holder, "at": self._clock()}
             await conn.execute(_STARTED, params)
+
+    async def proposed(self, key: str | None, card_ids: list[str]) -> None:
+        """Records the cards its turn proposed, before it posts its answer or any of them.
+
+        A turn killed while its cards went out used to leave them unposted, or posted with no
+        copy sent to the managers, and its message was taken for answered: whoever answers it
+        again finishes these (``Resumes``), or tells the person they were lost.
+        """
+        if key is None or not card_ids:
+            return
+        read = select(INBOX.c.message).where(INBOX.c.key == key[:255]).with_for_update()
+        async with self._db.begin(write=True) as conn:
+            message = await conn.scalar(read)
+            if message is None:
+                return  # never kept (the database refused it): answered as before, unkept
+            kept = {**dict(message), "cards": card_ids}
+            await conn.execute(update(INBOX).where(INBOX.c.key == key[:255]).values(message=kept))
 
     async def answered(self, key: str | None, *, last: bool = False) -> None:
         """Marks the message answered: its turn posted, or the person was told it failed.

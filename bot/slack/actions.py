@@ -38,6 +38,7 @@ from bot.slack.caller import caller_of
 from bot.slack.commands import redraw_list
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
+from bot.slack.pressed import answered_after, keep_press
 from bot.surface import Surface
 from tools import CardStatus
 
@@ -69,7 +70,12 @@ def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
         await ack()
         adapter = _adapter(surface, client, pressed_where(body, context))
         press = _button_press(adapter.where, body, action, verb=verb)
-        work = decide(surface, adapter, press, caller_of(context), redraw=_ephemeral_list(body))
+        key = await keep_press(surface, adapter.where, press, trigger=body.get("trigger_id"))
+        redraw = _ephemeral_list(body)
+        presser = caller_of(context)
+        work = answered_after(
+            surface, key, lambda: decide(surface, adapter, press, presser, redraw=redraw)
+        )
         surface.tasks.press(work, name=f"{verb} by {press.user}")
 
     return on_press
@@ -117,7 +123,9 @@ def _on_reject_submit(surface: Surface) -> Listener:
         await ack()
         where, press = _rejection(installation_of(context), body, view)
         adapter = _adapter(surface, client, where)
-        work = decide(surface, adapter, press, caller_of(context))
+        key = await keep_press(surface, where, press, trigger=body.get("trigger_id"))
+        presser = caller_of(context)
+        work = answered_after(surface, key, lambda: decide(surface, adapter, press, presser))
         surface.tasks.press(work, name=f"reject by {press.user}")
 
     return on_reject_submit

@@ -19,7 +19,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import turns
+from bot import identity, presses, turns
 from bot.adapter import Adapter
 from bot.cards import card as cards
 from bot.cards.card import Card
@@ -29,12 +29,15 @@ from bot.runtime import receipts
 from bot.runtime.inbox import Kept
 from bot.settings import Settings, SlackMode
 from bot.slack import texts
+from bot.slack.actions import decide
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.app import Bolt, build_bolt
 from bot.slack.events import kept_turn, queue
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import bolt_request, signable
 from bot.slack.install import keep_invite
+from bot.slack.pressed import answered_after, kept_press
+from bot.slack.resumed import finish_cards
 from bot.surface import Surface
 from tools import CardRecord
 
@@ -139,19 +142,32 @@ class SlackRoutes:
 
     async def resume(self, kept: Kept) -> None:
         """Answers a message a gone process acknowledged and never answered: from the start
-        when no turn had claimed it, else by telling the person it was lost (``bot.runtime.inbox``)."""
-        where, turn = kept_turn(kept.message)
+        when no turn had claimed it, by finishing the cards its turn proposed, else by telling
+        the person it was lost (``bot.runtime.inbox``)."""
         client = await self._client_for(kept.installation)
         if client is None:
             # The workspace is gone (uninstalled): nobody can answer it, now or later.
             await self.surface.inbox.answered(kept.key, last=True)
             log.warning("resume_no_installation", team=kept.installation)
             return
+        pressed = kept_press(kept.message)
+        if pressed is not None:
+            self._decide_again(client, kept, *pressed)
+            return
+        where, turn = kept_turn(kept.message)
         adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
         # A delivery already claimed was another event's turn (a mention in the bot's thread
         # arrives as message.channels too, unkept): answered again, this one was a duplicate
         # and its row stayed unanswered, taken anew by every process that started.
         claimed = kept.started or await receipts.taken(self.surface.registry.db, kept.key)
+        if claimed and kept.cards:
+            # Killed while its cards went out: each is finished (recorded, its copies sent),
+            # and the person told to ask again for one that never reached the thread.
+            if not await finish_cards(self.surface, adapter, turn, kept.cards):
+                await adapter.post(texts.message_lost())
+            await self.surface.inbox.answered(kept.key, last=True)
+            log.info("message_cards_finished", key=kept.key, cards=len(kept.cards))
+            return
         if claimed and await _replied(client, where):
             # Answered, killed before the answer was marked: telling it lost answered it twice.
             await self.surface.inbox.answered(kept.key, last=True)
@@ -167,6 +183,24 @@ class SlackRoutes:
         work = turns.answer(self.surface, adapter, turn, typing=typing)
         queue(self.surface, turn, typing, work=work, show=typing.on, name=f"resume {where.ts}")
         log.info("message_resumed", key=kept.key)
+
+    def _decide_again(
+        self, client: AsyncWebClient, kept: Kept, where: Where, press: presses.Press
+    ) -> None:
+        """Decides a press a gone process acknowledged and never decided (``bot.slack.pressed``)."""
+        adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
+        presser = identity.Once(
+            self.surface.directory,
+            adapter,
+            press.installation,
+            press.user,
+            user_team=press.user_team,
+        )
+        work = answered_after(
+            self.surface, kept.key, lambda: decide(self.surface, adapter, press, presser)
+        )
+        self.surface.tasks.press(work, name=f"{press.verb} again by {press.user}")
+        log.info("press_resumed", key=kept.key)
 
     async def _events(self, request: web.Request) -> web.Response:
         if not signable(request.headers):

@@ -268,13 +268,24 @@ async def _run(
         return
     finally:
         await typing.off()
+    # Kept before anything is posted: a kill while the cards go out leaves the message to
+    # whoever answers it again, who finishes them (``bot.runtime.inbox``).
+    try:
+        await surface.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
+    except DATABASE_DOWN as unreachable:
+        # Nothing is out yet, and its cards could not be recorded as posted either: the
+        # person is told to send it again (the indicator has settled, so ``answer`` would not).
+        log.warning("turn_failed_database", error=type(unreachable).__name__, replied=False)
+        await adapter.post(adapter.words.message_database_unreachable())
+        return
     # The stream ends before anything else is posted: the cards come after the words.
     shown = await closed(stream) if stream is not None else ""
     rest = unshown(reply.text, shown)
     if rest:
         await adapter.post(adapter.words.reply(rest))
-    if shown or rest:
-        # Answered from here on: a kill while its cards are posted is not a lost message.
+    if (shown or rest) and not reply.proposals:
+        # Answered from here on. A turn with cards is answered once they are all out: marked
+        # here, a kill while they were posted left a card or a manager's copy unsent for good.
         await surface.inbox.answered(turn.kept)
     log.info("answered", proposals=len(reply.proposals), streamed=len(shown))
     alone = await post_turn_cards(
