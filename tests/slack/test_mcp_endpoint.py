@@ -122,7 +122,8 @@ async def test_a_client_of_the_previous_protocol_version_is_served(bot: Bot, db:
 
 
 async def test_reject_gives_card_status_the_reason(bot: Bot, db: Database) -> None:
-    """Rejected in Slack with a reason: card_status says not approved, and why."""
+    """Rejected in Slack with a reason: card_status says not approved, and why; the reason's
+    hint said "The assistant and the channel will see it" of a card in a DM, asked by an agent."""
     from tests.support.slack_requests import view_submission
 
     async with _client(bot, await _token(db, 1, ARJUN)) as client:
@@ -132,6 +133,12 @@ async def test_reject_gives_card_status_the_reason(bot: Bot, db: Database) -> No
         [copy] = bot.cards(bot.dm("UARJUN"))
         await bot.press("UARJUN", copy, action="card_reject")
         view = bot.slack.called("views.open")[0]["view"]
+        # The one told is the agent that asked: there is no channel, nor Countersign's assistant.
+        [reason] = [b for b in view["blocks"] if b.get("type") == "input"]
+        assert reason["hint"]["text"] == (
+            "Leave it empty to reject without one. The agent that asked for this card will be "
+            "told it."
+        )
         await bot.interact(view_submission("UARJUN", view, reason="over budget"))
 
         status = await _status(client, card)

@@ -20,6 +20,7 @@ from tools import hides, marked
 
 __all__ = [
     "APPROVE",
+    "APPROVE_MODAL_TITLE",
     "CONFIRM_DENY",
     "MARKED",
     "REASON_HINT",
@@ -55,6 +56,7 @@ WITHDRAW = wording.WITHDRAW
 CONFIRM_DENY = "Not yet"
 
 REJECT_MODAL_TITLE = "Reject this change"
+APPROVE_MODAL_TITLE = "Approve this change"
 REASON_LABEL = wording.REASON_LABEL
 REASON_HINT = wording.REASON_HINT
 MARKED = wording.MARKED
