@@ -38,7 +38,9 @@ async def confirm_or_refuse(surface: Surface, adapter: SlackAdapter, press: pres
     """Opens the confirm modal when the presser may approve the card; False when they may not
     (or it is not waiting), so the press is decided as it is and refused by the engine."""
     registry = surface.registry
-    card = await cards.load(registry, registry.card_id_of(press.token) or press.card_id)
+    # By the token alone: a press whose token does not hold is refused as not valid, at once.
+    card_id = registry.card_id_of(press.token)
+    card = await cards.load(registry, card_id) if card_id is not None else None
     if card is None or not card.open or not adapter.where.trigger_id:
         return False
     if not await _may_approve(surface, adapter, card):

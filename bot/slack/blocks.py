@@ -312,18 +312,16 @@ def approve_modal(spec: CardSpec, *, meta: dict[str, Any]) -> Block:
     """The confirm modal a press on a channel's copy opens for someone the card is issued to:
     the dialog its button would have drawn, in their words; ``meta`` (the token, the card and
     the message pressed) rides in ``private_metadata`` to make the press on submission."""
+    # The dialog's own title ("Approve this change?", "Approve all 3 changes?") fits 24.
     title = spec.confirm[0] if spec.confirm is not None else texts.confirm_title()
     return {
         "type": "modal",
         "callback_id": APPROVE_VIEW,
         "private_metadata": json.dumps(meta),
-        "title": plain(texts.APPROVE_MODAL_TITLE, 24),
+        "title": plain(title, 24),
         "submit": plain(texts.confirm_ok(), 24),
         "close": plain(texts.CONFIRM_DENY, 24),
-        "blocks": [
-            rich_text([rich.bold(title, limit=_FIELD)], "title"),
-            rich_text([rich.words(approve_text(spec), limit=_SECTION)], "text"),
-        ],
+        "blocks": [rich_text([rich.words(approve_text(spec), limit=_SECTION)], "text")],
     }
 
 

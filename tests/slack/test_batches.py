@@ -328,7 +328,8 @@ async def test_the_confirm_of_three_names_all_three(bot: Bot) -> None:
     [card] = bot.cards()
     await bot.tap("UARJUN", card)
     [view] = approve_modals(bot)
-    text = modal_said(view).split("\n")[1]
+    assert view["title"]["text"] == "Approve all 3 changes?"
+    text = modal_said(view)
     assert all(f"request {n}" in text for n in (1, 2, 3)), text
     assert "more" not in text and len(text) <= 300
 

@@ -13,7 +13,6 @@ from bot.slack.mrkdwn import esc, esc_data, when
 from bot.slack.texts import assistant
 from bot.slack.texts.cards import (
     APPROVE,
-    APPROVE_MODAL_TITLE,
     CONFIRM_DENY,
     MARKED,
     REASON_HINT,
@@ -74,7 +73,6 @@ from bot.slack.texts.messages import (
 
 __all__ = [
     "APPROVE",
-    "APPROVE_MODAL_TITLE",
     "COMMAND",
     "CONFIRM_DENY",
     "HELP",

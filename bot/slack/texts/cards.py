@@ -20,7 +20,6 @@ from tools import hides, marked
 
 __all__ = [
     "APPROVE",
-    "APPROVE_MODAL_TITLE",
     "CONFIRM_DENY",
     "MARKED",
     "REASON_HINT",
@@ -56,7 +55,6 @@ WITHDRAW = wording.WITHDRAW
 CONFIRM_DENY = "Not yet"
 
 REJECT_MODAL_TITLE = "Reject this change"
-APPROVE_MODAL_TITLE = "Approve this change"
 REASON_LABEL = wording.REASON_LABEL
 REASON_HINT = wording.REASON_HINT
 MARKED = wording.MARKED
