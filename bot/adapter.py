@@ -96,6 +96,11 @@ class Stream(Protocol):
         part that got through before the platform failed ("" when nothing was shown)."""
         ...
 
+    @property
+    def message(self) -> str | None:
+        """The id of the message the stream grew (None when none was started)."""
+        ...
+
 
 @runtime_checkable
 class Streaming(Protocol):
@@ -124,6 +129,8 @@ class Form:
     card_id: str
     token: str
     summary: str
+    # Who will see what is typed in it (``bot.cards.wording.reason_hint``).
+    hint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +184,14 @@ class Adapter(Protocol):
         who never wrote to the app."""
         ...
 
-    async def post(self, text: str) -> None:
-        """Says ``text`` where the request came from (the thread, the chat), for everyone there."""
+    async def post(self, text: str) -> str | None:
+        """Says ``text`` where the request came from (the thread, the chat), for everyone there;
+        returns the message's id (None when the platform gave none)."""
+        ...
+
+    async def edit_answer(self, placement: Placement, text: str) -> bool:
+        """Replaces the words of the answer posted above a card's copy (``placement.reply``)
+        with ``text``; False when the platform refused it (logged, never raised)."""
         ...
 
     async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:

@@ -66,6 +66,12 @@ class _Copy(BaseModel):
     # again only led to a refusal. Also its asker on a card asked for in their DM, which they
     # alone read. None on the thread's card, shared by everyone there.
     person: int | None = None
+    # The answer posted just above this copy by the turn that posted it (Slack's ts, Teams'
+    # activity id), and what it said besides the "Not done yet" line ("" for that line alone):
+    # once the card is decided the answer is edited to say so (``bot.cards.answered``). It
+    # used to read "waiting for your approval" above cards decided long ago.
+    reply: str | None = None
+    reply_said: str = ""
 
     def approved_by_reader(self, *records: CardRecord) -> bool:
         """Whether this copy's one reader already approved the card (each of a batch's cards
@@ -90,6 +96,11 @@ class SlackPlacement(_Copy):
         """The issuee as Slack's texts name them: their user id (shown as a mention)."""
         return self.user
 
+    @property
+    def one_to_one(self) -> bool:
+        """Whether the copy is in a DM with the app (Slack's DM ids begin with D): no channel."""
+        return self.channel.startswith("D")
+
 
 class TeamsPlacement(_Copy):
     """A card's message in Teams: tenant, service URL, conversation and activity, the issuee."""
@@ -109,6 +120,12 @@ class TeamsPlacement(_Copy):
     def owner(self) -> str | None:
         """The issuee as Teams' texts name them: their display name."""
         return self.issued_to
+
+    @property
+    def one_to_one(self) -> bool:
+        """Whether the copy is in a 1:1 chat with the bot (Teams' personal chat ids begin with
+        ``a:``; a channel's with ``19:``): no channel."""
+        return (self.conversation_id or "").startswith("a:")
 
 
 Placement = Annotated[SlackPlacement | TeamsPlacement, Field(discriminator="platform")]
@@ -182,7 +199,7 @@ def stored(placements: Sequence[Placement], lists: Sequence[ListPlacement] = ())
 
 
 def _unset(placement: Placement) -> set[str]:
-    return {k for k in ("editable", "person") if not getattr(placement, k)}
+    return {k for k in ("editable", "person", "reply", "reply_said") if not getattr(placement, k)}
 
 
 def same_message(one: Placement, other: Placement) -> bool:

@@ -32,6 +32,7 @@ from bench.soak.servers import CUT
 from bench.soak.slack import SoakSlack, actions_of, card_of
 from bench.stage import SIGNING_SECRET
 from bot.sandbox.workspace import Message
+from bot.slack.blocks import APPROVE_VIEW
 from bot.slack.texts import messages
 from tests.support.slack_requests import block_action, event, form, message, signed, view_submission
 
@@ -140,6 +141,11 @@ class Load:
         trigger = await self._press(user, card, action)
         if trigger is None or action != "card_approve":
             return trigger
+        # A channel's card asks its confirm in a modal for whom it is issued to: "Yes, approve".
+        asked = self.slack.opened.get(trigger)
+        if asked is not None and asked.get("callback_id") == APPROVE_VIEW:
+            del self.slack.opened[trigger]
+            await self.submit(user, asked, values={})
         deadline = sent + SEEN_S
         while card.blocks is before and time.monotonic() < deadline:
             await self.slack.wait(0.5)

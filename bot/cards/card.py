@@ -11,11 +11,11 @@ the ``Card``: its items, its copies, its spec.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.cards import cardspec, several
+from bot.cards import cardspec, several, wording
 from bot.cards.cardspec import CardSpec
 from bot.placement import (
     ListPlacement,
@@ -146,7 +146,7 @@ class Card:
         """The card as a surface draws it: with buttons when given the copy's token; with
         ``now``, a waiting item past its time shows as expired."""
         if self.several:
-            return several.spec(
+            drawn = several.spec(
                 self.card_id,
                 self.items,
                 expires_at=self.expires_at,
@@ -154,7 +154,18 @@ class Card:
                 token=token,
                 now=now,
             )
-        return cardspec.of_record(self.items[0], token=token, issued_to=issued_to, now=now)
+        else:
+            drawn = cardspec.of_record(self.items[0], token=token, issued_to=issued_to, now=now)
+        return replace(drawn, reason_hint=wording.reason_hint(self.reason_seen_by))
+
+    @property
+    def reason_seen_by(self) -> wording.SeenBy:
+        """Who reads a reason given to Reject: an agent at /mcp that asked; else the channel
+        it was asked in, or its asker where that was a DM or 1:1 chat (no channel)."""
+        if wording.outside_agent(self.lead.agent):
+            return "agent"
+        asked = next((p for p in self.placements if p.conversation), None)
+        return "asker" if asked is not None and asked.one_to_one else "channel"
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,6 +139,8 @@ class CardSpec:
     approvals_left: int = 1
     # It holds characters that do not show, marked (``visibly``): the card says so in a line.
     marked: bool = False
+    # Who will see a reason given to Reject, wherever the card was asked (``Card.spec``).
+    reason_hint: str = wording.REASON_HINT
 
     @property
     def token(self) -> str:

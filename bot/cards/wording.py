@@ -7,7 +7,7 @@ mentions, date tokens) and its own escaping around these words, never different 
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 from tools import MARKED as _MARKED
 from tools import PREVIEW
@@ -26,6 +26,7 @@ __all__ = [
     "TITLES",
     "TOO_LONG_HERE",
     "WITHDRAW",
+    "SeenBy",
     "card_text",
     "conversation_note",
     "copy_text",
@@ -42,6 +43,7 @@ __all__ = [
     "pending_title",
     "progress",
     "proposed",
+    "reason_hint",
     "sentence",
     "unchanged",
     "who",
@@ -64,6 +66,23 @@ REASON_LABEL: Final = "Reason (optional)"
 REASON_HINT: Final = (
     "Leave it empty to reject without one. The assistant and the channel will see it."
 )
+# Who reads a reason, wherever the card was asked: the thread's channel; a DM or 1:1 chat,
+# where there is no channel ("the channel will see it" was said there too); an agent at /mcp,
+# which is told the outcome (the "assistant" there is not Countersign's).
+SeenBy = Literal["channel", "asker", "agent"]
+_HINTS: Final[dict[SeenBy, str]] = {
+    "channel": REASON_HINT,
+    "asker": "Leave it empty to reject without one. The assistant and the person who asked "
+    "will see it.",
+    "agent": "Leave it empty to reject without one. The agent that asked for this card will "
+    "be told it.",
+}
+
+
+def reason_hint(seen_by: SeenBy) -> str:
+    """The reason field's hint: who will see the reason (``SeenBy``)."""
+    return _HINTS[seen_by]
+
 
 TITLES: Final = {
     "done": "Approved and done",
@@ -152,6 +171,12 @@ def confirm_lead(left: int, waiting: tuple[str, ...], *, several: bool = False) 
     So the dialog first says whose card it is, then what an approval of theirs does.
     """
     this, runs = ("these", "each runs on its own") if several else ("this", "it runs")
+    if not waiting and left > 1:
+        # Said to an approver: their press is one of those needed, and runs nothing yet.
+        return (
+            f"Your approval counts as 1 of the {left} needed from different people; "
+            "nothing runs until then."
+        )
     if not waiting:
         return f"{runs.capitalize()} as soon as you confirm, checked again first."
     whose = f"Only {who(waiting)} can approve {this}"

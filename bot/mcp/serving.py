@@ -35,7 +35,7 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
-from bot.cards.wording import MCP_AGENT_PREFIX
+from bot.cards.wording import MCP_AGENT_PREFIX, sentence
 from bot.mcp.delivery import Delivered, Reach, deliver
 from bot.mcp.exchange import exchange
 from bot.mcp.guard import Guard
@@ -272,8 +272,11 @@ def _waiting(proposal: Proposal, delivered: Delivered) -> CallToolResult:
     where = " and ".join(p.capitalize() for p in delivered.platforms) or "Countersign"
     expires = proposal.expires_at.isoformat(timespec="seconds") if proposal.expires_at else None
     approvals = f"{needs} approvals from" if needs > 1 else "approval by"
+    # The card's sentence leads, as in the chat's own note: an agent whose client shows only
+    # the text (not structured_content) was told it waits, but not what it would do.
     text = (
-        f"NOT done: waiting for {approvals} {who} in {where}. Card {proposal.card_id}"
+        f"NOT done: {sentence(proposal.summary)} Waiting for {approvals} {who} in {where}. "
+        f"Card {proposal.card_id}"
         + (f", expires at {expires}" if expires else "")
         + ". Nothing has changed yet; call card_status with this card_id to learn the outcome."
     )

@@ -31,6 +31,7 @@ from bot.adapter import Adapter
 from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import Placement
+from bot.presses.answers import settle_answers
 from bot.presses.drawing import covering, draw_copies, note, post_line, update_copies
 from bot.runtime import receipts
 from bot.surface import Surface
@@ -148,6 +149,7 @@ async def _show(
         told = await _line(surface, adapter, card, copies)
         if told:
             await note(surface, card, copies)
+            await settle_answers(adapter, card, copies)
     log.info(
         "decision_shown",
         card_id=card.card_id,
@@ -220,6 +222,7 @@ async def _several_line(
         return False
     await receipts.claim(registry.db, card.once("told"), registry.now())
     await note(surface, card, copies)
+    await settle_answers(adapter, card, copies)
     return True
 
 

@@ -22,12 +22,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import identity, presses
 from bot.adapter import Form
 from bot.cards import card as cards
+from bot.cards import wording
 from bot.cards.card import Card
 from bot.placement import SlackPlacement
 from bot.presses.ladder import DATABASE_DOWN
+from bot.slack import approving
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import (
     APPROVE_ACTION,
+    APPROVE_VIEW,
     REASON_BLOCK,
     REASON_INPUT,
     REJECT_ACTION,
@@ -52,6 +55,7 @@ Listener = Callable[..., Awaitable[None]]
 def register(app: AsyncApp, surface: Surface) -> None:
     """Adds the listeners: Approve and Withdraw are decided at once, Reject asks why first."""
     app.action(APPROVE_ACTION)(_on_press(surface, "approve"))
+    app.view(APPROVE_VIEW)(_on_approve_submit(surface))
     app.action(WITHDRAW_ACTION)(_on_press(surface, "withdraw"))
     app.action(REJECT_ACTION)(_on_reject(surface))
     app.view(REJECT_VIEW)(_on_reject_submit(surface))
@@ -70,6 +74,14 @@ def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
         await ack()
         adapter = _adapter(surface, client, pressed_where(body, context))
         press = _button_press(adapter.where, body, action, verb=verb)
+        if verb == "approve" and approving.asks_first(press):
+            try:
+                if await approving.confirm_or_refuse(surface, adapter, press):
+                    return  # its submission is the press
+            except DATABASE_DOWN as unreachable:
+                log.warning("approve_confirm_database_down", error=type(unreachable).__name__)
+                await adapter.post_privately(adapter.words.database_unreachable())
+                return
         key = await keep_press(surface, adapter.where, press, trigger=body.get("trigger_id"))
         redraw = _ephemeral_list(body)
         presser = caller_of(context)
@@ -129,6 +141,27 @@ def _on_reject_submit(surface: Surface) -> Listener:
         surface.tasks.press(work, name=f"reject by {press.user}")
 
     return on_reject_submit
+
+
+def _on_approve_submit(surface: Surface) -> Listener:
+    """The confirm modal's submission: the Approve press, decided like the others."""
+
+    async def on_approve_submit(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        view: dict[str, Any],
+        context: AsyncBoltContext,
+        client: AsyncWebClient,
+    ) -> None:
+        await ack()
+        where, press = approving.submitted(installation_of(context), body, view)
+        adapter = _adapter(surface, client, where)
+        key = await keep_press(surface, where, press, trigger=body.get("trigger_id"))
+        presser = caller_of(context)
+        work = answered_after(surface, key, lambda: decide(surface, adapter, press, presser))
+        surface.tasks.press(work, name=f"approve by {press.user}")
+
+    return on_approve_submit
 
 
 def _adapter(surface: Surface, client: AsyncWebClient, where: Where) -> SlackAdapter:
@@ -252,7 +285,8 @@ async def open_reject(
     if (owner is not None and owner != adapter.where.user) or not await _may_decide(presser, card):
         await adapter.post_privately(adapter.words.not_your_card(owner))
         return
-    await adapter.open_form(Form("reject", card_id or "", token, _rejecting(card)))
+    hint = wording.reason_hint(card.reason_seen_by) if card is not None else ""
+    await adapter.open_form(Form("reject", card_id or "", token, _rejecting(card), hint))
 
 
 def _rejecting(card: Card | None) -> str:

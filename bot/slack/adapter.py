@@ -148,13 +148,24 @@ class SlackAdapter:
         self._users[str(found["id"])] = found
         return str(found["id"])
 
-    async def post(self, text: str) -> None:
-        await self.client.chat_postMessage(
+    async def post(self, text: str) -> str | None:
+        response = await self.client.chat_postMessage(
             channel=self.where.channel or self.where.user,
             thread_ts=self.where.thread_ts,
             text=text,
             blocks=_shown(text),
             **POST_OPTIONS,
+        )
+        return str(response["ts"]) if response.get("ts") else None
+
+    async def edit_answer(self, placement: Placement, text: str) -> bool:
+        """The answer above the copy, its words replaced (shown as typed, as when posted)."""
+        assert isinstance(placement, SlackPlacement)
+        if placement.reply is None:
+            return True
+        said = texts.reply(text)
+        return await outbound.edit_message(
+            self.client, placement.channel, placement.reply, text=said, blocks=_shown(said)
         )
 
     def stream(self) -> Stream | None:
@@ -179,7 +190,9 @@ class SlackAdapter:
             channel=channel,
             thread_ts=self.where.thread_ts,
             text=texts.notification(spec.notification),
-            blocks=render(spec, for_user=self.where.user),
+            blocks=render(
+                spec, for_user=self.where.user, reader_approves=self._reader_approves(fresh, caller)
+            ),
             **POST_OPTIONS,
         )
         return SlackPlacement(
@@ -196,6 +209,14 @@ class SlackAdapter:
             # first of two approvals it kept Approve, and pressing it was only refused.
             person=caller.userid if _is_dm(channel) else None,
         )
+
+    def _reader_approves(self, fresh: Fresh, caller: Caller) -> bool:
+        """Whether the card is posted in its asker's DM with the app, read by them alone, and
+        they may approve it (its Approve then opens their dialog)."""
+        if not _is_dm(self.where.channel or self.where.user):
+            return False
+        routing = fresh.routing
+        return routing is None or caller.userid in [i.userid for i in routing.issued_to]
 
     def _owner(self, routing: Routing | None, caller: Caller) -> str | None:
         """The one person a refused presser is told the card belongs to: only when it is issued
@@ -284,6 +305,7 @@ class SlackAdapter:
             thread_ts=self.where.thread_ts,
             summary=form.summary,
             card_id=form.card_id,
+            hint=form.hint or texts.REASON_HINT,
         )
         await self.client.views_open(trigger_id=self.where.trigger_id, view=modal)
 

@@ -3,7 +3,8 @@ while a turn works; never approves.
 
 Bolt's ``AsyncAssistant`` middleware takes the events of assistant threads. A thread that starts
 gets suggested prompts from what the person's role can do, and a title; both are sent from the
-task set after the ack, and a failure is logged, never retried. A person's message in the
+task set after the ack, and a failure is logged, never retried. Its first question becomes its
+title, so History tells one thread from another. A person's message in the
 thread is a turn like any DM's (``bot.slack.events``), with a ``StatusLine`` that names the step
 the agent is on, from the tool it calls. A thread's channel context is not used: bolt's default
 would store it by reading the thread back (``conversations.replies``, rate-limited to one call
@@ -28,6 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import identity, turns
 from bot.adapter import Step
+from bot.runtime import receipts
 from bot.slack import events, texts
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.caller import caller_of
@@ -122,12 +124,32 @@ def _on_user_message(surface: Surface) -> Listener:
         def step(step: Step) -> None:
             status.show(texts.assistant.status(step))
 
+        titling = _titled(
+            surface, client, channel=str(event["channel"]), thread=thread, text=turn.text
+        )
+        surface.tasks.spawn(titling, name=f"assistant title {thread}")
         work = _closing(turns.answer(surface, adapter, turn, typing=typing, steps=step), status)
         events.queue(
             surface, turn, typing, work=work, show=typing.on, name=f"assistant {event['ts']}"
         )
 
     return on_user_message
+
+
+async def _titled(
+    surface: Surface, client: AsyncWebClient, *, channel: str, thread: str, text: str
+) -> None:
+    """Titles the thread by its first question, once whichever process gets it (a receipt)."""
+    title = texts.assistant.question_title(text)
+    registry = surface.registry
+    if not title or not await receipts.claim(
+        registry.db, f"slack-title/{channel}/{thread}", registry.now()
+    ):
+        return
+    try:
+        await client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread, title=title)
+    except SlackApiError as failed:
+        log.warning("assistant_title_failed", channel=channel, error=slack_error(failed))
 
 
 async def _closing(work: Awaitable[None], status: StatusLine) -> None:

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
+from bot.cards import several
 from bot.cards.cardspec import CardAction, CardSpec, Verb
 from bot.slack import rich, texts
 from bot.slack.rich import Line
@@ -25,6 +26,7 @@ from bot.slack.texts import clip
 
 __all__ = [
     "APPROVE_ACTION",
+    "APPROVE_VIEW",
     "DECIDING",
     "EVERY",
     "REJECT_ACTION",
@@ -32,6 +34,8 @@ __all__ = [
     "WITHDRAWING",
     "WITHDRAW_ACTION",
     "Block",
+    "approve_modal",
+    "approve_text",
     "body",
     "buttons",
     "card_id_of_block",
@@ -51,6 +55,7 @@ APPROVE_ACTION: Final = "card_approve"
 REJECT_ACTION: Final = "card_reject"
 WITHDRAW_ACTION: Final = "card_withdraw"
 REJECT_VIEW: Final = "card_reject_modal"
+APPROVE_VIEW: Final = "card_approve_modal"
 EDIT_ACTION: Final = "card_edit"
 EDIT_VIEW: Final = "card_edit_modal"
 EDIT_INPUT: Final = "value"
@@ -150,15 +155,23 @@ def body(spec: CardSpec) -> list[Block]:
     return blocks
 
 
-def _confirm(spec: CardSpec, verb: Verb) -> dict[str, Any] | None:
+def _confirm(spec: CardSpec, verb: Verb, *, reader_approves: bool) -> dict[str, Any] | None:
     """The dialog before a press that cannot be undone: Approve runs the write (each of a card
-    of several, which words its own dialog), Withdraw ends the card for everyone. Reject asks
-    for its reason in a modal instead."""
+    of several), Withdraw ends the card for everyone. Reject asks for its reason in a modal.
+
+    Slack draws a button's dialog for whoever presses it, before anything is sent. Meera pressing
+    Arjun's card got "Yes, approve", confirmed, and only then was refused; and Arjun read "Only
+    Arjun Mehta can approve this; it runs as soon as they confirm" about himself. So Approve has
+    a dialog only on a copy whose one reader may approve it (``reader_approves``), in words
+    for them; on a channel's copy the press itself is answered: the confirm modal for whom it
+    is issued to (``approve_modal``), the refusal for anyone else.
+    """
+    if verb == "approve" and not reader_approves:
+        return None
     if verb == "approve" and spec.confirm is not None:
-        words = (*spec.confirm, texts.confirm_ok())
+        words = (spec.confirm[0], approve_text(spec), texts.confirm_ok())
     elif verb == "approve":
-        said = texts.confirm_text(spec.summary, left=spec.approvals_left, waiting=spec.waiting_for)
-        words = (texts.confirm_title(), said, texts.confirm_ok())
+        words = (texts.confirm_title(), approve_text(spec), texts.confirm_ok())
     elif verb == "withdraw" and spec.lines:
         words = (
             texts.withdraw_title(),
@@ -172,6 +185,15 @@ def _confirm(spec: CardSpec, verb: Verb) -> dict[str, Any] | None:
     return dialog(*words)
 
 
+def approve_text(spec: CardSpec) -> str:
+    """What Approve does, said to someone it is issued to: it runs when they confirm (or counts
+    as 1 of the approvals needed), then what it approves."""
+    if spec.lines:
+        live = [line.summary for line in spec.lines if line.result is None]
+        return several.confirm_text(live, left=spec.approvals_left)
+    return texts.confirm_text(spec.summary, left=spec.approvals_left)
+
+
 def dialog(title: str, text: str, ok: str) -> dict[str, Any]:
     """The confirm dialog a button opens before its press is sent."""
     return {
@@ -182,9 +204,9 @@ def dialog(title: str, text: str, ok: str) -> dict[str, Any]:
     }
 
 
-def _button(spec: CardSpec, action: CardAction) -> dict[str, Any]:
+def _button(spec: CardSpec, action: CardAction, *, reader_approves: bool) -> dict[str, Any]:
     """One of a card's buttons, with its dialog if it has one."""
-    confirm = _confirm(spec, action.verb)
+    confirm = _confirm(spec, action.verb, reader_approves=reader_approves)
     made: dict[str, Any] = {
         "type": "button",
         "action_id": _ACTION_IDS[action.verb],
@@ -198,11 +220,18 @@ def _button(spec: CardSpec, action: CardAction) -> dict[str, Any]:
     return made
 
 
-def buttons(spec: CardSpec, verbs: frozenset[Verb] = EVERY) -> list[Block]:
-    """The card's actions among ``verbs``, in one actions block (none when nothing is left)."""
+def buttons(
+    spec: CardSpec, verbs: frozenset[Verb] = EVERY, *, reader_approves: bool = False
+) -> list[Block]:
+    """The card's actions among ``verbs``, in one actions block (none when nothing is left);
+    Approve with its dialog only where ``reader_approves`` (see ``_confirm``)."""
     if len(spec.token) > _VALUE:
         raise ValueError(f"card {spec.card_id}: token longer than a button value may be")
-    shown = [_button(spec, action) for action in spec.actions if action.verb in verbs]
+    shown = [
+        _button(spec, action, reader_approves=reader_approves)
+        for action in spec.actions
+        if action.verb in verbs
+    ]
     if not shown:
         return []
     return [{"type": "actions", "block_id": _id("card", spec.card_id), "elements": shown}]
@@ -232,7 +261,11 @@ def head(spec: CardSpec) -> Block:
 
 
 def render_pending(
-    spec: CardSpec, *, for_user: str | None, verbs: frozenset[Verb] = EVERY
+    spec: CardSpec,
+    *,
+    for_user: str | None,
+    verbs: frozenset[Verb] = EVERY,
+    reader_approves: bool = False,
 ) -> list[Block]:
     """A card waiting for a decision: whom it waits for (the header), summary, details,
     warning, its approvals so far, when it expires, the buttons among ``verbs``.
@@ -242,7 +275,8 @@ def render_pending(
     mention = None if spec.waiting_for else for_user
     tail = [rich_text([texts.progress(spec.progress)], "ctx")] if spec.progress else []
     tail.append(context(texts.card_for(mention, spec.expires_at)))
-    return _capped([head(spec), *body(spec)], [*tail, *buttons(spec, verbs)])
+    shown = buttons(spec, verbs, reader_approves=reader_approves)
+    return _capped([head(spec), *body(spec)], [*tail, *shown])
 
 
 def _decided_lines(spec: CardSpec, decided_by_slack: str | None) -> list[Line]:
@@ -274,8 +308,31 @@ def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Bloc
     return _capped([head(spec), *body(spec)], tail)
 
 
+def approve_modal(spec: CardSpec, *, meta: dict[str, Any]) -> Block:
+    """The confirm modal a press on a channel's copy opens for someone the card is issued to:
+    the dialog its button would have drawn, in their words; ``meta`` (the token, the card and
+    the message pressed) rides in ``private_metadata`` to make the press on submission."""
+    # The dialog's own title ("Approve this change?", "Approve all 3 changes?") fits 24.
+    title = spec.confirm[0] if spec.confirm is not None else texts.confirm_title()
+    return {
+        "type": "modal",
+        "callback_id": APPROVE_VIEW,
+        "private_metadata": json.dumps(meta),
+        "title": plain(title, 24),
+        "submit": plain(texts.confirm_ok(), 24),
+        "close": plain(texts.CONFIRM_DENY, 24),
+        "blocks": [rich_text([rich.words(approve_text(spec), limit=_SECTION)], "text")],
+    }
+
+
 def reject_modal(
-    *, token: str, channel: str | None, thread_ts: str | None, summary: str, card_id: str = ""
+    *,
+    token: str,
+    channel: str | None,
+    thread_ts: str | None,
+    summary: str,
+    card_id: str = "",
+    hint: str = texts.REASON_HINT,
 ) -> dict[str, Any]:
     """The modal asking why a card is rejected; the token and the card ride in
     ``private_metadata`` (the card id only to show the card afterwards, never to decide)."""
@@ -296,7 +353,7 @@ def reject_modal(
                 "block_id": REASON_BLOCK,
                 "optional": True,
                 "label": plain(texts.REASON_LABEL, 2000),
-                "hint": plain(texts.REASON_HINT, 2000),
+                "hint": plain(hint, 2000),
                 "element": {
                     "type": "plain_text_input",
                     "action_id": REASON_INPUT,

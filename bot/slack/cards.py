@@ -44,17 +44,33 @@ def copy_verbs(*, private: bool, approved: bool) -> frozenset[Verb]:
     return frozenset() if approved else DECIDING
 
 
-def render(spec: CardSpec, *, for_user: str | None, verbs: frozenset[Verb] = EVERY) -> list[Block]:
-    """Any card as Block Kit: one of several writes, one waiting, or one decided."""
+def render(
+    spec: CardSpec,
+    *,
+    for_user: str | None,
+    verbs: frozenset[Verb] = EVERY,
+    reader_approves: bool = False,
+) -> list[Block]:
+    """Any card as Block Kit: one of several writes, one waiting, or one decided.
+
+    ``reader_approves``: the copy has one reader, who may approve it (their Approve opens its
+    dialog); a channel's copy has none (``bot.slack.blocks._confirm``).
+    """
     if spec.lines:
-        return _several(spec, verbs)
+        return _several(spec, verbs, reader_approves=reader_approves)
     if spec.is_pending:
-        return render_pending(spec, for_user=for_user, verbs=verbs)
+        return render_pending(spec, for_user=for_user, verbs=verbs, reader_approves=reader_approves)
     return render_decided(spec, decided_by_slack=None)
 
 
 def card_message(
-    card: Card, *, token: str, for_user: str | None, private: bool, approved: bool = False
+    card: Card,
+    *,
+    token: str,
+    for_user: str | None,
+    private: bool,
+    approved: bool = False,
+    reader_approves: bool = False,
 ) -> tuple[str, list[Block]]:
     """The notification text and blocks of a card's copy as the card stands now.
 
@@ -73,7 +89,9 @@ def card_message(
         return text, render(card.spec(), for_user=None)
     spec = card.spec(token=token)
     verbs = copy_verbs(private=private, approved=approved)
-    return texts.notification(spec.notification), render(spec, for_user=for_user, verbs=verbs)
+    # A private copy goes only to someone the card is issued to.
+    drawn = render(spec, for_user=for_user, verbs=verbs, reader_approves=private or reader_approves)
+    return texts.notification(spec.notification), drawn
 
 
 def _line(number: int, spec: CardSpec, index: int) -> Block:
@@ -94,7 +112,7 @@ def _line(number: int, spec: CardSpec, index: int) -> Block:
     return rich_text(said, "text")
 
 
-def _several(spec: CardSpec, verbs: frozenset[Verb]) -> list[Block]:
+def _several(spec: CardSpec, verbs: frozenset[Verb], *, reader_approves: bool) -> list[Block]:
     """A card of several writes: heading, what one press does, a section per write, then the
     lines under it and the buttons among ``verbs`` (none once settled)."""
     blocks: list[Block] = [head(spec), context(spec.intro or "")]
@@ -112,4 +130,4 @@ def _several(spec: CardSpec, verbs: frozenset[Verb]) -> list[Block]:
         blocks.append(rich_text(tail, "ctx"))
     if spec.is_pending and spec.expires_at:
         blocks.append(context(texts.card_for(None, spec.expires_at)))
-    return [*blocks, *buttons(spec, verbs)]
+    return [*blocks, *buttons(spec, verbs, reader_approves=reader_approves)]

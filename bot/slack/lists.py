@@ -58,7 +58,13 @@ def _approvals(spec: CardSpec) -> list[Block]:
 def _mine(spec: CardSpec) -> list[Block]:
     """A card waiting for the reader: the whole card, when it expires, Approve and Reject."""
     expiry = [context(texts.card_for(None, spec.expires_at))] if spec.expires_at else []
-    return [divider(), *body(spec), *_approvals(spec), *expiry, *buttons(spec, DECIDING)]
+    return [
+        divider(),
+        *body(spec),
+        *_approvals(spec),
+        *expiry,
+        *buttons(spec, DECIDING, reader_approves=True),
+    ]
 
 
 def _theirs(spec: CardSpec) -> list[Block]:

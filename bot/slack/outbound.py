@@ -29,6 +29,7 @@ from bot.slack.cards import card_message
 
 __all__ = [
     "POST_OPTIONS",
+    "edit_message",
     "post_audit",
     "replace_list",
     "send_copy",
@@ -82,6 +83,26 @@ def _lasting(failed: SlackApiError) -> bool:
     return slack_error(failed) not in _PASSING and failed.response.status_code < 500
 
 
+async def edit_message(
+    client: AsyncWebClient, channel: str, ts: str, *, text: str, blocks: list[Block] | None
+) -> bool:
+    """Replaces a message's words in place; False when Slack refused (logged): an answer that
+    keeps its old words is less wrong than a decision that is not shown."""
+    try:
+        await client.chat_update(channel=channel, ts=ts, text=text, parse="none", blocks=blocks)
+    except SlackApiError as failed:
+        log.warning("answer_edit_failed", channel=channel, ts=ts, error=slack_error(failed))
+        return False
+    log.info("answer_edited", channel=channel, ts=ts)
+    return True
+
+
+def _reader_approves(card: Card, placement: SlackPlacement) -> bool:
+    """Whether the copy's one reader (a card asked for in their DM) may approve it."""
+    person = placement.person
+    return person is not None and card.lead.issued_to_person(person, card.tenantid)
+
+
 async def update_card(
     client: AsyncWebClient, card: Card, placement: SlackPlacement
 ) -> Placement | bool:
@@ -95,6 +116,7 @@ async def update_card(
         for_user=placement.user,
         private=placement.conversation is None,
         approved=placement.approved_by_reader(*card.live),
+        reader_approves=_reader_approves(card, placement),
     )
     try:
         await client.chat_update(

@@ -79,6 +79,10 @@ class SlackStream:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._flush())
 
+    @property
+    def message(self) -> str | None:
+        return self.ts
+
     async def close(self) -> str:
         self._closing.set()
         if self._task is not None:

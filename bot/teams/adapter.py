@@ -131,13 +131,29 @@ class TeamsAdapter:
             self._zone = "UTC" if self._zone_of is None else await self._zone_of()
         return in_zone(text, self._zone) if self._zone is not None else text
 
-    async def post(self, text: str) -> None:
+    async def post(self, text: str) -> str | None:
         """A plain-text message in the conversation (Teams reads no markdown in it); the
         message that ends a stream which showed only what the agent was doing."""
         text = await self._said(text)
         if await self._ended_with(text):
-            return
-        await self.out.send(self.post_to, plain(text))
+            return self._stream.message if self._stream is not None else None
+        return await self.out.send(self.post_to, plain(text))
+
+    async def edit_answer(self, placement: Placement, text: str) -> bool:
+        """The answer above the copy, its words replaced in place (plain text, as posted)."""
+        assert isinstance(placement, TeamsPlacement)
+        where = placement.conversation_id
+        if placement.reply is None or not where or not self._reaches(placement):
+            return True  # nothing to edit, or no later try reaches it from here either
+        edited = plain(await self._said(texts.reply(text)))
+        edited.id = placement.reply
+        try:
+            await self.out.update(where, edited)
+        except FAILURES as failed:
+            log.warning("answer_edit_failed", conversation=where, error=type(failed).__name__)
+            return False
+        log.info("answer_edited", conversation=where)
+        return True
 
     def stream(self) -> TeamsStream | None:
         """A streamed answer in a 1:1 chat; None elsewhere: Teams streams only there."""

@@ -207,15 +207,16 @@ def _refresh(spec: CardSpec, issuee: str) -> Json:
     return {"action": action, "userIds": [issuee][:_MAX_REFRESH_USERS]}
 
 
-def reason_input() -> Json:
-    """The reason field beside Approve and Reject: read only when the press is a Reject."""
+def reason_input(hint: str = words.REASON_HINT) -> Json:
+    """The reason field beside Approve and Reject: read only when the press is a Reject;
+    ``hint`` says who will see it."""
     return {
         "type": "Input.Text",
         "id": REASON_INPUT,
         "isMultiline": True,
         "maxLength": 500,
         "label": f"{words.REASON_LABEL} — used if you reject",
-        "placeholder": words.REASON_HINT,
+        "placeholder": hint,
     }
 
 
@@ -228,7 +229,7 @@ def _controls(spec: CardSpec, view: View) -> tuple[list[Json], list[Json]]:
         return [], [withdraw] if VERB_WITHDRAW in offered else []
     if view == "everyone" or not {VERB_APPROVE, VERB_REJECT} <= offered.keys():
         return [], []
-    reason = reason_input()
+    reason = reason_input(spec.reason_hint)
     # Edit turns the card into a form for its values (``bot.teams.editing``).
     edit = (
         [_execute(spec, VERB_EDIT, words.EDIT, "default", "none")] if VERB_EDIT in offered else []

@@ -99,6 +99,11 @@ class TeamsStream:
         self.text += text
         self._kick()
 
+    @property
+    def message(self) -> str | None:
+        """The answer's message once the stream is one (Teams keeps the stream's id for it)."""
+        return self.stream_id if self.ended else None
+
     async def close(self) -> str:
         """Ends the stream with the whole answer; returns the words people can see in it.
 

@@ -23,12 +23,13 @@ from structlog.contextvars import bound_contextvars
 from bot import identity
 from bot.adapter import Adapter, Steps, stream_of
 from bot.cards import wording
+from bot.cards.answered import Answer
 from bot.presses.ladder import DATABASE_DOWN
 from bot.runtime import receipts
 from bot.surface import Background, Surface
 from bot.turns.posting import post_card, post_turn_cards
 from bot.turns.streamed import Settling, closed, unshown
-from tools import Caller, Proposal, identify_on
+from tools import MAX_ITEMS, Caller, Proposal, identify_on
 
 __all__ = ["Turn", "Typing", "answer", "post_card", "post_edited"]
 
@@ -281,20 +282,26 @@ async def _run(
     # The stream ends before anything else is posted: the cards come after the words.
     shown = await closed(stream) if stream is not None else ""
     rest = unshown(reply.text, shown)
+    posted = stream.message if shown and stream is not None else None
     if rest:
-        await adapter.post(adapter.words.reply(rest))
+        posted = await adapter.post(adapter.words.reply(rest)) or posted
     if (shown or rest) and not reply.proposals:
         # Answered from here on. A turn with cards is answered once they are all out: marked
         # here, a kill while they were posted left a card or a manager's copy unsent for good.
         await surface.inbox.answered(turn.kept)
     log.info("answered", proposals=len(reply.proposals), streamed=len(shown))
+    proposals = reply.proposals
+    # The answer is edited once its card is decided; with several cards under it, no one
+    # card's decision could say what became of them all, and it is left as it is.
+    above = Answer.of(posted, reply.text)
     alone = await post_turn_cards(
         surface,
         adapter,
-        reply.proposals,
+        proposals,
         caller=caller,
         conversation=turn.conversation,
         installation=turn.installation,
+        answer=above if len(proposals) <= MAX_ITEMS else None,
     )
     for proposal in alone:
         await post_card(
@@ -304,6 +311,7 @@ async def _run(
             caller=caller,
             conversation=turn.conversation,
             installation=turn.installation,
+            answer=above if len(proposals) == 1 else None,
         )
 
 

@@ -22,6 +22,7 @@ import structlog
 from bot.adapter import Adapter
 from bot.cards import card as cards
 from bot.cards import several
+from bot.cards.answered import Answer
 from bot.cards.card import Fresh
 from bot.presses.copies import send_copies
 from bot.presses.decisions import show, show_recorded
@@ -42,6 +43,7 @@ async def post_turn_cards(
     caller: Caller,
     conversation: str,
     installation: str,
+    answer: Answer | None = None,
 ) -> list[Proposal]:
     """Posts two or more proposals of one turn as one card; returns those left to post one by
     one (all of them when they could not be grouped)."""
@@ -62,7 +64,13 @@ async def post_turn_cards(
         return list(proposals)
     fresh = cards.fresh_several(batch, grouped)
     await post(
-        surface, adapter, fresh, caller=caller, conversation=conversation, installation=installation
+        surface,
+        adapter,
+        fresh,
+        caller=caller,
+        conversation=conversation,
+        installation=installation,
+        answer=answer,
     )
     return rest
 
@@ -75,11 +83,18 @@ async def post_card(
     caller: Caller,
     conversation: str,
     installation: str,
+    answer: Answer | None = None,
 ) -> None:
     """Posts a fresh card of one write (see ``post``)."""
     fresh = cards.fresh_one(proposal)
     await post(
-        surface, adapter, fresh, caller=caller, conversation=conversation, installation=installation
+        surface,
+        adapter,
+        fresh,
+        caller=caller,
+        conversation=conversation,
+        installation=installation,
+        answer=answer,
     )
 
 
@@ -91,15 +106,18 @@ async def post(
     caller: Caller,
     conversation: str,
     installation: str,
+    answer: Answer | None = None,
 ) -> None:
     """Posts a fresh card and records where, so whichever process decides it can update it.
 
     The cards it replaced (the same target, another write) are shown replaced; the people it
-    is issued to besides the asker get a private copy of it.
+    is issued to besides the asker get a private copy of it. ``answer`` is the turn's answer
+    just above it, edited once the card is decided (``bot.presses.answers``).
     """
     registry = surface.registry
     placement = await adapter.post_card(fresh, caller=caller, conversation=conversation)
-    placement = placement.model_copy(update={"editable": fresh.editable})
+    above = {"reply": answer.message, "reply_said": answer.said} if answer else {}
+    placement = placement.model_copy(update={"editable": fresh.editable, **above})
     recorded = await cards.attach(registry, fresh, placement)
     log.info("card_posted", card_id=fresh.card_id, tenant=caller.tenantid, user=caller.userid)
     if recorded is not None:

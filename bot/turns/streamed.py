@@ -68,3 +68,7 @@ class Settling:
 
     async def close(self) -> str:
         return await self.stream.close()
+
+    @property
+    def message(self) -> str | None:
+        return self.stream.message

@@ -32,7 +32,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -227,6 +227,17 @@ async def browser(chromium: Browser) -> AsyncIterator[BrowserContext]:
         yield context
     finally:
         await context.close()
+
+
+async def confirm_approve(page: Page, title: str | None = None) -> None:
+    """Says "Yes, approve": in the dialog a private copy's button draws, or in the modal a
+    press on a channel's card opens (Slack draws a button's dialog for whoever presses it)."""
+    dialog, modal = page.locator("#confirm-root .dialog"), page.locator("#modal-root .dialog")
+    await expect(dialog.or_(modal).first).to_be_visible()
+    if title is not None:
+        heading = page.locator("#confirm-root .dialog-title, #modal-root .dialog-title")
+        await expect(heading).to_have_text(title)
+    await page.click("#confirm-ok" if await dialog.is_visible() else "#modal-submit")
 
 
 async def settled(page: Page) -> None:

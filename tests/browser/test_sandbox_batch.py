@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import BrowserContext, expect
 
-from tests.browser.conftest import SHOTS, Running, open_as, settled
+from tests.browser.conftest import SHOTS, Running, confirm_approve, open_as, settled
 
 pytestmark = pytest.mark.browser
 
@@ -33,8 +33,7 @@ async def test_on_a_phone_approve_all_runs_each_request(
     await settled(page)
     await page.screenshot(path=SHOTS / "30-phone-batch-card.png", full_page=True)
     await approve.click()
-    await expect(page.locator("#confirm-root .dialog-title")).to_have_text("Approve all 3 changes?")
-    await page.click("#confirm-ok")
+    await confirm_approve(page, "Approve all 3 changes?")
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
     await expect(card.locator(".bk-button")).to_have_count(0)
     assert [sandbox.request_status(n) for n in (1, 2, 3)] == ["approved"] * 3

@@ -25,18 +25,20 @@ async def click_backdrop(page: Page, root: str) -> None:
 async def test_escape_and_the_backdrop_close_the_confirm_dialog(
     sandbox: Running, browser: BrowserContext
 ) -> None:
-    """The Approve confirmation closes on Escape and on a backdrop click, and nothing is approved."""
+    """The Approve confirmation (a modal, on a channel's card) closes on Escape and on a
+    backdrop click, and nothing is approved."""
     page = await open_as(browser, sandbox.url, "UARJUN")
     await ask(page, "@countersign approve request 6")
     approve = card_in_thread(page).locator(".bk-button.primary", has_text="Approve")
+    modal = page.locator("#modal-root")
     await approve.click()
-    await expect(page.locator("#confirm-root")).to_be_visible()
+    await expect(modal.locator(".dialog-title")).to_have_text("Approve this change?")
     await page.keyboard.press("Escape")
-    await expect(page.locator("#confirm-root")).to_be_hidden()
+    await expect(modal).to_be_hidden()
     await approve.click()
-    await expect(page.locator("#confirm-root")).to_be_visible()
-    await click_backdrop(page, "#confirm-root")
-    await expect(page.locator("#confirm-root")).to_be_hidden()
+    await expect(modal.locator(".dialog-title")).to_have_text("Approve this change?")
+    await click_backdrop(page, "#modal-root")
+    await expect(modal).to_be_hidden()
     await expect(approve).to_be_visible()
     assert sandbox.request_status(6) == "pending"
 

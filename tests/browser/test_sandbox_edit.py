@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 from playwright.async_api import BrowserContext, expect
 
-from tests.browser.conftest import Running, open_as
+from tests.browser.conftest import Running, confirm_approve, open_as
 from tests.browser.test_sandbox_dialogs import card_in_thread
 from tests.browser.test_sandbox_flows import ask
 
@@ -56,6 +56,6 @@ async def test_edit_a_refund_then_approve_it(sandbox: Running, browser: BrowserC
     await expect(card).to_contain_text("Refund ₹200.00")
 
     await card.locator(".bk-button.primary", has_text="Approve").click()
-    await page.click("#confirm-ok")
+    await confirm_approve(page)
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
     assert _refunded(sandbox, order) == [20_000]

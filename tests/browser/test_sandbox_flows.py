@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
-from tests.browser.conftest import SHOTS, Running, open_as, settled
+from tests.browser.conftest import SHOTS, Running, confirm_approve, open_as, settled
 
 pytestmark = pytest.mark.browser
 
@@ -36,9 +36,9 @@ async def test_arjun_approves_and_the_channel_sees_it(
     await expect(card.locator(".bk-rich").nth(1)).to_contain_text("Indiranagar")
     await page.screenshot(path=SHOTS / "01-card.png")
     await card.locator(".bk-button.primary", has_text="Approve").click()
-    await expect(page.locator("#confirm-root .dialog-title")).to_have_text("Approve this change?")
+    await expect(page.locator("#modal-root .dialog-title")).to_have_text("Approve this change?")
     await page.screenshot(path=SHOTS / "02-confirm.png")
-    await page.click("#confirm-ok")
+    await confirm_approve(page)
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
     await expect(page.locator("#thread .bk-button")).to_have_count(0)
     audit = page.locator(
@@ -65,7 +65,7 @@ async def test_meera_pressing_arjuns_card_is_refused_privately(
         "#thread .message", has=page.locator(".bk-header", has_text="Approval needed")
     )
     await card.locator(".bk-button.primary", has_text="Approve").click()
-    await page.click("#confirm-ok")
+    # Refused on her first press: no "Yes, approve" dialog comes first.
     refusal = page.locator("#thread .message.ephemeral")
     await expect(refusal).to_contain_text("This approval belongs to @Arjun Mehta")
     await expect(refusal.locator(".only-you")).to_have_text("Only visible to you")
@@ -128,7 +128,7 @@ async def test_on_a_phone_the_card_is_legible_and_the_buttons_tappable(
     assert await page.evaluate("document.scrollingElement.scrollWidth") <= 390
     await page.screenshot(path=SHOTS / "07-phone-card.png")
     await approve.click()
-    await page.click("#confirm-ok")
+    await confirm_approve(page)
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()
     await settled(page)
     await page.screenshot(path=SHOTS / "08-phone-approved.png")
@@ -174,5 +174,5 @@ async def test_the_demo_ledger_answers_a_read_and_turns_a_payment_into_a_card(
     await expect(card).to_contain_text("Preview")
     await page.screenshot(path=SHOTS / "30-ledger-card.png")
     await card.locator(".bk-button.primary", has_text="Approve").click()
-    await page.click("#confirm-ok")
+    await confirm_approve(page)
     await expect(page.locator("#thread .bk-header", has_text="Approved and done")).to_be_visible()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import BrowserContext, expect
 
-from tests.browser.conftest import SHOTS, free_port, launch, open_as
+from tests.browser.conftest import SHOTS, confirm_approve, free_port, launch, open_as
 from tests.browser.test_sandbox_flows import ask
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -35,7 +35,7 @@ async def test_the_page_shows_the_stop_and_keeps_the_card_across_a_restart(
             "#thread .message", has=page.locator(".bk-header", has_text="Approval needed")
         )
         await card.locator(".bk-button.primary", has_text="Approve").click()
-        await page.click("#confirm-ok")
+        await confirm_approve(page)
         await expect(
             page.locator("#thread .bk-header", has_text="Approved and done")
         ).to_be_visible()

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.async_api import BrowserContext, Locator, Page, expect
 
-from tests.browser.conftest import SHOTS, Running, open_as
+from tests.browser.conftest import SHOTS, Running, confirm_approve, open_as
 from tests.browser.test_sandbox_flows import switch
 
 pytestmark = pytest.mark.browser
@@ -54,8 +54,7 @@ async def thread_card(page: Page, words: str) -> Locator:
 
 async def approve(page: Page, copy: Locator) -> None:
     await copy.locator(".bk-button.primary", has_text="Approve").click()
-    await expect(page.locator("#confirm-root .dialog-title")).to_have_text("Approve this change?")
-    await page.click("#confirm-ok")
+    await confirm_approve(page, "Approve this change?")
 
 
 async def test_a_manager_approves_ravis_request_from_her_dm_and_every_copy_changes(

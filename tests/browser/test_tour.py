@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import BrowserContext, Locator, Page, expect
 
-from tests.browser.conftest import SHOTS, Running, open_as, settled
+from tests.browser.conftest import SHOTS, Running, confirm_approve, open_as, settled
 from tests.browser.test_sandbox_flows import switch
 from tests.browser.test_sandbox_routing import dm_copy, side
 
@@ -96,7 +96,7 @@ class Walk:
         await self.shows(button, label)
         await button.click()
         if confirm:
-            await self.page.click("#confirm-ok")
+            await confirm_approve(self.page)
 
     async def thread_of(self, words: str) -> Locator:
         """Opens the thread of the channel message ``words``; its card."""
@@ -128,11 +128,9 @@ async def meera_is_refused_and_arjun_rejects(walk: Walk, words: str) -> None:
     await switch(walk.page, "UMEERA")
     card = await walk.thread_of(words)
     await walk.press(card, "Approve", confirm=False)
-    # Before anything is sent, the dialog says whose card it is.
-    await expect(walk.page.locator("#confirm-root")).to_contain_text(
-        "Only Arjun Mehta can approve this; it runs as soon as they confirm"
-    )
-    await walk.page.click("#confirm-ok")
+    # Refused on her first press: no "Yes, approve" dialog, true for Arjun alone, comes first.
+    await expect(walk.page.locator("#confirm-root")).to_be_hidden()
+    await expect(walk.page.locator("#modal-root")).to_be_hidden()
     refusal = walk.page.locator("#thread .message.ephemeral")
     await walk.shows(refusal, "This approval belongs to @Arjun Mehta")
     await switch(walk.page, "UARJUN")

@@ -33,8 +33,17 @@ from bot.sandbox import BOT_TOKEN, Message
 from bot.sandbox import WebApi as FakeSlack
 from bot.server import application
 from bot.settings import Settings
+from bot.slack.blocks import APPROVE_VIEW
 from bot.surface import Surface
-from tests.support.slack_requests import TEAM, block_action, event, form, message, signed
+from tests.support.slack_requests import (
+    TEAM,
+    block_action,
+    event,
+    form,
+    message,
+    signed,
+    view_submission,
+)
 from tools import CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
@@ -190,7 +199,13 @@ class InProcessBot:
         return ts
 
     async def press(self, user: str, card: Message, *, value: str | None = None) -> int:
+        """Presses Approve and, where a channel's card opened its confirm modal, "Yes, approve"."""
+        opened = len(self.slack.called("views.open"))
         status = await self.post(*signed_form(press_payload(user, card, value=value)))
+        views = [c["view"] for c in self.slack.called("views.open")[opened:]]
+        asked = [v for v in views if v.get("callback_id") == APPROVE_VIEW]
+        if asked:
+            status = await self.post(*signed_form(view_submission(user, asked[-1], values={})))
         await self.settle()
         return status
 

@@ -14,6 +14,7 @@ from pydantic import SecretStr
 
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Acting, Delivery, Message, WebApi, demo_workspace
+from bot.sandbox.delivery import Outcome
 from bot.sandbox.page import add_page_routes
 from bot.server import application
 from bot.settings import Settings
@@ -48,6 +49,16 @@ class Stack:
 
     def cards(self, channel: str) -> list[Message]:
         return [m for m in self.api.messages if m.channel == channel and _actions(m)]
+
+    async def approve(self, user: str, **where: Any) -> Outcome:
+        """``user`` presses Approve on a card's message (``where``: its block, channel, ts) and,
+        on a channel's card, "Yes, approve" in the confirm modal it opens."""
+        outcome = await self.acting.press(user, action_id="card_approve", **where)
+        await self.settle()
+        if outcome.ok and user in self.api.workspace.modals:
+            outcome = await self.acting.submit(user, {})
+            await self.settle()
+        return outcome
 
 
 def _actions(message: Message) -> list[dict[str, Any]]:

@@ -15,14 +15,9 @@ async def test_approve_all_in_the_sandbox_runs_each_request(stack: Stack, db: Da
     [card] = stack.cards(FIESTA_OPS)
     actions = next(b for b in card.blocks if b["type"] == "actions")
     assert actions["elements"][0]["text"]["text"] == "Approve both"
-    outcome = await stack.acting.press(
-        "UARJUN",
-        action_id="card_approve",
-        block_id=actions["block_id"],
-        channel=FIESTA_OPS,
-        ts=card.ts,
+    outcome = await stack.approve(
+        "UARJUN", block_id=actions["block_id"], channel=FIESTA_OPS, ts=card.ts
     )
-    await stack.settle()
     assert outcome.ok
     assert stack.api.message(FIESTA_OPS, card.ts).blocks[0]["text"]["text"] == "Approved and done"
     assert [await status_of(db, n) for n in (1, 2)] == ["approved", "approved"]

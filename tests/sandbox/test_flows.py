@@ -56,14 +56,9 @@ async def test_approve_updates_the_card_and_posts_the_audit_message(
     await ask(stack, "UARJUN", "@countersign approve request 1")
     card = stack.cards(FIESTA_OPS)[0]
     actions = next(b for b in card.blocks if b["type"] == "actions")
-    outcome = await stack.acting.press(
-        "UARJUN",
-        action_id="card_approve",
-        block_id=actions["block_id"],
-        channel=FIESTA_OPS,
-        ts=card.ts,
+    outcome = await stack.approve(
+        "UARJUN", block_id=actions["block_id"], channel=FIESTA_OPS, ts=card.ts
     )
-    await stack.settle()
     assert outcome.ok
     assert stack.api.message(FIESTA_OPS, card.ts).blocks[0]["text"]["text"] == "Approved and done"
     audit = [m for m in stack.api.messages if m.reply_broadcast]

@@ -22,14 +22,9 @@ async def test_sam_approves_his_own_card_and_nobody_else_is_asked(
     dms = {c.id for c in stack.api.workspace.channels.values() if c.kind == "im"}
     assert not [m for m in stack.api.messages if m.channel in dms and m.user == "UBOT"]
     actions = next(b for b in card.blocks if b["type"] == "actions")
-    outcome = await stack.acting.press(
-        "USAM",
-        action_id="card_approve",
-        block_id=actions["block_id"],
-        channel=HARBOR_CHANNEL,
-        ts=card.ts,
+    outcome = await stack.approve(
+        "USAM", block_id=actions["block_id"], channel=HARBOR_CHANNEL, ts=card.ts
     )
-    await stack.settle()
     assert outcome.ok
     shown = stack.api.message(HARBOR_CHANNEL, card.ts)
     assert shown.blocks[0]["text"]["text"] == "Approved and done"

@@ -107,14 +107,17 @@ async def test_after_a_restart_the_messages_stay_and_a_card_pressed_from_home_up
             "UARJUN", action_id="card_approve", block_id=actions["block_id"]
         )
         assert outcome.ok
+        answered = next(m for m in second.api.messages if m.text.startswith("Not done yet"))
         await settle(
             second,
             lambda: (
                 second.api.message(FIESTA_OPS, card.ts).blocks[0]["text"]["text"]
                 == "Approved and done"
+                and second.api.message(FIESTA_OPS, answered.ts).text == "Done: see the card below."
             ),
         )
         updates = [c.params for c in second.api.calls if c.method == "chat.update"]
-        assert updates and all(u["ts"] == card.ts for u in updates)
+        # The card, and the answer above it, which now says the card is done.
+        assert updates and {u["ts"] for u in updates} == {card.ts, answered.ts}
         later = second.api.workspace.next_ts()
         assert later.partition(".")[2] > max(m.ts.partition(".")[2] for m in first.api.messages)

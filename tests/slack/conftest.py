@@ -19,10 +19,18 @@ from sqlalchemy import select
 from bot.adapter import Steps, Stream
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Message, WebApi
-from bot.sandbox.payloads import TEAM, block_action, event, form, message, signed
+from bot.sandbox.payloads import (
+    TEAM,
+    block_action,
+    event,
+    form,
+    message,
+    signed,
+    view_submission,
+)
 from bot.server import RUNTIME, application
 from bot.settings import Settings
-from bot.slack.blocks import card_id_of_block
+from bot.slack.blocks import APPROVE_VIEW, card_id_of_block
 from bot.surface import ModelReply, Surface
 from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
@@ -175,8 +183,21 @@ class Bot:
     def cards(self, channel: str = CHANNEL) -> list[Message]:
         return [m for m in self.slack.messages if m.channel == channel and _actions(m.blocks)]
 
-    async def press(self, user: str, card: Message, action: str = "card_approve") -> int:
-        """Presses a button on a card as ``user``."""
+    async def press(
+        self, user: str, card: Message, action: str = "card_approve", *, confirm: bool = True
+    ) -> int:
+        """Presses a button on a card as ``user``; and, where Approve on a channel's copy opened
+        its confirm modal, presses "Yes, approve" in it (unless not ``confirm``)."""
+        opened = len(self.slack.called("views.open"))
+        status = await self.tap(user, card, action)
+        views = self.slack.called("views.open")[opened:]
+        asked = [v["view"] for v in views if v["view"].get("callback_id") == APPROVE_VIEW]
+        if confirm and asked:
+            return await self.interact(view_submission(user, asked[-1], values={}))
+        return status
+
+    async def tap(self, user: str, card: Message, action: str = "card_approve") -> int:
+        """Presses a button on a card as ``user``, and nothing more."""
         block = _actions(card.blocks)[0]
         button = next(e for e in block["elements"] if e["action_id"] == action)
         payload = block_action(
@@ -258,6 +279,20 @@ def rich_said(block: dict[str, Any]) -> str:
             elif e["type"] == "emoji":
                 out.append(f":{e['name']}:")
     return "".join(out)
+
+
+def approve_modals(bot: Bot) -> list[dict[str, Any]]:
+    """Every confirm modal an Approve on a channel's copy opened, in order."""
+    return [
+        c["view"]
+        for c in bot.slack.called("views.open")
+        if c["view"]["callback_id"] == APPROVE_VIEW
+    ]
+
+
+def modal_said(view: dict[str, Any]) -> str:
+    """Every text of a modal's blocks, in order, one per line."""
+    return said(view["blocks"])
 
 
 def validate(blocks: list[dict[str, Any]]) -> None:

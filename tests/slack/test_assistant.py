@@ -150,3 +150,23 @@ async def test_a_status_rate_limited_never_holds_up_the_answer(
         await bot.settle()
     assert any(entry["event"] == "status_failed" for entry in logs)
     assert bot.slack.threads.get((DM, thread), {}).get("status") is None
+
+
+async def test_a_thread_is_titled_by_its_first_question(bot: Bot) -> None:
+    """History listed two threads alike ("Countersign for Arjun Mehta"); once Arjun asks, his
+    thread is titled by his first question, and a second question leaves the title as it is."""
+    first, second = bot.ts(), bot.ts()
+    for thread in (first, second):
+        assert await bot.send(started("UARJUN", thread)) == 200
+    asked = {first: "pending requests", second: "stock   at\nKoramangala"}
+    for thread, text in asked.items():
+        await bot.send(
+            message("UARJUN", text, channel=DM, ts=bot.ts(), thread_ts=thread, channel_type="im")
+        )
+    await bot.send(
+        message("UARJUN", "branches", channel=DM, ts=bot.ts(), thread_ts=first, channel_type="im")
+    )
+    assert bot.slack.threads[(DM, first)]["title"] == "pending requests"
+    assert bot.slack.threads[(DM, second)]["title"] == "stock at Koramangala"
+    titles = [c["title"] for c in bot.slack.called("assistant.threads.setTitle")]
+    assert titles.count("pending requests") == 1 and "branches" not in titles

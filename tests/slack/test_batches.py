@@ -15,7 +15,16 @@ from bot.sandbox import BOT_TOKEN, Message
 from bot.sandbox.payloads import TEAM
 from bot.slack.adapter import SlackAdapter, Where
 from bot.turns.posting import post_turn_cards
-from tests.slack.conftest import CHANNEL, Bot, buttons, request_status, said, validate
+from tests.slack.conftest import (
+    CHANNEL,
+    Bot,
+    approve_modals,
+    buttons,
+    modal_said,
+    request_status,
+    said,
+    validate,
+)
 from tests.support.slack_requests import view_submission
 from tools import CardStatus
 from tools.db import AuditRow
@@ -53,7 +62,8 @@ def broadcasts(bot: Bot) -> list[str]:
 
 async def test_several_writes_of_one_turn_are_one_card(bot: Bot) -> None:
     """ "approve requests 1, 2 and 3" posts one card listing each request with its ids and
-    names, one "Approve all 3" with a confirm, Reject and Withdraw; within Slack's limits."""
+    names, one "Approve all 3" (its confirm asked when pressed), Reject and Withdraw; within
+    Slack's limits."""
     await bot.mention("UARJUN", "approve requests 1, 2 and 3")
     [card] = bot.cards()
     validate(card.blocks)
@@ -64,7 +74,7 @@ async def test_several_writes_of_one_turn_are_one_card(bot: Bot) -> None:
     assert buttons(card.blocks) == ["card_approve", "card_reject", "card_withdraw"]
     approve = approve_button(card)
     assert approve["text"] == {"type": "plain_text", "text": "Approve all 3", "emoji": True}
-    assert "confirm" in approve and len(str(approve["value"])) < 2000
+    assert "confirm" not in approve and len(str(approve["value"])) < 2000
     assert card.blocks[0]["text"]["text"] == "Approval needed from Arjun Mehta"
     cards = await cards_of(bot, 1, 2, 3)
     records = [await bot.registry.card(cid) for cid in cards.values()]
@@ -316,9 +326,10 @@ async def test_the_confirm_of_three_names_all_three(bot: Bot) -> None:
     and "and 1 more", as if the third were not worth its words."""
     await bot.mention("UARJUN", "approve requests 1, 2 and 3")
     [card] = bot.cards()
-    confirm = approve_button(card)["confirm"]
-    assert isinstance(confirm, dict)
-    text = confirm["text"]["text"]
+    await bot.tap("UARJUN", card)
+    [view] = approve_modals(bot)
+    assert view["title"]["text"] == "Approve all 3 changes?"
+    text = modal_said(view)
     assert all(f"request {n}" in text for n in (1, 2, 3)), text
     assert "more" not in text and len(text) <= 300
 

@@ -8,7 +8,15 @@ from typing import Any
 
 from bot.sandbox import Message
 from bot.sandbox.payloads import TEAM
-from tests.slack.conftest import CHANNEL, Bot, request_status, rich_said, validate
+from tests.slack.conftest import (
+    CHANNEL,
+    Bot,
+    approve_modals,
+    request_status,
+    rich_said,
+    validate,
+)
+from tests.support.slack_requests import view_submission
 from tools import CardStatus
 from tools.connections import Platform
 from tools.merchant.models import BranchRequest
@@ -44,8 +52,8 @@ def shape(blocks: list[dict[str, Any]]) -> list[Any]:
 
 async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
     """'approve request 3' from Arjun posts a valid card in the thread, headed with whom it
-    waits for (him), with its expiry and its three buttons: Approve (confirmed), Reject, and
-    Withdraw (confirmed) for the asker."""
+    waits for (him), with its expiry and its buttons: Approve (its confirm asked when pressed,
+    for whoever presses it in the channel), Edit, Reject, and Withdraw (confirmed) for the asker."""
     thread, card = await card_for(bot, "UARJUN")
     assert card.thread_ts == thread
     assert card.text.startswith("Arjun Mehta, please approve or reject:")
@@ -63,7 +71,7 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
         {
             "type": "actions",
             "elements": [
-                ("card_approve", "primary", True),
+                ("card_approve", "primary", False),
                 ("card_edit", None, False),
                 ("card_reject", "danger", False),
                 ("card_withdraw", None, True),
@@ -74,7 +82,7 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
     fields = rich_said(card.blocks[2])
     assert "Whitefield" in fields
     assert card.blocks[-2]["elements"][0]["text"].startswith("Expires <!date^")
-    confirm = card.blocks[-1]["elements"][0]["confirm"]
+    confirm = card.blocks[-1]["elements"][-1]["confirm"]
     assert {confirm[k]["type"] for k in ("title", "text", "confirm", "deny")} == {"plain_text"}
     posted = bot.slack.called("chat.postMessage")[-1]
     assert (posted["parse"], posted["unfurl_links"], posted["unfurl_media"]) == (
@@ -144,7 +152,7 @@ async def test_double_press_executes_once_and_the_loser_learns_who_decided(bot: 
     _, card = await card_for(bot, "UARJUN")
     await asyncio.gather(bot.press("UARJUN", card), bot.press("UARJUN", card))
     assert await request_status(bot, 3) == "approved"
-    assert len(bot.slack.called("chat.update")) == 1
+    assert len([c for c in bot.slack.called("chat.update") if c["ts"] == card.ts]) == 1
     told = bot.ephemerals("UARJUN")
     assert len(told) == 1
     assert "already approved by Arjun Mehta" in told[0]
@@ -224,6 +232,10 @@ async def test_a_presser_from_another_connected_workspace_of_the_merchant_counts
     _, card = await card_for(bot, "UARJUN")
     await bot.surface.directory.connections.connect(Platform.SLACK, "T0FIESTA2", 1)
     await bot.interact(_press_from_team(card, "UARJUN", "T0FIESTA2"))
+    [view] = approve_modals(bot)  # the confirm, then its "Yes, approve", from the same team
+    confirmed = view_submission("UARJUN", view, values={})
+    confirmed["user"]["team_id"] = "T0FIESTA2"
+    await bot.interact(confirmed)
     assert await request_status(bot, 3) == "approved"
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bot.cards import several
 from bot.cards.cardspec import of_record
 from bot.slack.blocks import render_pending
@@ -22,17 +24,20 @@ def _dialog(blocks: list[dict[str, Any]], action: str) -> dict[str, Any]:
 
 
 def _approve_dialog(**changes: Any) -> str:
+    """The Approve dialog a copy read by one person who may approve it draws for them."""
     spec = of_record(card_record(**changes), token="t", editable=False)
-    return str(_dialog(render_pending(spec, for_user=None), "card_approve")["text"]["text"])
+    blocks = render_pending(spec, for_user=None, reader_approves=True)
+    return str(_dialog(blocks, "card_approve")["text"]["text"])
 
 
 def test_the_first_of_two_approvers_is_not_told_it_runs() -> None:
-    """A card needing two approvals says the press counts as 1 of 2 and runs nothing yet;
-    Meera, the first of two, was told "This runs as soon as you confirm" and only 1 of 2 was
-    recorded."""
+    """A card needing two approvals tells its reader the press counts as 1 of 2 and runs
+    nothing yet; Meera, the first of two, was told "This runs as soon as you confirm" and only
+    1 of 2 was recorded. The second approver is told it runs."""
     said = _approve_dialog(issued_to=(ARJUN, MEERA), approvals_needed=2, routed=True)
-    assert said.startswith("Only Arjun Mehta or Meera Iyer can approve this. Each approval")
-    assert "counts as 1 of the 2 needed from different people; nothing runs until then" in said
+    assert said.startswith(
+        "Your approval counts as 1 of the 2 needed from different people; nothing runs until then."
+    )
     assert "runs as soon as" not in said
     second = _approve_dialog(
         issued_to=(ARJUN, MEERA),
@@ -40,21 +45,20 @@ def test_the_first_of_two_approvers_is_not_told_it_runs() -> None:
         approvals=(Approval(3, "Meera Iyer", AT),),
         routed=True,
     )
-    assert "; it runs as soon as" in second and "1 of the 2" not in second
+    assert second.startswith("It runs as soon as you confirm") and "1 of the 2" not in second
 
 
-def test_the_approve_dialog_says_whose_card_it_is() -> None:
-    """Meera pressing Arjun's card reads, before anything is sent, that only Arjun can
-    approve it and that it runs when he confirms: Slack draws the dialog for whoever presses,
-    and "It runs as soon as you confirm" was untrue for her (she confirmed, then was refused)."""
+def test_the_approve_dialog_is_drawn_only_for_a_reader_who_may_approve() -> None:
+    """Slack draws a button's dialog for whoever presses it: a channel's copy (anyone may
+    press) carries none, and Meera no longer confirms Arjun's card only to be refused; the
+    dialog of a copy its reader may approve says it runs when they confirm, in their words."""
+    spec = of_record(card_record(issued_to=(ARJUN,)), token="t", editable=False)
+    with pytest.raises(KeyError):
+        _dialog(render_pending(spec, for_user=None), "card_approve")
     said = _approve_dialog(issued_to=(ARJUN,))
-    assert said.startswith(
-        "Only Arjun Mehta can approve this; it runs as soon as they confirm, checked again first."
-    )
-    assert "you confirm" not in said
+    assert said.startswith("It runs as soon as you confirm, checked again first.")
+    assert "Only Arjun Mehta" not in said and "they confirm" not in said
     assert said.endswith("Approve request 3.")
-    routed = _approve_dialog(issued_to=(ARJUN, MEERA), routed=True)
-    assert "; it runs as soon as one of them confirms" in routed
 
 
 def test_a_batch_dialog_lists_whole_summaries_and_how_many_more() -> None:

@@ -7,10 +7,10 @@ import json
 
 from bot.adapter import Steps, Stream
 from bot.sandbox import Message
-from bot.sandbox.payloads import block_action, event, form, message
+from bot.sandbox.payloads import block_action, event, form, message, view_submission
 from bot.slack.blocks import APPROVE_ACTION, card_id_of_block
 from bot.surface import ModelReply
-from tests.slack.conftest import CHANNEL, Bot, RecordingAssistant
+from tests.slack.conftest import CHANNEL, Bot, RecordingAssistant, approve_modals
 from tests.slack.test_block_actions import card_for
 from tests.slack.test_events import reactions_added
 from tools import Caller, CardStatus
@@ -65,6 +65,11 @@ async def _press_without_waiting(bot: Bot, user: str, card: Message) -> str:
         thread_ts=card.thread_ts,
     )
     response = await bot.post(form(payload), "application/x-www-form-urlencoded")
+    assert response.status == 200
+    # A channel's card asks its confirm in a modal, opened before the answer: "Yes, approve".
+    [view] = approve_modals(bot)[-1:]
+    confirmed = view_submission(user, view, values={})
+    response = await bot.post(form(confirmed), "application/x-www-form-urlencoded")
     assert response.status == 200
     card_id = card_id_of_block(block["block_id"])
     assert card_id is not None

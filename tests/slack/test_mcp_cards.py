@@ -16,10 +16,19 @@ from pathlib import Path
 import pytest
 
 from bot.sandbox import Message
-from bot.sandbox.payloads import block_action, event, form, message
+from bot.sandbox.payloads import block_action, event, form, message, view_submission
 from bot.server import RUNTIME, settle
 from tests.mcp.conftest import connect
-from tests.slack.conftest import CARD_SECRET, CHANNEL, Bot, buttons, card_id, said, validate
+from tests.slack.conftest import (
+    CARD_SECRET,
+    CHANNEL,
+    Bot,
+    approve_modals,
+    buttons,
+    card_id,
+    said,
+    validate,
+)
 from tests.support.mcp_servers import REPO, HostileState
 from tools import CardRecord, CardStatus
 from tools.db import Database
@@ -296,6 +305,16 @@ def _press_payload(user: str, card: Message) -> dict[str, object]:
     )
 
 
+async def _approve(bot: Bot, user: str, card: Message) -> None:
+    """``user``'s Approve on a channel's card and their "Yes, approve" in the modal it opens,
+    without waiting for the press's work."""
+    opened = len(approve_modals(bot))
+    await bot.post(form(_press_payload(user, card)), "application/x-www-form-urlencoded")
+    [view] = approve_modals(bot)[opened:]
+    confirmed = form(view_submission(user, view, values={}))
+    await bot.post(confirmed, "application/x-www-form-urlencoded")
+
+
 async def _until(what: str, seconds: float, done: Callable[[], bool]) -> float:
     """Seconds until ``done`` holds, polled; fails past ``seconds``."""
     started = time.monotonic()
@@ -327,13 +346,13 @@ async def test_a_slow_servers_write_holds_up_nobody_elses_press_or_message(
     arjuns_id = card_id(arjuns)
     bot.clock.step(timedelta(minutes=2))  # the merchant's name, read a minute ago, is read again
 
-    await bot.post(form(_press_payload("UPRIYA", slow)), "application/x-www-form-urlencoded")
+    await _approve(bot, "UPRIYA", slow)
     await _until(
         "the call to reach the server",
         30,
         lambda: bool(_keyed(hostile_state, "slow_transfer", slow_id)),
     )
-    await bot.post(form(_press_payload("UARJUN", arjuns)), "application/x-www-form-urlencoded")
+    await _approve(bot, "UARJUN", arjuns)
     decided = await _until("Arjun's card", 3, lambda: not buttons(bot.shown(arjuns).blocks))
     thread = bot.ts()
     await bot.post(

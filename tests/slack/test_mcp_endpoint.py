@@ -82,15 +82,21 @@ async def test_tools_are_listed_truthfully_and_a_read_runs(bot: Bot, db: Databas
 async def test_a_write_is_a_card_in_the_dm_and_approve_then_card_status_says_done(
     bot: Bot, db: Database
 ) -> None:
-    """A write's answer is NOT done and names whom it waits for; the card is in Arjun's DM with
+    """A write's answer is NOT done, says the card's sentence and whom it waits for (it said
+    only "NOT done: waiting for approval by Arjun Mehta"); the card is in Arjun's DM with
     the agent named on it; nothing changes until he approves in Slack, and card_status then
     says done with the result."""
     async with _client(bot, await _token(db, 1, ARJUN)) as client:
         answer = await client.call_tool("approve_request", {"request_id": 1})
         assert not answer.is_error
         text = _said(answer)
-        assert text.startswith("NOT done: waiting for approval by Arjun Mehta in Slack.")
         assert answer.structured_content is not None
+        # The card's sentence is in the note an agent's model reads, not only in its data.
+        summary = answer.structured_content["summary"]
+        assert summary.startswith("Approve request 1 — ")
+        assert text.startswith(
+            f"NOT done: {summary.rstrip('.')}. Waiting for approval by Arjun Mehta in Slack."
+        )
         card = answer.structured_content["card_id"]
         assert await request_status(bot, 1) == "pending"
         [copy] = bot.cards(bot.dm("UARJUN"))
@@ -122,7 +128,8 @@ async def test_a_client_of_the_previous_protocol_version_is_served(bot: Bot, db:
 
 
 async def test_reject_gives_card_status_the_reason(bot: Bot, db: Database) -> None:
-    """Rejected in Slack with a reason: card_status says not approved, and why."""
+    """Rejected in Slack with a reason: card_status says not approved, and why; the reason's
+    hint said "The assistant and the channel will see it" of a card in a DM, asked by an agent."""
     from tests.support.slack_requests import view_submission
 
     async with _client(bot, await _token(db, 1, ARJUN)) as client:
@@ -132,6 +139,12 @@ async def test_reject_gives_card_status_the_reason(bot: Bot, db: Database) -> No
         [copy] = bot.cards(bot.dm("UARJUN"))
         await bot.press("UARJUN", copy, action="card_reject")
         view = bot.slack.called("views.open")[0]["view"]
+        # The one told is the agent that asked: there is no channel, nor Countersign's assistant.
+        [reason] = [b for b in view["blocks"] if b.get("type") == "input"]
+        assert reason["hint"]["text"] == (
+            "Leave it empty to reject without one. The agent that asked for this card will be "
+            "told it."
+        )
         await bot.interact(view_submission("UARJUN", view, reason="over budget"))
 
         status = await _status(client, card)

@@ -18,8 +18,9 @@ from bot.sandbox.payloads import (
     form,
     home_opened,
     message,
+    view_submission,
 )
-from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status
+from tests.slack.conftest import CHANNEL, Bot, approve_modals, buttons, card_id, request_status
 from tools.connections import Platform
 
 ORG = "E0FIESTA"
@@ -88,6 +89,11 @@ async def test_a_member_approves_with_a_press(bot: Bot) -> None:
         enterprise=ORG,
     )
     await bot.post(form(press), "application/x-www-form-urlencoded")
+    [view] = approve_modals(bot)  # the channel card's confirm: "Yes, approve"
+    await bot.post(
+        form(view_submission("UARJUN", view, values={}, enterprise=ORG)),
+        "application/x-www-form-urlencoded",
+    )
     await bot.settle()
     assert await request_status(bot, 3) == "approved"
     assert buttons(bot.shown(card).blocks) == []

@@ -114,6 +114,16 @@ async def test_a_streamed_answer_arrives_in_order_and_the_card_after_it_whole(
     validate(feedback)
 
 
+async def test_a_streamed_answer_says_done_once_its_card_is_approved(streamed: Bot) -> None:
+    """The streamed "Not done yet: it is waiting for your approval…" above Arjun's card is
+    edited, once he approves it, to read "Done: see the card below."."""
+    thread = await ask_in_thread(streamed, "approve request 3")
+    [answer] = answers(streamed, DM, thread)
+    assert answer.text.startswith("Not done yet")
+    await streamed.press("UARJUN", streamed.cards(DM)[0])
+    assert streamed.slack.message(DM, answer.ts).text == "Done: see the card below."
+
+
 async def test_a_quick_answer_is_a_few_calls_not_one_per_piece(bot: Bot) -> None:
     """Batched once a second: the many pieces of a quick answer go out in two or three calls."""
     settings = Settings(countersign_model="offline", countersign_secret=CARD_SECRET)

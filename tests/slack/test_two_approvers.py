@@ -8,8 +8,17 @@ from copy import deepcopy
 from dataclasses import replace
 
 from bot.sandbox import Message
-from bot.sandbox.payloads import block_action, form, message
-from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status, said, validate
+from bot.sandbox.payloads import block_action, form, message, view_submission
+from tests.slack.conftest import (
+    CHANNEL,
+    Bot,
+    approve_modals,
+    buttons,
+    card_id,
+    request_status,
+    said,
+    validate,
+)
 from tools import CardStatus
 
 PROGRESS = "Approved by Arjun Mehta, 1 of 2; waiting for a second manager."
@@ -216,6 +225,11 @@ async def test_copies_sent_while_the_first_approval_lands_show_it(bot: Bot) -> N
         thread_ts=card.thread_ts,
     )
     response = await bot.post(form(pressed), "application/x-www-form-urlencoded")
+    assert response.status == 200
+    # The thread's card asks its confirm in a modal: his "Yes, approve" is the press.
+    [view] = approve_modals(bot)
+    confirmed = view_submission("UARJUN", view, values={})
+    response = await bot.post(form(confirmed), "application/x-www-form-urlencoded")
     assert response.status == 200
     await asyncio.wait_for(counted.wait(), 10)
     release.set()

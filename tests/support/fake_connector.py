@@ -283,7 +283,12 @@ class FakeConnector:
         return [str(c.body.get("text")) for c in self.messages() if c.body.get("text")]
 
     def updates(self) -> list[Call]:
-        return [c for c in self.calls if c.method == "PUT"]
+        """Every card updated in place (a message's words edited are ``edits``)."""
+        return [c for c in self.calls if c.method == "PUT" and c.cards]
+
+    def edits(self) -> list[Call]:
+        """Every message whose words were replaced in place (an answer above a decided card)."""
+        return [c for c in self.calls if c.method == "PUT" and not c.cards]
 
     def lookups(self) -> list[Call]:
         return [c for c in self.calls if c.method == "GET"]

@@ -195,8 +195,13 @@ class FakeAdapter:
             None,
         )
 
-    async def post(self, text: str) -> None:
+    async def post(self, text: str) -> str | None:
         self._record("post", text=text)
+        return None
+
+    async def edit_answer(self, placement: Placement, text: str) -> bool:
+        self._record("edit_answer", placement=placement, text=text)
+        return True
 
     async def post_card(self, fresh: Fresh, *, caller: Caller, conversation: str) -> Placement:
         self.fake.dying("post_card")

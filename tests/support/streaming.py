@@ -47,6 +47,10 @@ class RecordedStream:
             return  # failed: takes no more, as a platform's stream does
         self.pieces.append(text)
 
+    @property
+    def message(self) -> str | None:
+        return None
+
     async def close(self) -> str:
         self.closed = True
         return "".join(self.pieces)

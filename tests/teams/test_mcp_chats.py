@@ -109,7 +109,8 @@ async def test_a_write_is_a_card_in_the_askers_chat_and_approve_runs_it_once(
     async with mcp_client(signed, ARJUN_ID) as client:
         answer = await client.call_tool("approve_request", {"request_id": 1})
         assert not answer.is_error, said(answer)
-        assert said(answer).startswith("NOT done: waiting for approval by Arjun Mehta in Teams.")
+        assert said(answer).startswith("NOT done: Approve request 1 — ")
+        assert ". Waiting for approval by Arjun Mehta in Teams. Card " in said(answer)
         assert answer.structured_content is not None
         card = answer.structured_content["card_id"]
         assert answer.structured_content["delivered_to"] == ["Arjun Mehta"]

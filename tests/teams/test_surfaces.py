@@ -8,7 +8,15 @@ from typing import Any
 from sqlalchemy import select
 
 from tests.slack.conftest import SIGNING_SECRET
-from tests.support.slack_requests import TEAM, block_action, event, form, message, signed
+from tests.support.slack_requests import (
+    TEAM,
+    block_action,
+    event,
+    form,
+    message,
+    signed,
+    view_submission,
+)
 from tests.teams.conftest import ARJUN, TeamsBot
 from tools.db import AuditRow
 
@@ -42,6 +50,10 @@ async def slack_card_approved(teams: TeamsBot, text: str) -> str:
         message_ts=card.ts,
     )
     assert await slack_post(teams, form(payload), "application/x-www-form-urlencoded") == 200
+    # The channel's card asks its confirm in a modal: "Yes, approve" is the press.
+    [opened] = teams.slack.called("views.open")
+    confirmed = form(view_submission("UARJUN", opened["view"], values={}))
+    assert await slack_post(teams, confirmed, "application/x-www-form-urlencoded") == 200
     return str(block["block_id"].split("-")[1])
 
 

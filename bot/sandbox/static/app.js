@@ -599,6 +599,16 @@ async function startAfresh() {
   }
 }
 
+// On a phone the "Acting as" menu shows the person's name alone: "Ravi Kumar — Staff, Fiesta
+// Foods" was cut at the screen's edge (the sidebar names the role and the shop).
+const PHONE = window.matchMedia("(max-width: 760px)");
+
+function fitPeople(people) {
+  for (const option of people.options) {
+    option.textContent = PHONE.matches ? option.dataset.short : option.dataset.full;
+  }
+}
+
 function boot() {
   const people = $("#as");
   fetch("/ui/state?as=UPRIYA").then((r) => r.json()).then((snap) => {
@@ -606,7 +616,11 @@ function boot() {
     for (const p of snap.people.filter((x) => !x.is_bot)) {
       const option = el("option", "", people, `${p.name} — ${p.title}, ${teams[p.team]}`);
       option.value = p.id;
+      option.dataset.full = option.textContent;
+      option.dataset.short = p.name;
     }
+    fitPeople(people);
+    PHONE.addEventListener("change", () => fitPeople(people));
     const wanted = new URL(location.href).searchParams.get("as");
     load(snap.people.some((p) => p.id === wanted && !p.is_bot) ? wanted : "UARJUN");
   });

@@ -19,6 +19,7 @@ __all__ = [
     "THINKING",
     "feedback_thanks",
     "prompts",
+    "question_title",
     "status",
     "title",
 ]
@@ -70,6 +71,20 @@ def prompts(role: Role | None) -> list[dict[str, str]]:
 def title(name: str | None) -> str:
     """A new thread's title, naming whom it answers (Slack shows it in the thread list)."""
     return f"Countersign for {name}" if name else "Countersign"
+
+
+# Slack's History lists threads by title: long enough to tell questions apart on a phone.
+_TITLE_CHARS = 60
+
+
+def question_title(text: str) -> str:
+    """A thread's title once its first question is asked: the question on one line, as typed,
+    cut between words (History listed every thread alike, "Countersign for Arjun Mehta")."""
+    said = " ".join(text.split())
+    if len(said) <= _TITLE_CHARS:
+        return said
+    cut = said[: _TITLE_CHARS - 1].rsplit(" ", 1)[0] or said[: _TITLE_CHARS - 1]
+    return f"{cut}…"
 
 
 # The thumbs under an answer (Slack's feedback buttons: plain text, at most 75 characters).
