@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -21,6 +23,22 @@ pytest_plugins = ["tests.support.mcp_servers"]
 models.ALLOW_MODEL_REQUESTS = False
 
 BACKENDS = ["sqlite", "postgresql"]
+MEMORY = Path("/dev/shm")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Puts the run's temporary files in memory (/dev/shm) when TMPDIR does not say where.
+
+    Every test copies a database there, and every PostgreSQL test clones one in the cluster
+    kept there and drops it. On this disk (ext4 mounted with `discard`) a clone and drop of the
+    template's ~900 files cost the kernel 0.26 s, against 0.015 s in memory, and SQLite's and
+    the servers' syncs waited on the disk. Set here, before xdist starts its workers, it holds
+    for them and for every process a test starts.
+    """
+    if "TMPDIR" in os.environ or not (MEMORY.is_dir() and os.access(MEMORY, os.W_OK)):
+        return
+    os.environ["TMPDIR"] = str(MEMORY)
+    tempfile.tempdir = str(MEMORY)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
