@@ -10,7 +10,6 @@ from sqlalchemy import select, update
 
 from bot.runtime.inbox import answer_left
 from bot.sandbox import Message
-from bot.sandbox.payloads import block_action
 from tests.slack.conftest import CHANNEL, Bot, buttons, request_status
 from tools import ProcessLease
 from tools.db import INBOX, Database
@@ -34,20 +33,9 @@ async def _unanswered(db: Database) -> int:
 
 
 async def _approve(bot: Bot, card: Message) -> int:
-    """Arjun presses Approve, as Slack sends it: with the press's trigger."""
-    block = next(b for b in card.blocks if b.get("type") == "actions")
-    button = next(e for e in block["elements"] if e["action_id"] == "card_approve")
-    payload = block_action(
-        "UARJUN",
-        action_id="card_approve",
-        value=button["value"],
-        block_id=block["block_id"],
-        channel=card.channel,
-        message_ts=card.ts,
-        thread_ts=card.thread_ts,
-        trigger_id=f"trigger.{bot.ts()}",
-    )
-    return await bot.interact(payload)
+    """Arjun presses Approve on his channel card and "Yes, approve" in its confirm, as Slack
+    sends them: the submission, which is the press, with its trigger."""
+    return await bot.press("UARJUN", card)
 
 
 def _audit_lines(bot: Bot) -> list[str]:
