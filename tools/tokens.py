@@ -5,23 +5,21 @@ the card id, the tool, the person and tenant it was issued to, and a digest of t
 arguments. The arguments themselves live in the ``proposals`` table, which keeps the token a
 few hundred characters long whatever the arguments (Slack caps a button value at 2,000).
 
-A token is ``base64(c2~card~tool~user~tenant~digest~minted).signature``: itsdangerous's
-``Signer`` with HMAC-SHA256 over a ``~``-separated payload holding the minting time (epoch
-seconds), without the JSON, compression and per-call signer of ``URLSafeTimedSerializer``.
-The signer is built once per process with each key's HMAC already keyed, and one pattern reads
-the payload back. The previous format (a JSON list through ``URLSafeTimedSerializer``,
-HMAC-SHA1) is still accepted until the cards minted in it have expired; see ``_LegacyCards``.
+A token is ``base64(c2~card~tool~user~tenant~digest~minted).signature``: itsdangerous's own
+``Signer`` (HMAC-SHA256, its salted key derivation, every key tried when verifying) over a
+``~``-separated payload. The minting time (epoch seconds) sits inside the payload rather than in
+``TimestampSigner``'s suffix, so one pattern reads back everything a token says; there is no
+JSON or compression, which keeps the token short. Cards in the SHA-1 format (a JSON list through
+``URLSafeTimedSerializer``) are verified, never minted, until they expire; see ``_LegacyCards``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import re
 import time
 from base64 import urlsafe_b64encode
-from binascii import Error as BinasciiError
 from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,14 +28,11 @@ from typing import Any
 
 from itsdangerous import (
     BadData,
-    BadSignature,
     SignatureExpired,
     Signer,
     TimestampSigner,
     URLSafeTimedSerializer,
 )
-from itsdangerous.encoding import want_bytes
-from itsdangerous.signer import HMACAlgorithm
 
 from tools.errors import CardExpiredError, InvalidCardError
 
@@ -195,72 +190,10 @@ def _unescape(field: str) -> str:
     return field.replace("%7E", _FIELD).replace("%25", "%")
 
 
-class _HmacSha256(HMACAlgorithm):
-    """HMAC-SHA256 through ``hmac.digest``, OpenSSL's one-shot call, instead of an HMAC object."""
-
-    def __init__(self) -> None:
-        super().__init__(hashlib.sha256)
-
-    def get_signature(self, key: bytes, value: bytes) -> bytes:
-        return hmac.digest(key, value, "sha256")
-
-
-class _Signer(Signer):
-    """itsdangerous's signer, HMAC-SHA256, with each key derived once instead of on every call.
-
-    Its two hot methods do what ``Signer``'s do, byte for byte (base64url without padding of
-    the HMAC under the derived key, every key tried when verifying), in one call each: through
-    ``Signer``'s own chain a card spent more time converting bytes between its layers than
-    hashing. ``sign``, ``unsign`` and ``validate`` are ``Signer``'s, on top of these.
-    """
-
-    def __init__(self, secrets: Sequence[str]) -> None:
-        # itsdangerous signs with the *last* key of the list and verifies with all of them.
-        super().__init__(
-            list(reversed(secrets)),
-            salt=_SALT,
-            digest_method=hashlib.sha256,
-            algorithm=_HmacSha256(),
-        )
-        derive = super().derive_key
-        self._derived = {key: derive(key) for key in self.secret_keys}
-        # Each key's HMAC with the key already absorbed; a card copies it instead of keying
-        # HMAC again (half of what an HMAC of a short value costs).
-        keyed = {
-            key: hmac.new(derived, digestmod=hashlib.sha256)
-            for key, derived in self._derived.items()
-        }
-        self._signing = keyed[self.secret_keys[-1]]
-        self._verifying = tuple(keyed[key] for key in reversed(self.secret_keys))
-
-    def derive_key(self, secret_key: str | bytes | None = None) -> bytes:
-        key = self.secret_keys[-1] if secret_key is None else want_bytes(secret_key)
-        return self._derived.get(key) or super().derive_key(key)
-
-    def get_signature(self, value: str | bytes) -> bytes:
-        signing = self._signing.copy()
-        signing.update(want_bytes(value))
-        return _urlsafe(signing.digest())
-
-    def verify_signature(self, value: str | bytes, sig: str | bytes) -> bool:
-        signature = want_bytes(sig)
-        try:  # as itsdangerous's base64_decode: URL-safe alphabet, padding restored
-            mac = a2b_base64(signature.translate(_FROM_URLSAFE) + b"=" * (-len(signature) % 4))
-        except (BinasciiError, ValueError):
-            return False
-        value = want_bytes(value)
-        for keyed in self._verifying:
-            check = keyed.copy()
-            check.update(value)
-            if hmac.compare_digest(mac, check.digest()):
-                return True
-        return False
-
-
 class CardSigner:
     """Signs cards with the first secret and accepts any of them, so keys rotate without a cutover.
 
-    Built once per process: the signer and its derived keys are reused by every card.
+    Built once per process; every card is signed and verified by one itsdangerous ``Signer``.
 
     Args:
         secrets: current secret first, then older ones still accepted.
@@ -276,7 +209,8 @@ class CardSigner:
         self.ttl = ttl
         self.clock = clock
         self._max_age = int(ttl.total_seconds())
-        self._signer = _Signer(secrets)
+        # itsdangerous signs with the *last* key of the list and verifies with all of them.
+        self._signer = Signer(list(reversed(secrets)), salt=_SALT, digest_method=hashlib.sha256)
         self._legacy = _LegacyCards(secrets, clock)
 
     def _now(self) -> int:
@@ -287,8 +221,7 @@ class CardSigner:
         return int(self.clock().timestamp())
 
     def mint(self, claims: CardClaims) -> str:
-        value = claims.to_payload(self._now())
-        return (value + b"." + self._signer.get_signature(value)).decode()
+        return self._signer.sign(claims.to_payload(self._now())).decode()
 
     def parse(self, token: str) -> CardClaims:
         """Verifies a token; every way it can be wrong is a refusal, never a crash."""
@@ -296,11 +229,8 @@ class CardSigner:
             raise InvalidCardError("it is empty or too long")
         if not token.startswith(_PREFIX):
             return self._legacy.parse(token, self._max_age)
-        value, _, signature = token.encode().rpartition(b".")
         try:
-            if not self._signer.verify_signature(value, signature):
-                raise BadSignature("the signature does not match")
-            claims, minted = CardClaims.from_payload(value)
+            claims, minted = CardClaims.from_payload(self._signer.unsign(token))
         except (BadData, UnicodeError, ValueError) as bad:
             raise InvalidCardError("the signature does not match") from bad
         # As itsdangerous's TimestampSigner decides: older than the TTL, or minted "later" than
@@ -312,19 +242,15 @@ class CardSigner:
 
     def mint_batch(self, claims: BatchClaims) -> str:
         """A batch's one token: the same key, salt and HMAC-SHA256 as a card's, another format."""
-        value = claims.to_payload(int(self.clock().timestamp()))
-        return (value + b"." + self._signer.get_signature(value)).decode()
+        return self._signer.sign(claims.to_payload(int(self.clock().timestamp()))).decode()
 
     def parse_batch(self, token: str) -> tuple[BatchClaims, bool]:
         """Verifies a batch token: its claims, and whether its time ran out (the claims of an
         expired batch are still returned, so its cards can be shown expired)."""
         if not is_batch_token(token) or len(token) > _MAX_TOKEN:
             raise InvalidCardError("it is empty or too long")
-        value, _, signature = token.encode().rpartition(b".")
         try:
-            if not self._signer.verify_signature(value, signature):
-                raise BadSignature("the signature does not match")
-            claims, minted = BatchClaims.from_payload(value)
+            claims, minted = BatchClaims.from_payload(self._signer.unsign(token))
         except (BadData, UnicodeError, ValueError) as bad:
             raise InvalidCardError("the signature does not match") from bad
         age = int(self.clock().timestamp()) - minted
