@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from bot.cards import cardspec, several
-from bot.cards.cardspec import CardSpec
+from bot.cards.cardspec import CardSpec, Verdict
 from bot.placement import (
     ListPlacement,
     Placement,
@@ -42,7 +42,6 @@ __all__ = [
     "Card",
     "Decided",
     "Fresh",
-    "Verb",
     "attach",
     "change_surface",
     "decide",
@@ -54,7 +53,6 @@ __all__ = [
     "one",
 ]
 
-Verb = Literal["approve", "reject", "withdraw"]
 _OPEN = frozenset({CardStatus.PENDING, CardStatus.EXECUTING})
 
 
@@ -306,7 +304,7 @@ class Decided:
 
 
 async def decide(  # noqa: PLR0917 - a press is these things
-    registry: Registry, agent: Agent, token: str, caller: Caller, verb: Verb, reason: str = ""
+    registry: Registry, agent: Agent, token: str, caller: Caller, verb: Verdict, reason: str = ""
 ) -> Decided:
     """Sends a press to the engine, which verifies its token and decides; the token says
     whether it names one card or a batch (each item then decided as alone)."""

@@ -29,7 +29,8 @@ from structlog.contextvars import bound_contextvars
 from bot import identity
 from bot.adapter import Adapter
 from bot.cards import card as cards
-from bot.cards.card import Card, Verb
+from bot.cards.card import Card
+from bot.cards.cardspec import Verdict
 from bot.placement import (
     Placement,
     first_copy,
@@ -48,7 +49,7 @@ from tools.errors import (
     NotYourCardError,
 )
 
-__all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
+__all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verdict", "decide"]
 
 log = structlog.get_logger("bot.presses.ladder")
 
@@ -69,7 +70,7 @@ class Press:
     installation: str
     user: str
     token: str
-    verb: Verb
+    verb: Verdict
     card_id: str | None = None
     reason: str = ""
     user_team: str | None = None

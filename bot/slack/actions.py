@@ -55,7 +55,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
     app.view(REJECT_VIEW)(_on_reject_submit(surface))
 
 
-def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
+def _on_press(surface: Surface, verb: presses.Verdict) -> Listener:
     """A button that is the press itself: acked, then decided in the press lane."""
 
     async def on_press(
@@ -126,7 +126,7 @@ def _adapter(surface: Surface, client: AsyncWebClient, where: Where) -> SlackAda
 
 
 def _button_press(
-    where: Where, body: dict[str, Any], action: dict[str, Any], *, verb: presses.Verb
+    where: Where, body: dict[str, Any], action: dict[str, Any], *, verb: presses.Verdict
 ) -> presses.Press:
     """The press a card's button makes: its signed token and card, by whom, from where."""
     token, card_id = pressed_card(action)
