@@ -49,11 +49,12 @@ from tools.errors import (
     NotYourCardError,
 )
 
-__all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verdict", "decide"]
+__all__ = ["DATABASE_DOWN", "Ended", "Ending", "Press", "Verdict", "decide"]
 
 log = structlog.get_logger("bot.presses.ladder")
 
-Outcome = Literal["decided", "refused", "unlinked", "database_down", "failed"]
+# How a press ended, as its timing metric is labelled.
+Ending = Literal["decided", "refused", "unlinked", "database_down", "failed"]
 # What a press meets when the database is unreachable: SQLAlchemy's errors once connected, the
 # driver's refused or reset connection while connecting.
 DATABASE_DOWN = (SQLAlchemyError, ConnectionError)
@@ -86,7 +87,7 @@ class Ended:
     """How a press ended, who pressed (None when nobody could be resolved), and the card it
     was about as its token names it (what a surface refreshes afterwards)."""
 
-    outcome: Outcome
+    outcome: Ending
     caller: Caller | None = None
     card_id: str | None = None
 
@@ -130,7 +131,7 @@ async def _decide(surface: Surface, adapter: Adapter, press: Press) -> Ended:
     return Ended(outcome, caller)
 
 
-async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Outcome:
+async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Ending:
     """Every way a press can end, for a card of one write or of several."""
     try:
         result = await cards.decide(
@@ -208,7 +209,7 @@ async def _record_pressed(
     return await cards.change_surface(surface.registry, card, change)
 
 
-async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Outcome:
+async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Ending:
     card = decided.card
     if not decided.moved:
         # Every write of a card of several was decided by someone else first (a double tap,
