@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from tools import CardRecord
+from tools import CardRecord, Platform
 
 __all__ = [
     "ListPlacement",
@@ -44,8 +44,6 @@ __all__ = [
     "same_message",
     "stored",
 ]
-
-Platform = Literal["slack", "teams"]
 
 
 class _Copy(BaseModel):
@@ -133,7 +131,7 @@ class ListPlacement(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    platform: Platform = "slack"
+    platform: Platform = Platform.SLACK
     # The installation and the platform user who reads the list, and their Countersign id.
     installation: str
     user: str

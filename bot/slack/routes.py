@@ -54,7 +54,7 @@ class SlackRoutes:
 
     @property
     def platform(self) -> Platform:
-        return "slack"
+        return Platform.SLACK
 
     @classmethod
     def mount(cls, web_app: web.Application, settings: Settings, surface: Surface) -> SlackRoutes:

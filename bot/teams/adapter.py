@@ -82,7 +82,7 @@ class TeamsAdapter:
 
     @property
     def platform(self) -> Platform:
-        return "teams"
+        return Platform.TEAMS
 
     @property
     def words(self) -> Words:
