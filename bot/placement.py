@@ -154,7 +154,7 @@ def lists_of_stored(where: dict[str, Any] | None) -> tuple[ListPlacement, ...]:
 
 def placements_of(record: CardRecord | None) -> tuple[Placement, ...]:
     """Every copy of the card this build can show, in the order they were posted."""
-    return placements_of_stored(record.surface if record is not None else None)
+    return placements_of_stored(record.posting if record is not None else None)
 
 
 def placements_of_stored(where: dict[str, Any] | None) -> tuple[Placement, ...]:

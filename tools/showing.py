@@ -36,7 +36,7 @@ from tools.reconcile import abandoned
 
 __all__ = ["Covers", "give_back", "record", "take", "take_over", "unshown"]
 
-# Whether the copies a card's stored ``surface`` value names were all shown (the caller's
+# Whether the copies a card's stored ``posting`` value names were all shown (the caller's
 # judgement: the engine does not read placements).
 Covers = Callable[[dict[str, Any] | None], bool]
 
@@ -139,7 +139,7 @@ async def record(
     shown; False (nothing recorded) when a copy was recorded since they were read.
 
     ``batch_id``: the cards are a batch's items, whose copies the batch's row keeps. The row
-    is read under its lock, as a copy is recorded (``change_surface``): a copy recorded after
+    is read under its lock, as a copy is recorded (``change_posting``): a copy recorded after
     this is drawn by its recorder, one recorded before it makes this return False.
     """
     table, key = (BATCHES, batch_id) if batch_id is not None else (PROPOSALS, card_ids[0])

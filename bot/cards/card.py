@@ -43,7 +43,7 @@ __all__ = [
     "Decided",
     "Fresh",
     "attach",
-    "change_surface",
+    "change_posting",
     "decide",
     "each_once",
     "fresh_one",
@@ -66,7 +66,7 @@ class Card:
 
     card_id: str
     items: tuple[CardRecord, ...]
-    surface: dict[str, Any] | None
+    posting: dict[str, Any] | None
     expires_at: datetime
     created_at: datetime
     several: bool = False
@@ -74,12 +74,12 @@ class Card:
     @property
     def placements(self) -> tuple[Placement, ...]:
         """Every copy of the card this build can show, in the order they were posted."""
-        return placements_of_stored(self.surface)
+        return placements_of_stored(self.posting)
 
     @property
     def lists(self) -> tuple[ListPlacement, ...]:
         """The private lists of a person's cards that showed this one (``bot.presses.listed``)."""
-        return lists_of_stored(self.surface)
+        return lists_of_stored(self.posting)
 
     @property
     def single(self) -> CardRecord | None:
@@ -218,9 +218,9 @@ async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> Card
     """
 
     if fresh.card is not None:
-        batch = await registry.change_batch_surface(fresh.card_id, first_copy(placement))
+        batch = await registry.change_batch_posting(fresh.card_id, first_copy(placement))
         return _of_batch(batch) if batch is not None and batch.items else None
-    record = await registry.change_surface(fresh.card_id, first_copy(placement))
+    record = await registry.change_posting(fresh.card_id, first_copy(placement))
     return one(record) if record is not None else None
 
 
@@ -229,7 +229,7 @@ def one(record: CardRecord) -> Card:
     return Card(
         card_id=record.card_id,
         items=(record,),
-        surface=record.surface,
+        posting=record.posting,
         expires_at=record.expires_at,
         created_at=record.created_at,
     )
@@ -239,7 +239,7 @@ def _of_batch(batch: BatchRecord) -> Card:
     return Card(
         card_id=batch.batch_id,
         items=batch.items,
-        surface=batch.surface,
+        posting=batch.posting,
         expires_at=batch.expires_at,
         created_at=batch.created_at,
         several=True,
@@ -269,14 +269,14 @@ async def load(registry: Registry, card_id: str | None) -> Card | None:
     return _of_batch(batch) if batch is not None and batch.items else None
 
 
-async def change_surface(
+async def change_posting(
     registry: Registry, card: Card, change: Callable[[dict[str, Any] | None], dict[str, Any]]
 ) -> Card | None:
     """Rewrites where the card's copies are under its row's lock; the card as it then stands."""
     if card.several:
-        batch = await registry.change_batch_surface(card.card_id, change)
+        batch = await registry.change_batch_posting(card.card_id, change)
         return _of_batch(batch) if batch is not None else None
-    record = await registry.change_surface(card.card_id, change)
+    record = await registry.change_posting(card.card_id, change)
     return one(record) if record is not None else None
 
 

@@ -135,7 +135,7 @@ async def _draw(
             kept = [_moved(p, moved) for p in placements_of_stored(where)]
             return stored(kept, lists_of_stored(where))
 
-        await cards.change_surface(surface.registry, card, swap)
+        await cards.change_posting(surface.registry, card, swap)
         copies = [_moved(p, moved) for p in copies]
     await redraw_lists(surface, adapter, card, (fresh or card).lists)
     return copies, updated

@@ -206,7 +206,7 @@ async def _record_pressed(
     here = adapter.here(card.placements) is not None
     log.info("pressed_copy_recorded", card_id=card.card_id, first=not here)
     change = after if here else first_copy(pressed)
-    return await cards.change_surface(surface.registry, card, change)
+    return await cards.change_posting(surface.registry, card, change)
 
 
 async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Ending:

@@ -69,7 +69,8 @@ class ProposalRow(Base):
     # reconciler settles an ``executing`` card only once that process is gone.
     holder: Mapped[str | None] = mapped_column(String(32))
     # Where a surface posted the card (platform, channel, message id), so any process can
-    # update it later. Opaque to the engine.
+    # update it later. Opaque to the engine; records call it ``posting``. The column keeps its
+    # name: renaming it would break the processes still running during a rolling deploy.
     surface: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     # Who may approve it ([{"userid", "name"}]; NULL: its asker alone, as before routing), the
     # approvals so far ([{"userid", "name", "at"}]) and how many it needs. ``approved_count``
