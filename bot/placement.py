@@ -5,9 +5,8 @@ issued to). Each copy is a ``Placement``: a frozen model discriminated by ``plat
 what its surface needs to update that copy from any process. They are stored in the existing
 ``proposals.surface`` JSON column, so no migration is needed:
 
-- one copy is stored flat, with exactly the keys cards have always been stored with (rows
-  written before this module existed load unchanged, and a row written now reads the same to
-  an older process);
+- one copy is stored flat, with exactly the keys of a card's one copy (so a row any release
+  wrote loads unchanged, and a row written now reads the same to an older process);
 - several copies are stored as ``{"copies": [...]}``.
 
 Besides its copies, a card may be on private lists a person asked for (``/countersign

@@ -1,10 +1,10 @@
 """Which decided cards are still to be shown, and which process shows each; never shows one itself.
 
 A decision is shown when every copy of its card was updated and the channel's audit line posted
-(``bot.presses.decisions``). A process that died after a write committed and before Slack was told left
-the card with live buttons for good and posted no audit line; a second press only said
-"already approved", privately. So a card records when its decision was shown, and only after it
-went out: a crash in between leaves it unshown, and it is redrawn.
+(``bot.presses.decisions``). A card records when its decision was shown, and only after it went
+out: a process that dies after a write committed and before Slack is told leaves the card
+unshown, and it is redrawn, instead of live buttons for good, no audit line, and a second press
+saying only "already approved", privately.
 
 Whoever shows a decision first takes the showing with one conditional UPDATE (the process that
 decided it, a press on the decided card, the sweep), so two processes never both post its audit
@@ -13,9 +13,9 @@ judges a card left executing (``tools.reconcile``).
 
 A decision is recorded shown only for the copies it was shown on (``record``): under the lock of
 the row that keeps where the copies are, the copies stored then must be the ones just drawn.
-A card pressed while its turn was still recording its channel copy used to be recorded shown
-with no copy at all, and that copy kept live buttons and no audit line for good (a soak's one
-finding). A copy recorded once a decision is shown reopens it (``tools.card_store``), so
+Otherwise a card pressed while its turn is still recording its channel copy would be recorded
+shown with no copy at all, and that copy keep live buttons and no audit line for good. A copy
+recorded once a decision is shown reopens it (``tools.card_store``), so
 whoever records a copy late draws it, or a sweep does if that process dies first.
 """
 

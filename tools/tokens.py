@@ -257,13 +257,13 @@ class CardSigner:
         return claims, age > self._max_age or age < 0
 
 
+# Every SHA-1 card has expired once the longest CARD_TTL (seven days) has passed since the
+# release that began minting SHA-256 cards (2026-11-30): this class and its tests can go then.
 class _LegacyCards:
-    """Verifies cards minted before the SHA-256 format: JSON through ``URLSafeTimedSerializer``.
+    """Verifies cards in the SHA-1 format, JSON through ``URLSafeTimedSerializer``; never mints one.
 
-    Those cards were signed with itsdangerous's default, HMAC-SHA1. A card posted just before
-    the deploy that switched formats must still work when pressed just after it, so they are
-    verified (never minted) until they expire. Remove this class once ``CARD_TTL`` (at most
-    seven days, see ``Settings.countersign_card_ttl``) has passed since that deploy.
+    Such a card is signed with itsdangerous's default, HMAC-SHA1, and refused once ``CARD_TTL``
+    (at most seven days, ``Settings.countersign_card_ttl``) has passed since it was minted.
     """
 
     def __init__(self, secrets: Sequence[str], clock: Clock) -> None:

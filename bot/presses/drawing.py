@@ -89,10 +89,10 @@ async def draw_copies(
     Then every private list that showed the card is drawn again (``bot.presses.listed``).
 
     A card still open is read again once drawn, and drawn again while it changed meanwhile:
-    Slack and Teams keep whichever update reaches them last, so a first of two approvals
-    drawn late (its process descheduled mid-draw) put live buttons back on a card another
-    process had already shown done (a soak's one finding). Whoever drew an old state sees
-    the new one here; whoever changed it after this read draws after this draw.
+    Slack and Teams keep whichever update reaches them last, so without this a first of two
+    approvals drawn late (its process descheduled mid-draw) puts live buttons back on a card
+    another process has already shown done. Whoever drew an old state sees the new one here;
+    whoever changed it after this read draws after this draw.
     """
     registry = surface.registry
     fresh = await cards.load(registry, card.card_id)

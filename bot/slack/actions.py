@@ -192,9 +192,9 @@ async def decide(
 ) -> None:
     """Decides the press, then refreshes the App Home of everyone the card concerns.
 
-    Only the presser's own home tab used to be refreshed, and only for a press made there:
-    the asker's "Waiting for others" and the other approvers' "Waiting for you" kept a card
-    somebody had already decided, with live buttons. ``redraw`` is the response URL of the
+    Every home tab the card is on, not only the presser's: otherwise the asker's "Waiting for
+    others" and the other approvers' "Waiting for you" keep a card somebody has already
+    decided, with live buttons. ``redraw`` is the response URL of the
     private list the press was made on, drawn again as it stands now.
     """
     ended = await presses.decide(surface, adapter, press)

@@ -135,10 +135,10 @@ class SourceClient:
         """The tools a turn may offer, waiting at most ``budget`` seconds for a listing that is
         due: the fresh one if it comes in time, else the last one (or None before any).
 
-        A turn used to wait for the whole listing: the first message after a start waited
-        for a stdio server to start (seconds on a busy machine), and a server that hung held
-        every turn of its merchant for the timeout. A turn now loses at most the server's
-        tools, for that turn only, while the listing goes on in the background.
+        A turn never waits for the whole listing, which would make the first message after a
+        start wait for a stdio server to start (seconds on a busy machine), and let a server
+        that hangs hold every turn of its merchant for the timeout. A turn loses at most the
+        server's tools, for that turn only, while the listing goes on in the background.
         """
         listing = self._listing
         due = listing is None or time.monotonic() - listing[1] >= self._list_ttl
@@ -163,9 +163,9 @@ class SourceClient:
         on a fresh connection when the transport broke under it.
 
         A stdio server that died is started again before the next request (``_connected``),
-        but one killed a moment ago is found dead only by the request itself: that request
-        used to fail with "Connection closed", and a preview re-read on Approve failed its card
-        although the server could simply have been started again. A timeout is not asked
+        but one killed a moment ago is found dead only by the request itself: asked once, that
+        request fails with "Connection closed", and a preview re-read on Approve fails its card
+        although the server could simply be started again. A timeout is not asked
         again: it would double the wait of a server that hangs.
         """
         client = await self._connected()
