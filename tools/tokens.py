@@ -5,9 +5,9 @@ the card id, the tool, the person and tenant it was issued to, and a digest of t
 arguments. The arguments themselves live in the ``proposals`` table, which keeps the token a
 few hundred characters long whatever the arguments (Slack caps a button value at 2,000).
 
-A token is ``base64(c2~card~tool~user~tenant~digest~minted).signature``: itsdangerous's own
-``Signer`` (HMAC-SHA256, its salted key derivation, every key tried when verifying) over a
-``~``-separated payload. The minting time (epoch seconds) sits inside the payload rather than in
+A token is ``base64(c2~card~tool~user~tenant~digest~minted).signature``: HMAC-SHA256 over a
+``~``-separated payload, byte for byte what itsdangerous's ``Signer`` makes with SHA-256 (its
+salted key derivation, every key tried when verifying), so either verifies the other's. The minting time (epoch seconds) sits inside the payload rather than in
 ``TimestampSigner``'s suffix, so one pattern reads back everything a token says; there is no
 JSON or compression, which keeps the token short. Cards in the SHA-1 format (a JSON list through
 ``URLSafeTimedSerializer``) are verified, never minted, until they expire; see ``_LegacyCards``.
@@ -16,10 +16,12 @@ JSON or compression, which keeps the token short. Cards in the SHA-1 format (a J
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
 import time
 from base64 import urlsafe_b64encode
+from binascii import Error as BinasciiError
 from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +31,6 @@ from typing import Any
 from itsdangerous import (
     BadData,
     SignatureExpired,
-    Signer,
     TimestampSigner,
     URLSafeTimedSerializer,
 )
@@ -190,10 +191,51 @@ def _unescape(field: str) -> str:
     return field.replace("%7E", _FIELD).replace("%25", "%")
 
 
+class _Hmac:
+    """Signs and verifies with HMAC-SHA256 under each secret's derived key; the first secret signs.
+
+    Written with ``hmac`` rather than through itsdangerous's ``Signer``: ``Signer`` derives the
+    key and keys HMAC again on every card and passes bytes through several layers, so a mint and
+    a verify cost 1.4 times as much (11.8 µs against 8.5) and ``bench card_tokens`` misses its
+    target of 3× raw HMAC (4.5× through ``Signer``, 2.8–3.3× this way, on one loaded machine). Each
+    key's HMAC is keyed once per process and copied per card.
+    """
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        # itsdangerous's default derivation ("django-concat"): SHA-256 of salt, "signer", secret.
+        keyed = [
+            hmac.new(
+                hashlib.sha256(f"{_SALT}signer{secret}".encode()).digest(), digestmod=hashlib.sha256
+            )
+            for secret in secrets
+        ]
+        self._signing, self._verifying = keyed[0], tuple(keyed)
+
+    def sign(self, value: bytes) -> bytes:
+        """``value.signature``, the signature unpadded base64url, as itsdangerous writes it."""
+        mac = self._signing.copy()
+        mac.update(value)
+        return value + b"." + _urlsafe(mac.digest())
+
+    def unsign(self, token: str) -> bytes:
+        """The signed value of a token one of the secrets signed; ValueError for any other."""
+        value, _, signature = token.encode().rpartition(b".")
+        try:  # as itsdangerous's base64_decode: URL-safe alphabet, padding restored
+            mac = a2b_base64(signature.translate(_FROM_URLSAFE) + b"=" * (-len(signature) % 4))
+        except BinasciiError as bad:
+            raise ValueError("the signature does not match") from bad
+        for keyed in self._verifying:
+            check = keyed.copy()
+            check.update(value)
+            if hmac.compare_digest(mac, check.digest()):
+                return value
+        raise ValueError("the signature does not match")
+
+
 class CardSigner:
     """Signs cards with the first secret and accepts any of them, so keys rotate without a cutover.
 
-    Built once per process; every card is signed and verified by one itsdangerous ``Signer``.
+    Built once per process, with each key's HMAC keyed once for every card.
 
     Args:
         secrets: current secret first, then older ones still accepted.
@@ -209,8 +251,7 @@ class CardSigner:
         self.ttl = ttl
         self.clock = clock
         self._max_age = int(ttl.total_seconds())
-        # itsdangerous signs with the *last* key of the list and verifies with all of them.
-        self._signer = Signer(list(reversed(secrets)), salt=_SALT, digest_method=hashlib.sha256)
+        self._signer = _Hmac(secrets)
         self._legacy = _LegacyCards(secrets, clock)
 
     def _now(self) -> int:
