@@ -38,7 +38,7 @@ from tests.support.mcp_servers import HostileState, hostile_command, ledger_comm
 from tools import Caller, CardSigner, Registry, Role
 from tools.audit import AuditEntry, AuditLog
 from tools.db import Database
-from tools.mcp import Connections, McpTools, SourceConfig, Sources
+from tools.mcp import McpTools, SourceClients, SourceConfig, Sources
 from tools.merchant import build_registry
 
 __all__ = ["run"]
@@ -74,7 +74,7 @@ async def run(workdir: Path) -> list[Figure]:
     url = await sqlite_database(workdir, "mcp.db")
     db = Database(url)
     registry = build_registry(db, CardSigner([CARD_SECRET]))
-    registry.add_source(McpTools(db, Connections()))
+    registry.add_source(McpTools(db, SourceClients()))
     audit = AuditLog(db)
     with serving_http(ledger_command(workdir / "ledger.db"), log=workdir / "ledger.log") as mcp:
         await Sources(db).put(1, _source(mcp))
@@ -202,7 +202,7 @@ async def _beside_slow_write(workdir: Path) -> Figure:
     url = await sqlite_database(workdir, "mcp-slow.db")
     db, clock = Database(url), SteppedClock()
     registry = build_registry(db, CardSigner([CARD_SECRET], clock=clock), clock=clock)
-    registry.add_source(McpTools(db, Connections()))
+    registry.add_source(McpTools(db, SourceClients()))
     state = HostileState(workdir / "hostile")
     with serving_http(hostile_command(state.path), log=workdir / "hostile.log") as mcp:
         await Sources(db).put(1, SourceConfig(name="odd", url=mcp, trust_annotations=True))

@@ -5,9 +5,8 @@ issued to). Each copy is a ``Placement``: a frozen model discriminated by ``plat
 what its surface needs to update that copy from any process. They are stored in the existing
 ``proposals.surface`` JSON column, so no migration is needed:
 
-- one copy is stored flat, with exactly the keys cards have always been stored with (rows
-  written before this module existed load unchanged, and a row written now reads the same to
-  an older process);
+- one copy is stored flat, with exactly the keys of a card's one copy (so a row any release
+  wrote loads unchanged, and a row written now reads the same to an older process);
 - several copies are stored as ``{"copies": [...]}``.
 
 Besides its copies, a card may be on private lists a person asked for (``/countersign
@@ -27,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from tools import CardRecord
+from tools import CardRecord, Platform
 
 __all__ = [
     "ListPlacement",
@@ -44,8 +43,6 @@ __all__ = [
     "same_message",
     "stored",
 ]
-
-Platform = Literal["slack", "teams"]
 
 
 class _Copy(BaseModel):
@@ -150,7 +147,7 @@ class ListPlacement(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    platform: Platform = "slack"
+    platform: Platform = Platform.SLACK
     # The installation and the platform user who reads the list, and their Countersign id.
     installation: str
     user: str
@@ -173,7 +170,7 @@ def lists_of_stored(where: dict[str, Any] | None) -> tuple[ListPlacement, ...]:
 
 def placements_of(record: CardRecord | None) -> tuple[Placement, ...]:
     """Every copy of the card this build can show, in the order they were posted."""
-    return placements_of_stored(record.surface if record is not None else None)
+    return placements_of_stored(record.posting if record is not None else None)
 
 
 def placements_of_stored(where: dict[str, Any] | None) -> tuple[Placement, ...]:

@@ -50,7 +50,7 @@ from bot.settings import Settings, SettingsError
 from bot.surface import Background, Surface
 from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
-from tools.mcp import Connections, McpTools, SecretBox
+from tools.mcp import McpTools, SecretBox, SourceClients
 from tools.merchant import build_registry
 
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ def build_surface(settings: Settings, db: Database, *, mcp: McpTools | None = No
 def _mcp_tools(settings: Settings, db: Database) -> McpTools:
     """The merchants' MCP sources, their stored secrets opened with ``COUNTERSIGN_SECRETS_KEY``."""
     secrets = SecretBox.of(settings.secrets_keys())
-    return McpTools(db, Connections(list_ttl=settings.countersign_mcp_list_ttl, secrets=secrets))
+    return McpTools(db, SourceClients(list_ttl=settings.countersign_mcp_list_ttl, secrets=secrets))
 
 
 async def serve(settings: Settings, *, sock: socket.socket | None = None) -> None:

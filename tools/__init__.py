@@ -13,7 +13,7 @@ from tools.audit import AuditEntry, AuditLog, Outcome
 from tools.batch_approval import BatchDecision, ItemOutcome
 from tools.batching import MAX_ITEMS, Batch, BatchRecord
 from tools.caller import Caller, Role
-from tools.card_door import Covers, SurfaceChange
+from tools.card_door import Covers, PostingChange
 from tools.card_record import CardRecord, CardStatus, Issuee
 from tools.card_store import DECIDED, CardStore
 from tools.connections import Connection, Connections, Platform
@@ -70,6 +70,7 @@ __all__ = [
     "Platform",
     "Policies",
     "Policy",
+    "PostingChange",
     "ProcessLease",
     "Proposal",
     "ProposalDetail",
@@ -79,7 +80,6 @@ __all__ = [
     "Routing",
     "Scope",
     "SelfApproval",
-    "SurfaceChange",
     "Tool",
     "ToolContext",
     "engine_time",

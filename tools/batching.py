@@ -37,7 +37,7 @@ __all__ = [
     "BatchRecord",
     "batch_digest",
     "bundle",
-    "change_surface",
+    "change_posting",
     "load",
     "routing_of",
 ]
@@ -77,7 +77,7 @@ class BatchRecord:
     expires_at: datetime
     digest: str
     items: tuple[CardRecord, ...]
-    surface: dict[str, Any] | None = None
+    posting: dict[str, Any] | None = None
 
     @property
     def live(self) -> tuple[CardRecord, ...]:
@@ -125,11 +125,11 @@ async def _load(conn: AsyncConnection, batch_id: str) -> BatchRecord | None:
         expires_at=row.expires_at,
         digest=row.digest,
         items=items,
-        surface=row.surface,
+        posting=row.surface,
     )
 
 
-async def change_surface(
+async def change_posting(
     deps: Deps,
     batch_id: str,
     change: Callable[[dict[str, Any] | None], dict[str, Any]],
@@ -144,9 +144,9 @@ async def change_surface(
         row = (await conn.execute(found)).first()
         if row is None:
             return None
-        surface = change(row.surface)
-        await conn.execute(update(BATCHES).where(BATCHES.c.id == batch_id).values(surface=surface))
-        if reopened(row.surface, surface):
+        posting = change(row.surface)
+        await conn.execute(update(BATCHES).where(BATCHES.c.id == batch_id).values(surface=posting))
+        if reopened(row.surface, posting):
             shown = (PROPOSALS.c.batch_id == batch_id, PROPOSALS.c.shown_at.is_not(None))
             unshown = {"shown_at": None, "showing_by": None, "showing_at": None}
             await conn.execute(update(PROPOSALS).where(*shown).values(**unshown))

@@ -25,12 +25,12 @@ from tools.reconcile import reconcile
 from tools.tokens import is_batch_token
 from tools.tool import Routing
 
-__all__ = ["CardDoor", "Covers", "SurfaceChange"]
+__all__ = ["CardDoor", "Covers", "PostingChange"]
 
-# Whether the copies a stored ``surface`` value names were all shown (``tools.showing.record``).
+# Whether the copies a stored ``posting`` value names were all shown (``tools.showing.record``).
 Covers = showing.Covers
 # Where a card's (or batch's) copies are, from what is stored at that moment.
-SurfaceChange = Callable[[dict[str, Any] | None], dict[str, Any]]
+PostingChange = Callable[[dict[str, Any] | None], dict[str, Any]]
 
 
 class CardDoor:
@@ -50,13 +50,13 @@ class CardDoor:
         """The live cards this person asked for that wait on somebody else, oldest first."""
         return await self._deps.cards.asked_by(caller.userid, caller.tenantid, self.now())
 
-    async def attach_surface(self, card_id: str, surface: dict[str, Any]) -> None:
+    async def attach_posting(self, card_id: str, posting: dict[str, Any]) -> None:
         """Records where a surface posted the card, so whichever process decides it can update it."""
-        await self._deps.cards.attach_surface(card_id, surface)
+        await self._deps.cards.attach_posting(card_id, posting)
 
-    async def change_surface(self, card_id: str, change: SurfaceChange) -> CardRecord | None:
+    async def change_posting(self, card_id: str, change: PostingChange) -> CardRecord | None:
         """Rewrites where a card's copies are under the row's lock; the card as it then stands."""
-        return await self._deps.cards.change_surface(card_id, change)
+        return await self._deps.cards.change_posting(card_id, change)
 
     async def take_showing(self, card_id: str) -> CardRecord | None:
         """Takes the showing of a decided card for this process; see ``tools.showing.take``."""
@@ -152,11 +152,11 @@ class CardDoor:
         """The batch and its cards as they stand now, or None."""
         return await batching.load(self._deps, batch_id)
 
-    async def change_batch_surface(
-        self, batch_id: str, change: SurfaceChange
+    async def change_batch_posting(
+        self, batch_id: str, change: PostingChange
     ) -> BatchRecord | None:
         """Rewrites where a batch's copies are under the row's lock; the batch as it then stands."""
-        return await batching.change_surface(self._deps, batch_id, change)
+        return await batching.change_posting(self._deps, batch_id, change)
 
     async def approve_batch(self, agent: Agent, token: str, caller: Caller) -> BatchDecision:
         """Runs each live card of a batch as its own approval; see ``tools.batch_approval``."""

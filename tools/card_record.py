@@ -85,7 +85,7 @@ class CardRecord:
     decided_at: datetime | None
     reason: str | None
     outcome: str | None
-    surface: dict[str, Any] | None
+    posting: dict[str, Any] | None
     # The process executing the card (see ``tools.lease``); None before it is claimed.
     holder: str | None = None
     # Who may decide it (its asker alone unless the merchant's policy routed it), the
@@ -156,7 +156,7 @@ class CardRecord:
             decided_at=row.decided_at,
             reason=row.reason,
             outcome=row.outcome,
-            surface=row.surface,
+            posting=row.surface,
             holder=row.holder,
             issued_to=tuple(Issuee.of(i) for i in row.issued_to or ()),
             approvals=tuple(Approval.of(a) for a in row.approvals or ()),

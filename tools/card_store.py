@@ -62,7 +62,7 @@ _INSTANT = timedelta(microseconds=1)
 
 
 def reopened(before: dict[str, Any] | None, after: dict[str, Any] | None) -> bool:
-    """Whether a change of a card's stored ``surface`` changed its copies (not only the private
+    """Whether a change of a card's stored ``posting`` changed its copies (not only the private
     lists beside them, which are redrawn whole and never carry its audit line)."""
 
     def copies(where: dict[str, Any] | None) -> dict[str, Any]:
@@ -303,11 +303,11 @@ class CardStore:
         async with self._db.begin() as conn:
             await conn.execute(stmt.values(shown_at=now))
 
-    async def attach_surface(self, card_id: str, surface: dict[str, Any]) -> None:
+    async def attach_posting(self, card_id: str, posting: dict[str, Any]) -> None:
         """Records where a surface posted the card, so whichever process decides it can update it."""
-        await self.update(card_id, surface=surface)
+        await self.update(card_id, surface=posting)
 
-    async def change_surface(
+    async def change_posting(
         self, card_id: str, change: Callable[[dict[str, Any] | None], dict[str, Any]]
     ) -> CardRecord | None:
         """Rewrites where a card's copies are, from what is stored at that moment; the card as
@@ -323,12 +323,12 @@ class CardStore:
             row = (await conn.execute(_BY_ID.with_for_update(), {"card": card_id})).first()
             if row is None:
                 return None
-            surface = change(row.surface)
-            values: dict[str, Any] = {"surface": surface}
-            if row.shown_at is not None and reopened(row.surface, surface):
-                values |= {"shown_at": None, "showing_by": None, "showing_at": None}
-            await conn.execute(_SET, {"card": card_id, **values})
-            return replace(CardRecord.of(row), **values)
+            posting = change(row.surface)
+            reset: dict[str, Any] = {}
+            if row.shown_at is not None and reopened(row.surface, posting):
+                reset = {"shown_at": None, "showing_by": None, "showing_at": None}
+            await conn.execute(_SET, {"card": card_id, "surface": posting, **reset})
+            return replace(CardRecord.of(row), posting=posting, **reset)
 
     async def update(self, card_id: str, **values: Any) -> None:
         await self._update(_SET, {"card": card_id, **values})

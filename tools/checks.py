@@ -168,9 +168,9 @@ def check(
 
     The stored arguments then go through the schema again. Not a trust check (the card is
     signed, so these are arguments this server sealed) but a types one. They round-trip
-    through JSON, and the first version of this design read a request id sealed as ``41``
-    back as the float ``41.0``, which a handler took for request 0: "request 0 is not waiting
-    for approval" read like a stale card, so it failed silently.
+    through JSON, and without this a request id sealed as ``41`` reads back as the float
+    ``41.0``, which a handler takes for request 0: "request 0 is not waiting for approval"
+    reads like a stale card, so it fails silently.
     """
     record = stored_card(claims, record)
     issued_to(record, caller)

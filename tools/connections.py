@@ -2,10 +2,9 @@
 
 A merchant connects its installations explicitly: a Slack workspace or Enterprise Grid org (by
 team or enterprise id) or a Microsoft Entra tenant (by tenant id), from the command line, or
-by redeeming a one-time install code its owner handed out. Before this, the first message from
-anyone whose profile email matched a person linked them, whatever workspace they wrote from: a
-user of another workspace sharing a Slack Connect channel claimed the owner's email and
-approved the owner's card. Now an installation nobody connected reaches no merchant at all.
+by redeeming a one-time install code its owner handed out. An installation nobody connected
+reaches no merchant at all: an email match alone would let a user of another workspace sharing
+a Slack Connect channel claim the owner's email and approve the owner's card.
 """
 
 from __future__ import annotations

@@ -173,8 +173,8 @@ class Directory:
         """Links a chat identity to the person with this email in the installation's merchant.
 
         Linking again is harmless. An email belongs to a person only in the merchant the
-        installation is connected to: before this rule, anyone whose profile claimed the
-        owner's email, in any workspace, was linked as the owner.
+        installation is connected to: otherwise anyone whose profile claimed the owner's
+        email, in any workspace, would be linked as the owner.
 
         Raises:
             NotFoundError: the installation is not connected, or nobody of its merchant has

@@ -7,8 +7,8 @@ heartbeat is older than the grace period, or, on the same machine, its process n
 exists. A press still in flight on another live process, the old one of a rolling deploy for
 instance, is left to finish.
 
-This replaced "settle every card claimed before this server started", which in a rolling deploy
-declared the old process's presses in flight interrupted while they were still running.
+It never settles "every card claimed before this server started": in a rolling deploy that
+would declare the old process's presses in flight interrupted while they are still running.
 """
 
 from __future__ import annotations

@@ -213,9 +213,9 @@ async def replace_live(
     on the same target replaces it, when its asker may end that card. Returns the cards it
     ended (replaced, or found expired and not yet swept), for the surface to show.
 
-    Two cards for one request used to stay live side by side ("approve request 2" asked twice;
-    "refund order 12 250" then "refund order 12"): whichever was pressed second either failed
-    its re-check or, worse, ran a second refund. A unique index on the live target backs this
+    Two cards for one request never stay live side by side ("approve request 2" asked twice;
+    "refund order 12 250" then "refund order 12"): whichever was pressed second would fail its
+    re-check or, worse, run a second refund. A unique index on the live target backs this
     up when two proposals race (``propose`` turns that into a plain refusal).
 
     ``edited`` is the card an edit replaces and the outcome it reads ("Replaced by an edited
@@ -259,9 +259,9 @@ def _refuse_held(
 ) -> None:
     """Refuses to replace a live card its asker may not end.
 
-    Ravi (staff) asking "approve request 2" used to end Arjun's pending "reject request 2"
-    card, and with it a first of two approvals already given: anyone could undo a manager's
-    card by asking for something else on the same thing.
+    Without this, Ravi (staff) asking "approve request 2" ends Arjun's pending "reject
+    request 2" card, and with it a first of two approvals already given: anyone could undo a
+    manager's card by asking for something else on the same thing.
     """
     roles = {p.userid: p.role for p in found}
     for card in pending:

@@ -1,10 +1,10 @@
 """Which decided cards are still to be shown, and which process shows each; never shows one itself.
 
 A decision is shown when every copy of its card was updated and the channel's audit line posted
-(``bot.presses.decisions``). A process that died after a write committed and before Slack was told left
-the card with live buttons for good and posted no audit line; a second press only said
-"already approved", privately. So a card records when its decision was shown, and only after it
-went out: a crash in between leaves it unshown, and it is redrawn.
+(``bot.presses.decisions``). A card records when its decision was shown, and only after it went
+out: a process that dies after a write committed and before Slack is told leaves the card
+unshown, and it is redrawn, instead of live buttons for good, no audit line, and a second press
+saying only "already approved", privately.
 
 Whoever shows a decision first takes the showing with one conditional UPDATE (the process that
 decided it, a press on the decided card, the sweep), so two processes never both post its audit
@@ -13,9 +13,9 @@ judges a card left executing (``tools.reconcile``).
 
 A decision is recorded shown only for the copies it was shown on (``record``): under the lock of
 the row that keeps where the copies are, the copies stored then must be the ones just drawn.
-A card pressed while its turn was still recording its channel copy used to be recorded shown
-with no copy at all, and that copy kept live buttons and no audit line for good (a soak's one
-finding). A copy recorded once a decision is shown reopens it (``tools.card_store``), so
+Otherwise a card pressed while its turn is still recording its channel copy would be recorded
+shown with no copy at all, and that copy keep live buttons and no audit line for good. A copy
+recorded once a decision is shown reopens it (``tools.card_store``), so
 whoever records a copy late draws it, or a sweep does if that process dies first.
 """
 
@@ -36,7 +36,7 @@ from tools.reconcile import abandoned
 
 __all__ = ["Covers", "give_back", "record", "take", "take_over", "unshown"]
 
-# Whether the copies a card's stored ``surface`` value names were all shown (the caller's
+# Whether the copies a card's stored ``posting`` value names were all shown (the caller's
 # judgement: the engine does not read placements).
 Covers = Callable[[dict[str, Any] | None], bool]
 
@@ -139,7 +139,7 @@ async def record(
     shown; False (nothing recorded) when a copy was recorded since they were read.
 
     ``batch_id``: the cards are a batch's items, whose copies the batch's row keeps. The row
-    is read under its lock, as a copy is recorded (``change_surface``): a copy recorded after
+    is read under its lock, as a copy is recorded (``change_posting``): a copy recorded after
     this is drawn by its recorder, one recorded before it makes this return False.
     """
     table, key = (BATCHES, batch_id) if batch_id is not None else (PROPOSALS, card_ids[0])

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from bot.cards import cardspec, several, wording
-from bot.cards.cardspec import CardSpec
+from bot.cards.cardspec import CardSpec, Verdict
 from bot.placement import (
     ListPlacement,
     Placement,
@@ -42,9 +42,8 @@ __all__ = [
     "Card",
     "Decided",
     "Fresh",
-    "Verb",
     "attach",
-    "change_surface",
+    "change_posting",
     "decide",
     "each_once",
     "fresh_one",
@@ -54,7 +53,6 @@ __all__ = [
     "one",
 ]
 
-Verb = Literal["approve", "reject", "withdraw"]
 _OPEN = frozenset({CardStatus.PENDING, CardStatus.EXECUTING})
 
 
@@ -68,7 +66,7 @@ class Card:
 
     card_id: str
     items: tuple[CardRecord, ...]
-    surface: dict[str, Any] | None
+    posting: dict[str, Any] | None
     expires_at: datetime
     created_at: datetime
     several: bool = False
@@ -76,12 +74,12 @@ class Card:
     @property
     def placements(self) -> tuple[Placement, ...]:
         """Every copy of the card this build can show, in the order they were posted."""
-        return placements_of_stored(self.surface)
+        return placements_of_stored(self.posting)
 
     @property
     def lists(self) -> tuple[ListPlacement, ...]:
         """The private lists of a person's cards that showed this one (``bot.presses.listed``)."""
-        return lists_of_stored(self.surface)
+        return lists_of_stored(self.posting)
 
     @property
     def single(self) -> CardRecord | None:
@@ -231,9 +229,9 @@ async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> Card
     """
 
     if fresh.card is not None:
-        batch = await registry.change_batch_surface(fresh.card_id, first_copy(placement))
+        batch = await registry.change_batch_posting(fresh.card_id, first_copy(placement))
         return _of_batch(batch) if batch is not None and batch.items else None
-    record = await registry.change_surface(fresh.card_id, first_copy(placement))
+    record = await registry.change_posting(fresh.card_id, first_copy(placement))
     return one(record) if record is not None else None
 
 
@@ -242,7 +240,7 @@ def one(record: CardRecord) -> Card:
     return Card(
         card_id=record.card_id,
         items=(record,),
-        surface=record.surface,
+        posting=record.posting,
         expires_at=record.expires_at,
         created_at=record.created_at,
     )
@@ -252,7 +250,7 @@ def _of_batch(batch: BatchRecord) -> Card:
     return Card(
         card_id=batch.batch_id,
         items=batch.items,
-        surface=batch.surface,
+        posting=batch.posting,
         expires_at=batch.expires_at,
         created_at=batch.created_at,
         several=True,
@@ -282,14 +280,14 @@ async def load(registry: Registry, card_id: str | None) -> Card | None:
     return _of_batch(batch) if batch is not None and batch.items else None
 
 
-async def change_surface(
+async def change_posting(
     registry: Registry, card: Card, change: Callable[[dict[str, Any] | None], dict[str, Any]]
 ) -> Card | None:
     """Rewrites where the card's copies are under its row's lock; the card as it then stands."""
     if card.several:
-        batch = await registry.change_batch_surface(card.card_id, change)
+        batch = await registry.change_batch_posting(card.card_id, change)
         return _of_batch(batch) if batch is not None else None
-    record = await registry.change_surface(card.card_id, change)
+    record = await registry.change_posting(card.card_id, change)
     return one(record) if record is not None else None
 
 
@@ -317,7 +315,7 @@ class Decided:
 
 
 async def decide(  # noqa: PLR0917 - a press is these things
-    registry: Registry, agent: Agent, token: str, caller: Caller, verb: Verb, reason: str = ""
+    registry: Registry, agent: Agent, token: str, caller: Caller, verb: Verdict, reason: str = ""
 ) -> Decided:
     """Sends a press to the engine, which verifies its token and decides; the token says
     whether it names one card or a batch (each item then decided as alone)."""

@@ -25,6 +25,8 @@ __all__ = [
     "Decided",
     "Limits",
     "Line",
+    "Verb",
+    "Verdict",
     "clip",
     "decided",
     "of_proposal",
@@ -34,7 +36,10 @@ __all__ = [
     "visibly",
 ]
 
-Verb = Literal["approve", "edit", "reject", "withdraw"]
+# The verbs a press decides through the engine with the card's token; Edit opens a form instead.
+Verdict = Literal["approve", "reject", "withdraw"]
+# What a person can do to a card, one button each.
+Verb = Literal[Verdict, "edit"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,8 +129,8 @@ def pending_title(
 ) -> str:
     """The heading of a waiting card, naming whom it waits for.
 
-    Who may press used to be small grey text under the fields: Meera saw a green Approve on
-    Arjun's card, confirmed, and only then was refused. The heading tells everyone first. A
+    The heading tells everyone first: in small grey text under the fields, Meera would see a
+    green Approve on Arjun's card, confirm, and only then be refused. A
     card routed away from its asker says which role it waits for ("Waiting for a manager:
     Arjun Mehta or Meera Iyer"; "a manager or the owner" once escalated to the owner).
     """

@@ -136,9 +136,9 @@ async def import_sources(settings: Settings, args: argparse.Namespace) -> str:
     """``countersign mcp import <merchant> FILE``: the servers of a Claude Desktop, Cursor or
     VS Code file, stored and never started here.
 
-    Importing used to list each server's tools at once, and so ran every command the file
-    names before the owner had seen what it was. ``mcp tools`` connects them, after ``mcp
-    list``; the tools each lists then are the ones the owner connected.
+    Importing never lists a server's tools: that would run every command the file names
+    before the owner has seen what it is. ``mcp tools`` connects them, after ``mcp list``;
+    the tools each lists then are the ones the owner connected.
     """
     servers = read_servers(Path(args.file))
     made = [(server, _imported(server)) for server in servers]

@@ -12,7 +12,7 @@ from typing import TypeVar
 from bot.cli.failures import CliError
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp import Connections, Listed, McpTools, SecretBox, Source, SourceConfig, Sources
+from tools.mcp import Listed, McpTools, SecretBox, Source, SourceClients, SourceConfig, Sources
 
 __all__ = ["Listing", "lines", "listings", "on_source"]
 
@@ -48,7 +48,7 @@ async def listings(
 ) -> list[Listing]:
     """Each source's tools as they are classified now, or why it could not be listed;
     ``secrets`` opens the values stored encrypted (``--store-secret``)."""
-    mcp = McpTools(db, Connections(secrets=secrets))
+    mcp = McpTools(db, SourceClients(secrets=secrets))
     found: list[Listing] = []
     try:
         for source in sources:

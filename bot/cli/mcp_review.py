@@ -19,7 +19,7 @@ from bot.cli.session import open_database
 from bot.settings import Settings
 from tools import Scope
 from tools.errors import NotFoundError
-from tools.mcp import Connections, McpTools, Reviewed, Sources
+from tools.mcp import McpTools, Reviewed, SourceClients, Sources
 
 __all__ = ["review_source"]
 
@@ -31,7 +31,7 @@ async def review_source(settings: Settings, args: argparse.Namespace) -> str:
         tenant = await find_tenant(db, args.merchant)
         sources = Sources(db)
         source = await on_source(sources, (tenant.id, tenant.name), args.name, sources.source)
-        mcp = McpTools(db, Connections(secrets=secrets_box(settings)))
+        mcp = McpTools(db, SourceClients(secrets=secrets_box(settings)))
         try:
             reviewed = await mcp.review(tenant.id, source, named)
         except NotFoundError as failed:

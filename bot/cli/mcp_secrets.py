@@ -5,9 +5,9 @@ A literal header value, or an env value that looks like a credential, is refused
 ``--store-secret`` it is stored encrypted (``COUNTERSIGN_SECRETS_KEY``) and opened only when
 connecting. The value itself is never repeated: what is printed may stay in a scrollback.
 
-Imports of Claude Desktop files used to store their literal header and ``env`` values in
-``mcp_sources.config`` in plain text: ``mcp list`` showed ``(set)``, but anyone with the
-database had them.
+Without this, an import of a Claude Desktop file stores its literal header and ``env`` values
+in ``mcp_sources.config`` in plain text: ``mcp list`` shows ``(set)``, but anyone with the
+database has them.
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ from bot.settings import Settings
 from tools.db import Database
 from tools.errors import NotFoundError
 from tools.mcp import (
-    Connections,
     McpTools,
     SecretBox,
+    SourceClients,
     SourceConfig,
     Sources,
     ToolRule,
@@ -54,7 +54,7 @@ async def check_sentences(
     ]
     if not named:
         return []
-    mcp = McpTools(db, Connections(secrets=secrets))
+    mcp = McpTools(db, SourceClients(secrets=secrets))
     try:
         listed = {tool.name: tool for tool in await mcp.listing(tenantid, config)}
     except NotFoundError as failed:

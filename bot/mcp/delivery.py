@@ -51,7 +51,7 @@ async def deliver(
         installations = [
             c.installation
             for c in connected
-            if c.tenantid == caller.tenantid and str(c.platform) == reach.platform
+            if c.tenantid == caller.tenantid and c.platform == reach.platform
         ]
         for installation in installations:
             if await _post_in_dm(surface, reach, installation, fresh, caller):
@@ -62,7 +62,7 @@ async def deliver(
     left, platforms = list(people), []
     for reach in reaches if card is not None else ():
         for c in connected:
-            if left and c.tenantid == caller.tenantid and str(c.platform) == reach.platform:
+            if left and c.tenantid == caller.tenantid and c.platform == reach.platform:
                 assert card is not None
                 got = await _copies(surface, reach, c.installation, card, left, token=proposal.card)
                 if got:

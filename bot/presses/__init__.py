@@ -6,6 +6,6 @@ people a card is issued to their private copy; ``sweeps`` moves cards on without
 (expiry, escalation, a decision never shown). The package's surface is the ladder's.
 """
 
-from bot.presses.ladder import DATABASE_DOWN, Ended, Outcome, Press, Verb, decide
+from bot.presses.ladder import DATABASE_DOWN, Ended, Ending, Press, Verdict, decide
 
-__all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
+__all__ = ["DATABASE_DOWN", "Ended", "Ending", "Press", "Verdict", "decide"]

@@ -123,7 +123,7 @@ async def _keep(
     def add(stored_now: dict[str, Any] | None) -> dict[str, Any]:
         return stored([*placements_of_stored(stored_now), *sent], lists_of_stored(stored_now))
 
-    now = await cards.change_surface(surface.registry, card, add)
+    now = await cards.change_posting(surface.registry, card, add)
     if now is None:
         return None
     if not now.open:

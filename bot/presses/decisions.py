@@ -7,17 +7,17 @@ the audit line (an expiry gets none: nobody decided anything), and the model is 
 conversation the card came from, so its next answer is true (``bot.presses.drawing``).
 
 The audit line also goes to the installation's audit channel when one is set (``/countersign
-audit here``): a decision made in a DM used to be recorded only in that DM, where nobody else
-could see it.
+audit here``), so a decision made in a DM is not recorded only in that DM, where nobody else
+can see it.
 
 A card of several writes is shown the same way, as one card: its copies are the batch's, its
 audit line is one line for all its writes, posted once it has settled. A decision is shown by
 one process, the one that takes its showing (``tools.showing``; for a card of several, its
 settled line's receipt), and is recorded shown only once its copies and its audit line went
 out, and only for the copies stored at that moment (``tools.showing.record``): a copy recorded
-meanwhile is drawn too before it is. A process that died after the write committed, or Slack
-failing the update, used to leave a decided card with live buttons for good; now the card
-stays unshown until a press on it or the sweep redraws it. A copy recorded after the card was
+meanwhile is drawn too before it is. A process that dies after the write committed, or Slack
+failing the update, leaves the card unshown, never decided with live buttons for good, until a
+press on it or the sweep redraws it. A copy recorded after the card was
 decided is drawn by whoever records it (``show_recorded``).
 """
 
@@ -230,8 +230,8 @@ async def _claim_line(surface: Surface, card: Card, *, redrawing: bool) -> bool:
     """Whether this process posts the settled card's audit line: the first to claim it, or the
     sweep once, when whoever claimed it is gone without saying it went out.
 
-    A process killed between the claim and the line left a batch with no line for good (a
-    soak's last two); "told" is claimed once the line is out, so the sweep posts it only then.
+    "Told" is claimed once the line is out, so the sweep posts it only then: a process killed
+    between the claim and the line does not leave a batch with no line for good.
     """
     registry, now = surface.registry, surface.registry.now()
     if await receipts.claim(registry.db, card.once("settled"), now):

@@ -89,10 +89,10 @@ async def draw_copies(
     Then every private list that showed the card is drawn again (``bot.presses.listed``).
 
     A card still open is read again once drawn, and drawn again while it changed meanwhile:
-    Slack and Teams keep whichever update reaches them last, so a first of two approvals
-    drawn late (its process descheduled mid-draw) put live buttons back on a card another
-    process had already shown done (a soak's one finding). Whoever drew an old state sees
-    the new one here; whoever changed it after this read draws after this draw.
+    Slack and Teams keep whichever update reaches them last, so without this a first of two
+    approvals drawn late (its process descheduled mid-draw) puts live buttons back on a card
+    another process has already shown done. Whoever drew an old state sees the new one here;
+    whoever changed it after this read draws after this draw.
     """
     registry = surface.registry
     fresh = await cards.load(registry, card.card_id)
@@ -135,7 +135,7 @@ async def _draw(
             kept = [_moved(p, moved) for p in placements_of_stored(where)]
             return stored(kept, lists_of_stored(where))
 
-        await cards.change_surface(surface.registry, card, swap)
+        await cards.change_posting(surface.registry, card, swap)
         copies = [_moved(p, moved) for p in copies]
     await redraw_lists(surface, adapter, card, (fresh or card).lists)
     return copies, updated

@@ -29,7 +29,8 @@ from structlog.contextvars import bound_contextvars
 from bot import identity
 from bot.adapter import Adapter
 from bot.cards import card as cards
-from bot.cards.card import Card, Verb
+from bot.cards.card import Card
+from bot.cards.cardspec import Verdict
 from bot.placement import (
     Placement,
     first_copy,
@@ -48,11 +49,12 @@ from tools.errors import (
     NotYourCardError,
 )
 
-__all__ = ["DATABASE_DOWN", "Ended", "Outcome", "Press", "Verb", "decide"]
+__all__ = ["DATABASE_DOWN", "Ended", "Ending", "Press", "Verdict", "decide"]
 
 log = structlog.get_logger("bot.presses.ladder")
 
-Outcome = Literal["decided", "refused", "unlinked", "database_down", "failed"]
+# How a press ended, as its timing metric is labelled.
+Ending = Literal["decided", "refused", "unlinked", "database_down", "failed"]
 # What a press meets when the database is unreachable: SQLAlchemy's errors once connected, the
 # driver's refused or reset connection while connecting.
 DATABASE_DOWN = (SQLAlchemyError, ConnectionError)
@@ -69,7 +71,7 @@ class Press:
     installation: str
     user: str
     token: str
-    verb: Verb
+    verb: Verdict
     card_id: str | None = None
     reason: str = ""
     user_team: str | None = None
@@ -85,7 +87,7 @@ class Ended:
     """How a press ended, who pressed (None when nobody could be resolved), and the card it
     was about as its token names it (what a surface refreshes afterwards)."""
 
-    outcome: Outcome
+    outcome: Ending
     caller: Caller | None = None
     card_id: str | None = None
 
@@ -138,7 +140,7 @@ async def _decide(
     return Ended(outcome, caller)
 
 
-async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Outcome:
+async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Ending:
     """Every way a press can end, for a card of one write or of several."""
     try:
         result = await cards.decide(
@@ -213,10 +215,10 @@ async def _record_pressed(
     here = adapter.here(card.placements) is not None
     log.info("pressed_copy_recorded", card_id=card.card_id, first=not here)
     change = after if here else first_copy(pressed)
-    return await cards.change_surface(surface.registry, card, change)
+    return await cards.change_posting(surface.registry, card, change)
 
 
-async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Outcome:
+async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Ending:
     card = decided.card
     if not decided.moved:
         # Every write of a card of several was decided by someone else first (a double tap,

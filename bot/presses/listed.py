@@ -50,7 +50,7 @@ async def keep_list(surface: Surface, listed: Sequence[Card], where: ListPlaceme
         return stored(placements_of_stored(stored_now), [*lists, where])
 
     for card in listed:
-        await cards.change_surface(surface.registry, card, add)
+        await cards.change_posting(surface.registry, card, add)
 
 
 async def redraw_lists(

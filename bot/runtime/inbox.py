@@ -1,9 +1,9 @@
 """Keeps every acknowledged message until it is answered, so a process that dies never loses one.
 
-Never decides what to answer. Slack does not send an event again once it got its 200, so a
-server killed between its ack and its answer used to leave the person unanswered for good (a
-soak with a server killed every few seconds lost 84 messages). Now a message is stored before
-its ack (``keep``), under this process's lease holder; the turn that claims its delivery
+Never decides what to answer. Slack does not send an event again once it got its 200, so
+without this a server killed between its ack and its answer leaves the person unanswered for
+good. A message is stored before its ack (``keep``), under this process's lease holder; the
+turn that claims its delivery
 takes it over in the claim's own transaction (``started_on``); its answer going out marks it
 answered (``answered``). Another process finding a message unanswered whose holder is gone
 (``left``: the lease stopped, went silent, or its process died on this machine) takes it with

@@ -6,7 +6,7 @@ bot; ``run_sandbox`` serves the page beside the real bot for ``make run``.
 """
 
 from bot.sandbox.acting import Acting, ActingError
-from bot.sandbox.delivery import Delivery, Outcome
+from bot.sandbox.delivery import Answer, Delivery
 from bot.sandbox.people import FIESTA_OPS, FIESTA_TEAM, HARBOR_TEAM, PEOPLE, demo_workspace
 from bot.sandbox.runner import Sandbox, run_sandbox, start_sandbox
 from bot.sandbox.webapi import BOT_TOKEN, Call, WebApi
@@ -21,10 +21,10 @@ __all__ = [
     "PEOPLE",
     "Acting",
     "ActingError",
+    "Answer",
     "Call",
     "Delivery",
     "Message",
-    "Outcome",
     "Sandbox",
     "SlackUser",
     "WebApi",

@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 
 from bot.sandbox import payloads
-from bot.sandbox.delivery import Delivery, Outcome
+from bot.sandbox.delivery import Answer, Delivery
 from bot.sandbox.webapi import WebApi
 from bot.sandbox.workspace import BOT_ID, BOT_USER, Message, Workspace
 
@@ -122,7 +122,7 @@ class Acting:
         channel: str | None = None,
         ts: str | None = None,
         value: str | None = None,
-    ) -> Outcome:
+    ) -> Answer:
         """Presses a button on a message (``channel``/``ts``) or, without them, in the App Home;
         ``value`` says which of a pair of feedback buttons (thumbs up or down) was pressed."""
         team = self._person(user)
@@ -187,7 +187,7 @@ class Acting:
             shown |= {"bot_id": BOT_ID, "app_id": payloads.APP_ID, "team": team}
         return shown
 
-    async def submit(self, user: str, values: Json) -> Outcome:
+    async def submit(self, user: str, values: Json) -> Answer:
         """Submits ``user``'s open modal with ``values`` in Slack's ``state.values`` shape."""
         team = self._person(user)
         modal = self.workspace.modals.get(user)
@@ -251,7 +251,7 @@ class Acting:
         )
         self._spawn(self.delivery.event(payloads.event(inner, team=team)))
 
-    async def command(self, user: str, channel: str, text: str) -> Outcome:
+    async def command(self, user: str, channel: str, text: str) -> Answer:
         """``/countersign <text>``; the bot's answer arrives at the response_url, privately."""
         team = self._person(user)
         url = self.api.response_url(to=(user, channel))

@@ -21,7 +21,7 @@ import structlog
 
 from bot.sandbox.payloads import form, signed
 
-__all__ = ["Attempt", "Delivery", "Outcome"]
+__all__ = ["Answer", "Attempt", "Delivery"]
 
 log = structlog.get_logger("bot.sandbox.delivery")
 
@@ -39,7 +39,7 @@ class Attempt:
 
 
 @dataclass
-class Outcome:
+class Answer:
     """What the bot answered a delivery: the last status and body, and every attempt made."""
 
     status: int | None
@@ -82,10 +82,10 @@ class Delivery:
             self._session = aiohttp.ClientSession()
         return self._session
 
-    async def event(self, envelope: Json) -> Outcome:
+    async def event(self, envelope: Json) -> Answer:
         """Delivers one Events API envelope, retrying as Slack does until the bot acks it."""
         body = json.dumps(envelope)
-        outcome = Outcome(None)
+        outcome = Answer(None)
         reason: str | None = None
         for retry in range(len(self.retry_delays) + 1):
             if retry:
@@ -102,15 +102,15 @@ class Delivery:
             )
         return outcome
 
-    async def interaction(self, payload: Json) -> Outcome:
+    async def interaction(self, payload: Json) -> Answer:
         """A button press or modal submission: one attempt, its answer returned."""
         status, text, _ = await self._post(form(payload), _FORM, {})
-        return Outcome(status, text, [Attempt(0, None, status)])
+        return Answer(status, text, [Attempt(0, None, status)])
 
-    async def command(self, fields: dict[str, str]) -> Outcome:
+    async def command(self, fields: dict[str, str]) -> Answer:
         """A slash command: one attempt; the bot answers later through the response_url."""
         status, text, _ = await self._post(urlencode(fields), _FORM, {})
-        return Outcome(status, text, [Attempt(0, None, status)])
+        return Answer(status, text, [Attempt(0, None, status)])
 
     async def _post(
         self, body: str, content_type: str, extra: dict[str, str]

@@ -61,7 +61,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
     app.view(REJECT_VIEW)(_on_reject_submit(surface))
 
 
-def _on_press(surface: Surface, verb: presses.Verb) -> Listener:
+def _on_press(surface: Surface, verb: presses.Verdict) -> Listener:
     """A button that is the press itself: acked, then decided in the press lane."""
 
     async def on_press(
@@ -169,7 +169,7 @@ def _adapter(surface: Surface, client: AsyncWebClient, where: Where) -> SlackAda
 
 
 def _button_press(
-    where: Where, body: dict[str, Any], action: dict[str, Any], *, verb: presses.Verb
+    where: Where, body: dict[str, Any], action: dict[str, Any], *, verb: presses.Verdict
 ) -> presses.Press:
     """The press a card's button makes: its signed token and card, by whom, from where."""
     token, card_id = pressed_card(action)
@@ -240,9 +240,9 @@ async def decide(
 ) -> None:
     """Decides the press, then refreshes the App Home of everyone the card concerns.
 
-    Only the presser's own home tab used to be refreshed, and only for a press made there:
-    the asker's "Waiting for others" and the other approvers' "Waiting for you" kept a card
-    somebody had already decided, with live buttons. ``redraw`` is the response URL of the
+    Every home tab the card is on, not only the presser's: otherwise the asker's "Waiting for
+    others" and the other approvers' "Waiting for you" keep a card somebody has already
+    decided, with live buttons. ``redraw`` is the response URL of the
     private list the press was made on, drawn again as it stands now.
     """
     ended = await presses.decide(surface, adapter, press, presser)

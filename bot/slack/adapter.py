@@ -105,7 +105,7 @@ class SlackAdapter:
 
     @property
     def platform(self) -> Platform:
-        return "slack"
+        return Platform.SLACK
 
     @property
     def words(self) -> Words:

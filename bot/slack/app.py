@@ -144,10 +144,10 @@ async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSet
 async def _on_error(error: Exception, logger: logging.Logger) -> BoltResponse | None:
     """A listener's failure: 503 with ``Retry-After`` when it is the database being down.
 
-    Bolt answered every failure 500, and the listeners that read the database before they
-    answer (an Edit or Reject press opening its form, an edit submitted, a slash command) did
-    so while PostgreSQL restarted: three 500s in a soak. Like ``/healthz``, an unreachable
-    database is a 503 saying when to try again; anything else is still a 500, logged in full.
+    Bolt answers every failure 500, which the listeners that read the database before they
+    answer (an Edit or Reject press opening its form, an edit submitted, a slash command) would
+    give while PostgreSQL restarts. Like ``/healthz``, an unreachable database is a 503 saying
+    when to try again; anything else is still a 500, logged in full.
     """
     if isinstance(error, DATABASE_DOWN):
         log.warning("slack_request_database_down", error=type(error).__name__)

@@ -240,9 +240,9 @@ def buttons(
 def _capped(top: list[Block], tail: list[Block]) -> list[Block]:
     """The card within Slack's 50 blocks, whole; one that cannot be keeps no buttons.
 
-    An overlong card used to lose detail rows from the middle and keep its buttons, and
-    Approve sent what nobody saw. The engine refuses such a card before it is made; this is
-    for one stored before it did: shown as far as it fits, it cannot be approved here.
+    An overlong card never loses detail rows from the middle while keeping its buttons, or
+    Approve would send what nobody saw. The engine refuses such a card before it is made; one
+    stored all the same is shown as far as it fits and cannot be approved here.
     """
     if len(top) + len(tail) <= _MAX_BLOCKS:
         return [*top, *tail]
@@ -300,8 +300,8 @@ def _decided_lines(spec: CardSpec, decided_by_slack: str | None) -> list[Line]:
 def render_decided(spec: CardSpec, *, decided_by_slack: str | None) -> list[Block]:
     """A decided card: what it was, who decided and when, the outcome, what stays; no buttons.
 
-    A note ("Nothing was changed; request 6 is still pending.") used to replace the
-    who-and-when line: a rejected card no longer said who rejected it.
+    A note ("Nothing was changed; request 6 is still pending.") goes beside the who-and-when
+    line, never instead of it, so a rejected card always says who rejected it.
     """
     lines = _decided_lines(spec, decided_by_slack)
     tail = [rich_text(lines, "ctx")] if lines else []

@@ -75,7 +75,7 @@ def card_message(
     """The notification text and blocks of a card's copy as the card stands now.
 
     A card still pending after a first of two approvals, or after an escalation widened whom
-    it waits for, keeps its buttons (``token``, the copy's own signed card); it used to be drawn
+    it waits for, keeps its buttons (``token``, the copy's own signed card); it is never drawn
     as decided. A ``private`` copy is only ever seen by someone the card is issued to, so it
     shows Approve and Reject alone, and none once its reader ``approved`` (the first of two).
     A settled card names who decided by name: the Slack user a copy was posted for is not

@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import identity, turns
 from bot.cards.cardspec import clip
-from bot.placement import Placement, SlackPlacement, first
+from bot.placement import Placement, Platform, SlackPlacement, first
 from bot.presses.ladder import DATABASE_DOWN
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, rich_text
@@ -150,7 +150,7 @@ async def _open(
     where = adapter.where
     caller = await presser.caller()
     if isinstance(caller, str) or not record.issued_to_person(caller.userid, caller.tenantid):
-        placement = first(record, "slack")
+        placement = first(record, Platform.SLACK)
         await adapter.post_privately(
             adapter.words.not_your_card(placement.owner if placement else None)
         )
@@ -178,7 +178,7 @@ async def _submitted(
         await ack()
         return
     record, tool = found
-    old = first(record, "slack")
+    old = first(record, Platform.SLACK)
     adapter, caller = await _editor(surface, client, context, body, old)
     if isinstance(caller, str):
         await _refuse(ack, tool, texts.NOT_LINKED)

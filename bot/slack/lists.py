@@ -93,8 +93,8 @@ def _whole(
 def _waiting_for_me(cards: Sequence[CardSpec], *, start: int, limit: int) -> list[Block]:
     """The cards waiting for the reader from the ``start``-th (0-based), then how many more.
 
-    With nine cards waiting the list used to be cut at Slack's 50th block: the ninth card showed
-    without its buttons or its expiry, and nothing said more were waiting.
+    Cut by whole cards, never at Slack's 50th block: cut there, with nine cards waiting, the
+    ninth shows without its buttons or its expiry, and nothing says more are waiting.
     """
     if not cards:
         return [section(texts.pending_none())]

@@ -152,9 +152,9 @@ async def _post_anew(
 ) -> Placement | bool:
     """Posts the card as it stands at the channel's top level; returns its new place.
 
-    After a restart that lost the workspace (or a person deleting the card), chat.update
-    answered message_not_found: the press was decided but nobody saw it, and the audit line
-    replied into a thread that no longer existed. When the channel itself is gone
+    For a card chat.update cannot find (message_not_found, after a restart that lost the
+    workspace or a person deleting it): otherwise the press is decided but nobody sees it, and
+    the audit line replies into a thread that does not exist. When the channel itself is gone
     (channel_not_found), the card goes to the person it was issued to, in their DM.
     """
     channel = placement.user if error == "channel_not_found" and placement.user else None

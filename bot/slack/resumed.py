@@ -85,7 +85,7 @@ async def _record_posted(
         editable=await _editable(surface, card),
         person=caller.userid if where.channel.startswith("D") else None,
     )
-    now = await cards.change_surface(surface.registry, card, first_copy(placement))
+    now = await cards.change_posting(surface.registry, card, first_copy(placement))
     log.info("resumed_card_recorded", card_id=card.card_id)
     if now is not None and not now.open:
         await show_recorded(surface, adapter, now)

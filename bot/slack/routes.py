@@ -57,7 +57,7 @@ class SlackRoutes:
 
     @property
     def platform(self) -> Platform:
-        return "slack"
+        return Platform.SLACK
 
     @classmethod
     def mount(cls, web_app: web.Application, settings: Settings, surface: Surface) -> SlackRoutes:
@@ -254,9 +254,9 @@ async def _replied(client: AsyncWebClient, where: Where) -> bool:
     """Whether this app answered the message: in its thread (or its DM), a message of the
     app's own that came after it and before the person's next one.
 
-    Any bot's message after it once counted: in a DM the answer to the person's later message,
-    or another app's post in a thread, marked a message cut off mid-turn answered, and its
-    person was never told it was lost.
+    Not any bot's message after it: in a DM the answer to the person's later message, or
+    another app's post in a thread, would mark a message cut off mid-turn answered, and its
+    person would never be told it was lost.
     """
     assert where.channel is not None
     assert where.ts is not None

@@ -76,7 +76,7 @@ async def visible(
 
 
 async def decide(
-    surface: Surface, context: TurnContext, data: object, verb: presses.Verb
+    surface: Surface, context: TurnContext, data: object, verb: presses.Verdict
 ) -> PressAnswer:
     """Approve, reject or withdraw as the presser; every copy is updated only when something changed."""
     sender = who(context.activity)
@@ -147,10 +147,10 @@ def _invoke(card: Json) -> AdaptiveCardInvokeResponse:
 Execute = Callable[[TurnContext, TurnState, object], Awaitable[AdaptiveCardInvokeResponse]]
 Submit = Callable[[TurnContext, TurnState, object], Awaitable[None]]
 # The verbs a person presses; each also has its Action.Submit fallback.
-PRESSED: Final[tuple[presses.Verb, ...]] = (VERB_APPROVE, VERB_REJECT, VERB_WITHDRAW)
+PRESSED: Final[tuple[presses.Verdict, ...]] = (VERB_APPROVE, VERB_REJECT, VERB_WITHDRAW)
 
 
-def _handlers(surface: Surface, verb: presses.Verb) -> tuple[Execute, Submit]:
+def _handlers(surface: Surface, verb: presses.Verdict) -> tuple[Execute, Submit]:
     async def on_execute(
         context: TurnContext, state: TurnState, data: object
     ) -> AdaptiveCardInvokeResponse:
@@ -179,7 +179,7 @@ def register(application: AgentApplication[TurnState], surface: Surface) -> None
 
 
 async def _submitted(
-    surface: Surface, context: TurnContext, data: object, verb: presses.Verb
+    surface: Surface, context: TurnContext, data: object, verb: presses.Verdict
 ) -> None:
     """An older client's press: the card is updated as usual; a refusal is said in the conversation."""
     answer = await decide(surface, context, data, verb)

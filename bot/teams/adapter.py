@@ -82,7 +82,7 @@ class TeamsAdapter:
 
     @property
     def platform(self) -> Platform:
-        return "teams"
+        return Platform.TEAMS
 
     @property
     def words(self) -> Words:
@@ -115,8 +115,8 @@ class TeamsAdapter:
     async def member_by_email(self, email: str) -> str | None:
         """The member of this tenant the directory gives ``email`` (their AAD object id).
 
-        A Teams card used to reach only approvers linked beforehand (by writing to the app,
-        or by `countersign link`): a manager who never had was silently left out.
+        So a Teams card reaches approvers not linked beforehand (by writing to the app, or by
+        `countersign link`): a manager who never was is not silently left out.
         """
         roster = self.sender.roster if self.sender is not None else self.conversation_id
         found = await member_by_email(self.context, roster, email)

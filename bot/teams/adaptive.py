@@ -152,8 +152,9 @@ def _pending_lines(spec: CardSpec) -> list[Json]:
 def _decided_lines(spec: CardSpec) -> list[Json]:
     """Who decided and when, what that left standing, and what came of it.
 
-    The note ("Nothing was changed; request 6 is still pending.") used to replace the who and
-    the when, so a card that was not approved no longer said by whom; each is said once now.
+    The note ("Nothing was changed; request 6 is still pending.") goes beside the who and the
+    when, never instead of them, so a card that was not approved says by whom; each is said
+    once.
     """
     lines: list[Json] = []
     decided, outcome = spec.decided, spec.outcome

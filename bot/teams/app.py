@@ -163,7 +163,7 @@ class TeamsRoutes:
 
     @property
     def platform(self) -> Platform:
-        return "teams"
+        return Platform.TEAMS
 
     @classmethod
     def mount(

@@ -26,7 +26,7 @@ from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnSta
 
 from bot import identity, turns
 from bot.cards.card import one
-from bot.placement import TeamsPlacement, first
+from bot.placement import Platform, TeamsPlacement, first
 from bot.presses.decisions import show
 from bot.surface import Surface
 from bot.teams.actions import refresh, visible
@@ -208,7 +208,7 @@ async def _posted(
 ) -> Json:
     """Posts the new card where the old one was asked; the presser's copy as it now stands."""
     sender = who(context.activity)
-    old = first(record, "teams")
+    old = first(record, Platform.TEAMS)
     poster = await teams_adapter(surface, context, sender, post_to=_where(Outbound(context), old))
     await turns.post_edited(
         surface,

@@ -48,7 +48,7 @@ OLD_TEAMS: dict[str, Any] = {
 
 def test_old_rows_load_as_typed_placements() -> None:
     """A card stored with the old string keys loads as its surface's placement, every value kept."""
-    [slack] = placements_of(replace(CARD, surface=OLD_SLACK))
+    [slack] = placements_of(replace(CARD, posting=OLD_SLACK))
     assert isinstance(slack, SlackPlacement)
     assert (slack.channel, slack.ts, slack.user, slack.owner) == (
         "C0OPS",
@@ -56,7 +56,7 @@ def test_old_rows_load_as_typed_placements() -> None:
         "UARJUN",
         "UARJUN",
     )
-    [teams] = placements_of(replace(CARD, surface=OLD_TEAMS))
+    [teams] = placements_of(replace(CARD, posting=OLD_TEAMS))
     assert isinstance(teams, TeamsPlacement)
     assert (teams.activity_id, teams.owner, teams.token) == (
         "1700000000002",
@@ -68,26 +68,26 @@ def test_old_rows_load_as_typed_placements() -> None:
 def test_one_copy_is_stored_with_the_old_keys() -> None:
     """One placement is stored flat with exactly the keys (and values) an older process reads."""
     for old in (OLD_SLACK, OLD_TEAMS):
-        [placement] = placements_of(replace(CARD, surface=old))
+        [placement] = placements_of(replace(CARD, posting=old))
         assert stored([placement]) == old
 
 
 def test_several_copies_round_trip_in_order() -> None:
     """A card with copies on both surfaces keeps them all, in order; each surface finds its own."""
     copies = [
-        *placements_of(replace(CARD, surface=OLD_TEAMS)),
-        *placements_of(replace(CARD, surface=OLD_SLACK)),
+        *placements_of(replace(CARD, posting=OLD_TEAMS)),
+        *placements_of(replace(CARD, posting=OLD_SLACK)),
     ]
-    record = replace(CARD, surface=stored(copies))
+    record = replace(CARD, posting=stored(copies))
     assert placements_of(record) == tuple(copies)
     assert first(record, "slack") == copies[1]
 
 
 def test_unknown_or_missing_places_show_nothing() -> None:
     """No surface, or a platform this build does not know, yields no placement rather than an error."""
-    assert placements_of(replace(CARD, surface=None)) == ()
-    assert placements_of(replace(CARD, surface={"platform": "matrix", "room": "!a"})) == ()
-    assert first(replace(CARD, surface=OLD_TEAMS), "slack") is None
+    assert placements_of(replace(CARD, posting=None)) == ()
+    assert placements_of(replace(CARD, posting={"platform": "matrix", "room": "!a"})) == ()
+    assert first(replace(CARD, posting=OLD_TEAMS), "slack") is None
 
 
 def test_a_private_list_is_kept_beside_the_copies_and_is_no_copy() -> None:

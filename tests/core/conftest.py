@@ -9,7 +9,7 @@ import pytest
 
 from bot import presses
 from bot.adapter import Steps, Stream
-from bot.cards.card import Verb
+from bot.cards.cardspec import Verdict
 from bot.placement import Placement, SlackPlacement
 from bot.surface import ModelReply, Surface
 from bot.turns import posting
@@ -125,7 +125,7 @@ class Core:
         self,
         user: str,
         copy: Placement,
-        verb: Verb = "approve",
+        verb: Verdict = "approve",
         reason: str = "",
         *,
         surface: Surface | None = None,

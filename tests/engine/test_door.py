@@ -80,13 +80,13 @@ async def test_a_cards_copies_are_recorded_and_changed_under_its_lock(
 ) -> None:
     """Where a card was posted is stored, and a change sees what is stored at that moment."""
     card = await _card(registry)
-    await registry.attach_surface(card.card_id, {"copies": ["first"]})
+    await registry.attach_posting(card.card_id, {"copies": ["first"]})
     seen: list[object] = []
 
     def add(surface: dict[str, object] | None) -> dict[str, object]:
         seen.append(surface)
         return {"copies": ["first", "second"]}
 
-    changed = await registry.change_surface(card.card_id, add)
+    changed = await registry.change_posting(card.card_id, add)
     assert seen == [{"copies": ["first"]}]
-    assert changed is not None and changed.surface == {"copies": ["first", "second"]}
+    assert changed is not None and changed.posting == {"copies": ["first", "second"]}

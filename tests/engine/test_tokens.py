@@ -14,6 +14,7 @@ from tests.engine.conftest import ARJUN, EVERYTHING, SECRET
 from tests.support.clock import SteppedClock
 from tools import CardClaims, CardSigner, Registry
 from tools.errors import CardExpiredError, InvalidCardError
+from tools.tokens import BatchClaims
 
 CLAIMS = CardClaims("ab" * 16, "rename_branch", 2, 1, "d" * 43)
 
@@ -139,3 +140,27 @@ async def test_sha1_card_approves_end_to_end(registry: Registry) -> None:
     legacy = _sha1_token(registry.signer.parse(proposal.card), at=registry.clock())
     decision = await registry.approve(EVERYTHING, legacy, ARJUN)
     assert decision.ok
+
+
+# A card and a batch exactly as this server mints them for SECRET at 2026-12-01 09:00 UTC: a
+# change to the format or the signature that would refuse the buttons already posted fails here.
+_MINTED_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+_POSTED_CARD = (
+    "YzJ-YWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJ-cmVuYW1lX2JyYW5jaH4yfjF-ZGRkZGRkZGRkZGRkZGRk"
+    "ZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZH4xNzk2MTE1NjAw.uXah2kpzXor5sX5WlbAss_BoaJkt0zVWpCa7jKjklbc"
+)
+_POSTED_BATCH = (
+    "YjJ-Y2RjZGNkY2RjZGNkY2RjZGNkY2RjZGNkY2RjZGNkY2R-Mn4xfmVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVl"
+    "ZWVlZWVlZWVlZWVlZWV-MTc5NjExNTYwMA.Shkq7xf3QfzQynAyLyNDCgwTErYwi5jWeyeKAiNRleQ"
+)
+_BATCH = BatchClaims("cd" * 16, 2, 1, "e" * 43)
+
+
+def test_a_posted_card_and_batch_keep_verifying_and_are_minted_byte_for_byte() -> None:
+    """Buttons already posted verify to their claims, and the same claims mint the same token."""
+    clock = SteppedClock(_MINTED_AT + timedelta(minutes=5))
+    signer = CardSigner([SECRET], clock=clock)
+    assert signer.parse(_POSTED_CARD) == CLAIMS
+    assert signer.parse_batch(_POSTED_BATCH) == (_BATCH, False)
+    clock.now = _MINTED_AT
+    assert (signer.mint(CLAIMS), signer.mint_batch(_BATCH)) == (_POSTED_CARD, _POSTED_BATCH)

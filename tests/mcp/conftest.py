@@ -12,7 +12,7 @@ from tests.engine.conftest import SECRET
 from tests.support.clock import SteppedClock
 from tools import Registry
 from tools.db import Database
-from tools.mcp import Connections, McpTools, SourceConfig, Sources
+from tools.mcp import McpTools, SourceClients, SourceConfig, Sources
 from tools.merchant import build_registry
 from tools.tokens import CardSigner
 
@@ -34,7 +34,7 @@ async def registry(db: Database, clock: SteppedClock) -> AsyncIterator[Registry]
     """Every merchant tool plus the merchants' MCP sources, tool lists never reused."""
     signer = CardSigner([SECRET], ttl=timedelta(minutes=30), clock=clock)
     registry = build_registry(db, signer, clock=clock)
-    registry.add_source(McpTools(db, Connections(list_ttl=0), sources_ttl=0))
+    registry.add_source(McpTools(db, SourceClients(list_ttl=0), sources_ttl=0))
     try:
         yield registry
     finally:

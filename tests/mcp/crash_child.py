@@ -12,7 +12,7 @@ import sys
 
 from tools import Caller, CardSigner, Role
 from tools.db import Database
-from tools.mcp import Connections, McpTools
+from tools.mcp import McpTools, SourceClients
 from tools.merchant import build_registry
 
 PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")
@@ -21,7 +21,7 @@ PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")
 async def main(url: str, secret: str, token: str) -> None:
     db = Database(url)
     registry = build_registry(db, CardSigner([secret]))
-    registry.add_source(McpTools(db, Connections()))
+    registry.add_source(McpTools(db, SourceClients()))
     await registry.lease.start()
     try:
         await registry.approve(registry.default_agent, token, PRIYA)

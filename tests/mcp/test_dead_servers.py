@@ -17,7 +17,7 @@ from tools import Registry
 from tools.card_record import CardStatus
 from tools.db import Database
 from tools.mcp import Sources
-from tools.mcp.connection import Connection
+from tools.mcp.connection import SourceClient
 from tools.mcp.demo import demo_ledger
 from tools.tool import Proposal
 
@@ -87,7 +87,7 @@ async def test_a_killed_server_is_started_again_before_a_read_or_a_listing(
     """A read or a tool listing after the server's process died is answered by a new one, not
     "Connection closed"."""
     ledger_db = tmp_path / "ledger.db"
-    connection = Connection(demo_ledger(ledger_db), list_ttl=0)
+    connection = SourceClient(demo_ledger(ledger_db), list_ttl=0)
     try:
         assert await connection.tools()
         await _kill(str(ledger_db))

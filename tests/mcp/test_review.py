@@ -10,7 +10,7 @@ from tests.mcp.conftest import connect
 from tests.support.mcp_servers import HostileState
 from tools import Registry
 from tools.db import Database
-from tools.mcp import Connections, McpTools, NewTools, Sources
+from tools.mcp import McpTools, NewTools, SourceClients, Sources
 from tools.tool import Scope
 
 pytestmark = pytest.mark.slow
@@ -92,7 +92,7 @@ async def test_the_owner_is_told_of_unreviewed_tools_once(
     second process asking finds them already told."""
     await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
     await _offered(registry, 1)
-    one, other = McpTools(db, Connections(list_ttl=0)), McpTools(db, Connections(list_ttl=0))
+    one, other = McpTools(db, SourceClients(list_ttl=0)), McpTools(db, SourceClients(list_ttl=0))
     hostile_state.show_appearing(True)
     try:
         for _ in range(10):  # until the new process has listed the server (it may start slowly)

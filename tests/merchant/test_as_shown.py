@@ -134,7 +134,7 @@ def test_each_way_a_card_can_read_otherwise_is_named() -> None:
         card_id="c", tool="t", agent="a", userid=1, tenantid=1, args={}, digest="d",
         summary="Do it.", details=(("Stock", "5 → 3"),), warning=None,
         status=CardStatus.EXECUTING, created_at=now, expires_at=now, decided_by=None,
-        decided_by_name=None, decided_at=None, reason=None, outcome=None, surface=None,
+        decided_by_name=None, decided_at=None, reason=None, outcome=None, posting=None,
     )  # fmt: skip
 
     def fresh(summary: str, *details: tuple[str, str]) -> Proposal:

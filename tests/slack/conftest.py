@@ -36,7 +36,7 @@ from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
-from tools.mcp import Connections, McpTools
+from tools.mcp import McpTools, SourceClients
 from tools.merchant import build_registry
 from tools.merchant.models import BranchRequest
 
@@ -370,7 +370,7 @@ async def bot(
     )
     # The merchants' own MCP servers, as the server adds them; none is connected unless a test
     # connects one.
-    mcp = McpTools(db, Connections(list_ttl=settings.countersign_mcp_list_ttl))
+    mcp = McpTools(db, SourceClients(list_ttl=settings.countersign_mcp_list_ttl))
     registry.add_source(mcp)
     directory = Directory(db)
     for user in LINKED:

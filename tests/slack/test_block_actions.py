@@ -91,8 +91,8 @@ async def test_card_is_posted_in_the_thread_with_its_buttons(bot: Bot) -> None:
         False,
     )
     record = await bot.registry.card(card.blocks[-1]["block_id"].split("-")[1])
-    assert record is not None and record.surface is not None
-    assert {k: record.surface[k] for k in ("platform", "team", "channel", "ts", "thread_ts")} == {
+    assert record is not None and record.posting is not None
+    assert {k: record.posting[k] for k in ("platform", "team", "channel", "ts", "thread_ts")} == {
         "platform": "slack",
         "team": "T0FIESTA",
         "channel": CHANNEL,
@@ -307,7 +307,7 @@ async def test_a_press_on_a_card_whose_message_is_gone_posts_it_anew(bot: Bot) -
     assert len(anew) == 1 and anew[0].thread_ts is None
     validate(anew[0].blocks)
     record = await bot.registry.card(card.blocks[-1]["block_id"].split("-")[1])
-    assert record is not None and record.surface is not None
-    assert (record.surface["ts"], record.surface["thread_ts"]) == (anew[0].ts, None)
+    assert record is not None and record.posting is not None
+    assert (record.posting["ts"], record.posting["thread_ts"]) == (anew[0].ts, None)
     audit = [m for m in bot.slack.messages if m.text.startswith(":white_check_mark:")]
     assert len(audit) == 1 and audit[0].channel == CHANNEL and audit[0].thread_ts is None

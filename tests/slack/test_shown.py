@@ -251,7 +251,7 @@ async def test_the_sweep_records_no_decision_shown_on_no_copy(bot: Bot) -> None:
     [card] = bot.cards()
     cid = card_id(card)
     record = await bot.registry.card(cid)
-    assert record is not None and record.surface
+    assert record is not None and record.posting
     await bot.registry.cards.update(cid, surface=None)  # not recorded yet
     await _decided_by_a_process_that_died(bot, card)
 
@@ -259,7 +259,7 @@ async def test_the_sweep_records_no_decision_shown_on_no_copy(bot: Bot) -> None:
     unshown = await bot.registry.card(cid)
     assert unshown is not None and unshown.shown_at is None
 
-    await bot.registry.cards.attach_surface(cid, record.surface)  # the turn records it now
+    await bot.registry.cards.attach_posting(cid, record.posting)  # the turn records it now
     later = bot.clock() + bot.registry.lease.expiry
     assert await sweeps.redraw(bot.surface, bot.mounted, now=later) == 1
     assert buttons(bot.shown(card).blocks) == []

@@ -35,7 +35,7 @@ def card_record(**changes: Any) -> CardRecord:
         decided_at=None,
         reason=None,
         outcome=None,
-        surface=None,
+        posting=None,
     )
     return replace(base, **changes)
 

@@ -37,7 +37,7 @@ async def test_a_copy_teams_refuses_is_logged_and_the_others_still_go(signed: Te
     assert copy_for(signed, MEERA).cards
     record = await signed.registry.card(card_data(posted.cards[0])["card"])
     assert record is not None
-    copies = (record.surface or {})["copies"]
+    copies = (record.posting or {})["copies"]
     assert [c["aad"] for c in copies] == [RAVI.aad, MEERA.aad]
     assert copies[1]["conversation"] is None and copies[1]["conversation_id"] == (
         signed.connector.chat_with(MEERA)
@@ -103,7 +103,7 @@ async def test_a_copy_on_a_service_url_this_request_did_not_vouch_for_is_left_al
         stray = TeamsPlacement(
             tenant=TENANT, service_url=elsewhere.url, conversation_id="a:1stray", activity_id="9"
         )
-        await signed.registry.cards.attach_surface(card_id, stored([*placements_of(record), stray]))
+        await signed.registry.cards.attach_posting(card_id, stored([*placements_of(record), stray]))
         with capture_logs() as logs:
             await signed.press(MEERA, "approve", copy_for(signed, MEERA), personal=True)
     finally:

@@ -38,9 +38,9 @@ async def test_card_is_posted_with_a_refresh_for_its_owner(teams: TeamsBot) -> N
     assert len(token) > 40
     assert posted.body["summary"].startswith("Arjun Mehta, please approve or reject:")
     record = await teams.registry.card(refresh["action"]["data"]["card"])
-    assert record is not None and record.surface is not None
+    assert record is not None and record.posting is not None
     assert {
-        k: record.surface[k] for k in ("platform", "tenant", "conversation_id", "user", "aad")
+        k: record.posting[k] for k in ("platform", "tenant", "conversation_id", "user", "aad")
     } == {
         "platform": "teams",
         "tenant": TENANT,
@@ -48,7 +48,7 @@ async def test_card_is_posted_with_a_refresh_for_its_owner(teams: TeamsBot) -> N
         "user": ARJUN.address,
         "aad": ARJUN.aad,
     }
-    assert record.surface["activity_id"] == posted.created
+    assert record.posting["activity_id"] == posted.created
 
 
 async def test_owner_refresh_shows_execute_buttons_carrying_the_token(teams: TeamsBot) -> None:
@@ -214,7 +214,7 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_chat_and_to_the_pr
         conversation=f"teams:{TENANT}:{CHANNEL}",
         token=proposal.card,
     )
-    await teams.registry.cards.attach_surface(proposal.card_id, stored([placement]))
+    await teams.registry.cards.attach_posting(proposal.card_id, stored([placement]))
     data = {"token": proposal.card, "card": proposal.card_id, "verb": "approve"}
     activity = invoke(
         ARJUN, "approve", data, service_url=teams.connector.url, reply_to="1700000000099"

@@ -12,7 +12,7 @@ from tests.support.mcp_servers import HostileState
 from tests.teams.conftest import PRIYA, TeamsBot
 from tests.teams.test_mcp_chats import chat_id, fiesta_in_teams_only, writes_in_chat
 from tools.db import Database
-from tools.mcp import Connections, McpTools
+from tools.mcp import McpTools, SourceClients
 from tools.merchant.demo import FIESTA
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ async def test_the_owner_gets_one_message_in_her_chat(
     await fiesta_in_teams_only(teams)
     await writes_in_chat(teams, PRIYA)
     await connect(db, FIESTA, "odd", hostile_stdio, trust_annotations=True)
-    mcp = McpTools(db, Connections(list_ttl=0), sources_ttl=0)
+    mcp = McpTools(db, SourceClients(list_ttl=0), sources_ttl=0)
     reaches = list(teams.server.app[RUNTIME].mounted.values())
     try:
         for _ in range(10):  # the first listing: what the owner accepted on connecting it

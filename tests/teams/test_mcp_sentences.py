@@ -10,7 +10,7 @@ import pytest
 from tests.teams.adaptive import texts, validate
 from tests.teams.conftest import PRIYA, TeamsBot
 from tools.db import Database
-from tools.mcp import Connections, McpTools, Sources
+from tools.mcp import McpTools, SourceClients, Sources
 from tools.mcp.demo import demo_ledger
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ async def test_a_payment_card_reads_the_owners_sentence_and_a_done_one_its_resul
     INV-2026-001" with "amount: 7800.5 (₹7,800.50)"; approved, the card shows the ledger's
     result and never "would" or "nothing was recorded", and neither copy nor the channel's
     line shows the command line that starts the server."""
-    teams.registry.add_source(McpTools(db, Connections(list_ttl=0)))
+    teams.registry.add_source(McpTools(db, SourceClients(list_ttl=0)))
     await Sources(db).put(1, demo_ledger(ledger_db))
 
     posted = await teams.card_for(PRIYA, "use ledger__record_payment with " + json.dumps(PAY))

@@ -76,7 +76,7 @@ async def test_a_staff_request_waits_for_a_manager_and_each_gets_a_private_copy(
         assert copy.cards[0]["refresh"]["userIds"] == [manager.address]
     record = await signed.registry.card(card_data(card)["card"])
     assert record is not None
-    copies = (record.surface or {})["copies"]
+    copies = (record.posting or {})["copies"]
     assert [(c["aad"], c["user"], c["issued_to"]) for c in copies[1:]] == [
         (ARJUN.aad, ARJUN.address, "Arjun Mehta"),
         (MEERA.aad, MEERA.address, "Meera Iyer"),

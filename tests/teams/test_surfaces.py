@@ -90,8 +90,8 @@ async def test_slack_and_teams_cards_are_audited_alike(teams: TeamsBot) -> None:
     slack_record = await teams.registry.card(slack_card)
     teams_record = await teams.registry.card(teams_card)
     assert slack_record is not None and teams_record is not None
-    assert (slack_record.surface or {})["platform"] == "slack"
-    assert (teams_record.surface or {})["platform"] == "teams"
+    assert (slack_record.posting or {})["platform"] == "slack"
+    assert (teams_record.posting or {})["platform"] == "teams"
     assert (slack_record.userid, slack_record.tenantid) == (
         teams_record.userid,
         teams_record.tenantid,

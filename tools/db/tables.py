@@ -1,5 +1,18 @@
-"""The engine's own tables: proposals (the state of every card), the append-only audit log, and
-the leases of the processes that execute cards."""
+"""Countersign's own tables, from cards to chat threads; never a merchant's business data.
+
+- Cards: ``proposals`` (every card and where it is in its life), ``batches`` (several cards of
+  one turn under one Approve) and ``audit_log`` (append-only).
+- Conversations: ``conversations`` (a chat thread's model history), ``turn_holds`` (the one
+  turn running in a thread), ``receipts`` (inbound events already taken), ``inbox`` (messages
+  acknowledged and not answered yet) and ``teams_chats`` (a Teams person's 1:1 chat).
+- Merchants' settings: ``connections`` (which merchant a chat installation belongs to),
+  ``invites`` (one-time install codes), ``policies`` (who may countersign, and when two must),
+  ``mcp_sources`` (their MCP servers) and ``mcp_tokens`` (tokens for our ``/mcp`` endpoint).
+- Processes: ``process_leases`` (who may be executing a card, and when it last said so).
+
+Merchants and their people are in ``tools.people``; the demo merchant's data in
+``tools.merchant.models``.
+"""
 
 from __future__ import annotations
 
@@ -69,7 +82,8 @@ class ProposalRow(Base):
     # reconciler settles an ``executing`` card only once that process is gone.
     holder: Mapped[str | None] = mapped_column(String(32))
     # Where a surface posted the card (platform, channel, message id), so any process can
-    # update it later. Opaque to the engine.
+    # update it later. Opaque to the engine; records call it ``posting``. The column keeps its
+    # name: renaming it would break the processes still running during a rolling deploy.
     surface: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     # Who may approve it ([{"userid", "name"}]; NULL: its asker alone, as before routing), the
     # approvals so far ([{"userid", "name", "at"}]) and how many it needs. ``approved_count``

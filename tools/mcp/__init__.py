@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tools.mcp.building import sentence_problem
 from tools.mcp.config import IDEMPOTENCY_KEY, Preview, SourceConfig, ToolRule
-from tools.mcp.connection import Connections
+from tools.mcp.connection import SourceClients
 from tools.mcp.news import NewTools
 from tools.mcp.provider import Listed, McpTools, Reviewed
 from tools.mcp.sealing import Sealed, SecretBox
@@ -18,7 +18,6 @@ from tools.mcp.store import Source, Sources
 
 __all__ = [
     "IDEMPOTENCY_KEY",
-    "Connections",
     "Listed",
     "McpTools",
     "NewTools",
@@ -27,6 +26,7 @@ __all__ = [
     "Sealed",
     "SecretBox",
     "Source",
+    "SourceClients",
     "SourceConfig",
     "Sources",
     "ToolRule",

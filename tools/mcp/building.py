@@ -29,10 +29,10 @@ from tools.errors import ConflictError, NotFoundError, OutcomeUnknownError
 from tools.mcp.arguments import arguments_model, sent
 from tools.mcp.config import IDEMPOTENCY_KEY, SourceConfig, ToolRule, model_name
 from tools.mcp.connection import (
-    Connection,
     NoAnswerError,
     NotSentError,
     ServerError,
+    SourceClient,
     unreachable,
 )
 from tools.mcp.reading import read_as_said
@@ -56,7 +56,7 @@ __all__ = [
 
 log = structlog.get_logger("countersign.mcp")
 
-Connect = Callable[[], Awaitable[Connection]]
+Connect = Callable[[], Awaitable[SourceClient]]
 # An argument's money, by its name and value; None where it is not the amount.
 Money = Callable[[str, Any], "str | None"]
 
@@ -374,7 +374,7 @@ class _Write:
 
 async def _companion_arguments(
     config: SourceConfig,
-    connection: Connection,
+    connection: SourceClient,
     tool: str,
     values: Mapping[str, Any],
     accepted: Accepted,

@@ -41,12 +41,12 @@ from tools.mcp.sealing import SecretBox
 from tools.mcp.transport import opened_client
 
 __all__ = [
-    "Connection",
-    "Connections",
     "NoAnswerError",
     "NotConnectableError",
     "NotSentError",
     "ServerError",
+    "SourceClient",
+    "SourceClients",
     "unreachable",
 ]
 
@@ -102,7 +102,7 @@ def unreachable(name: str, failed: ServerError, *, approving: bool) -> str:
     return f"The {name} server is not answering, so nothing could be prepared or sent."
 
 
-class Connection:
+class SourceClient:
     """One source of one merchant, connected on first use and again after it dropped."""
 
     def __init__(
@@ -135,10 +135,10 @@ class Connection:
         """The tools a turn may offer, waiting at most ``budget`` seconds for a listing that is
         due: the fresh one if it comes in time, else the last one (or None before any).
 
-        A turn used to wait for the whole listing: the first message after a start waited
-        for a stdio server to start (seconds on a busy machine), and a server that hung held
-        every turn of its merchant for the timeout. A turn now loses at most the server's
-        tools, for that turn only, while the listing goes on in the background.
+        A turn never waits for the whole listing, which would make the first message after a
+        start wait for a stdio server to start (seconds on a busy machine), and let a server
+        that hangs hold every turn of its merchant for the timeout. A turn loses at most the
+        server's tools, for that turn only, while the listing goes on in the background.
         """
         listing = self._listing
         due = listing is None or time.monotonic() - listing[1] >= self._list_ttl
@@ -163,9 +163,9 @@ class Connection:
         on a fresh connection when the transport broke under it.
 
         A stdio server that died is started again before the next request (``_connected``),
-        but one killed a moment ago is found dead only by the request itself: that request
-        used to fail with "Connection closed", and a preview re-read on Approve failed its card
-        although the server could simply have been started again. A timeout is not asked
+        but one killed a moment ago is found dead only by the request itself: asked once, that
+        request fails with "Connection closed", and a preview re-read on Approve fails its card
+        although the server could simply be started again. A timeout is not asked
         again: it would double the wait of a server that hangs.
         """
         client = await self._connected()
@@ -334,8 +334,8 @@ def _refused(broken: BaseException) -> bool:
     return False
 
 
-class Connections:
-    """Every source this process has talked to, one ``Connection`` each, kept until closed.
+class SourceClients:
+    """Every source this process has talked to, one ``SourceClient`` each, kept until closed.
 
     A source whose stored config changed (a new URL, a new header) gets a new connection; the
     old one is closed.
@@ -343,9 +343,9 @@ class Connections:
 
     def __init__(self, *, list_ttl: float = LIST_TTL, secrets: SecretBox | None = None) -> None:
         self._list_ttl, self._secrets = list_ttl, secrets
-        self._held: dict[tuple[int, str], tuple[str, Connection]] = {}
+        self._held: dict[tuple[int, str], tuple[str, SourceClient]] = {}
 
-    async def of(self, tenantid: int, config: SourceConfig) -> Connection:
+    async def of(self, tenantid: int, config: SourceConfig) -> SourceClient:
         key, version = (tenantid, config.name), _version(config)
         held = self._held.get(key)
         if held is not None and held[0] == version:
@@ -353,7 +353,7 @@ class Connections:
             return held[1]
         if held is not None:
             await held[1].aclose()
-        connection = Connection(config, list_ttl=self._list_ttl, secrets=self._secrets)
+        connection = SourceClient(config, list_ttl=self._list_ttl, secrets=self._secrets)
         self._held[key] = (version, connection)
         return connection
 

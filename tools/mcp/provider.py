@@ -26,7 +26,7 @@ from tools.mcp.building import (
     write_form,
 )
 from tools.mcp.config import SOURCE_NAME, SourceConfig, ToolRule, model_name
-from tools.mcp.connection import Connection, Connections, ServerError, unreachable
+from tools.mcp.connection import ServerError, SourceClient, SourceClients, unreachable
 from tools.mcp.news import NewTools, unreviewed
 from tools.mcp.store import Source, Sources
 from tools.tool import Scope, Tool
@@ -69,12 +69,12 @@ class McpTools:
     def __init__(
         self,
         db: Database,
-        connections: Connections | None = None,
+        clients: SourceClients | None = None,
         *,
         sources_ttl: float = _SOURCES_TTL,
     ) -> None:
         self.sources = Sources(db)
-        self.connections = connections or Connections()
+        self.clients = clients or SourceClients()
         self._sources_ttl = sources_ttl
         self._known: dict[int, tuple[list[Source], float]] = {}
         # The tools built from each source's listing, kept while the listing, the rules and
@@ -194,7 +194,7 @@ class McpTools:
 
     async def listing(self, tenantid: int, config: SourceConfig) -> list[McpTool]:
         """The source's tools, listed fresh; ``NotFoundError`` saying why they could not be."""
-        connection = await self.connections.of(tenantid, config)
+        connection = await self.clients.of(tenantid, config)
         try:
             return await connection.tools(fresh=True)
         except ServerError as failed:
@@ -230,7 +230,7 @@ class McpTools:
             del self._built[key]
 
     async def aclose(self) -> None:
-        await self.connections.aclose()
+        await self.clients.aclose()
 
     async def _configs(self, tenantid: int) -> list[Source]:
         known = self._known.get(tenantid)
@@ -242,7 +242,7 @@ class McpTools:
 
     async def _listing(self, tenantid: int, config: SourceConfig) -> list[McpTool] | None:
         """What a turn offers of one source: never more than ``TURN_BUDGET`` seconds of wait."""
-        connection = await self.connections.of(tenantid, config)
+        connection = await self.clients.of(tenantid, config)
         found = await connection.tools_within(TURN_BUDGET)
         if found is None:
             log.info("mcp.not_yet_listed", tenant=tenantid, source=config.name)
@@ -256,11 +256,11 @@ class McpTools:
             log.exception("mcp.not_warmed")
             return
         for tenantid, config in every:
-            connection = await self.connections.of(tenantid, config)
+            connection = await self.clients.of(tenantid, config)
             await connection.tools_within(0)
 
     def _connect(self, tenantid: int, config: SourceConfig) -> _Connector:
-        return _Connector(self.connections, tenantid, config)
+        return _Connector(self.clients, tenantid, config)
 
 
 def _rows(source: Source, tools: list[McpTool]) -> list[Listed]:
@@ -280,8 +280,8 @@ def _rows(source: Source, tools: list[McpTool]) -> list[Listed]:
 class _Connector:
     """The connection of one source, looked up when a tool runs (it may have been replaced)."""
 
-    def __init__(self, connections: Connections, tenantid: int, config: SourceConfig) -> None:
-        self._connections, self._tenantid, self._config = connections, tenantid, config
+    def __init__(self, clients: SourceClients, tenantid: int, config: SourceConfig) -> None:
+        self._clients, self._tenantid, self._config = clients, tenantid, config
 
-    async def __call__(self) -> Connection:
-        return await self._connections.of(self._tenantid, self._config)
+    async def __call__(self) -> SourceClient:
+        return await self._clients.of(self._tenantid, self._config)

@@ -215,9 +215,9 @@ def audit_text(
 
     The sentence is the decided card's own (``wording.decided_text``), so the channel reads
     what the card says: who decided, by name (both, for a card that needed two), and for a
-    card that did not run, that nothing was changed and how things stand. It used to mention
-    the person a card was posted for as the decider, which was wrong once a card could be
-    decided by someone it was routed to.
+    card that did not run, that nothing was changed and how things stand. It never names the
+    person a card was posted for as the decider: a card may be decided by someone it was
+    routed to.
     """
     mark, said, after = _audit(
         status, summary=summary, by=by, standing=standing, reason=reason, outcome=outcome

@@ -105,9 +105,9 @@ def not_your_card(owner_slack_user: str | None, waiting: tuple[str, ...] = ()) -
     """The refusal of a press by someone a card is not issued to.
 
     A card issued to one person names them; one routed to several (or needing two approvers)
-    names those it waits for. It used to say the card "belongs to the person who asked for
-    it", which for a routed card is the one person who may not approve it; and then "its
-    heading says whom it is waiting for", which sent Ravi looking instead of telling him.
+    names those it waits for. It never says the card "belongs to the person who asked for
+    it" (for a routed card, the one person who may not approve it), nor sends the reader to
+    the heading to find whom it waits for: it tells them.
     """
     if owner_slack_user:
         return wording.not_your_card(mention(owner_slack_user))
