@@ -45,7 +45,7 @@ async def _cards(bot: RunningBot, count: int) -> list[Request]:
         adapter = SlackAdapter(bot.client, Where("T0FIESTA", "UARJUN", channel=CHANNEL))
         conversation = f"T0FIESTA:{CHANNEL}:{proposal.card_id}"
         await post_card(
-            bot.surface,
+            bot.services,
             adapter,
             proposal,
             caller=ARJUN,

@@ -146,7 +146,7 @@ async def _cards(bot: RunningBot, count: int) -> list[tuple[str, Request]]:
         adapter = SlackAdapter(bot.client, Where("T0FIESTA", "UARJUN", channel=CHANNEL))
         conversation = f"T0FIESTA:{CHANNEL}:{proposal.card_id}"
         await post_card(
-            bot.surface,
+            bot.services,
             adapter,
             proposal,
             caller=ARJUN,
@@ -266,7 +266,7 @@ async def run(workdir: Path, *, runs: int = RUNS, presses: int = PRESSES) -> lis
 
 def _turn_slots(bot: RunningBot) -> int:
     """How many turns can be at the model at once (8 shared slots before lanes existed)."""
-    lanes = getattr(bot.surface.tasks, "lanes", None)
+    lanes = getattr(bot.services.tasks, "lanes", None)
     return int(lanes["turn"].limit) if lanes is not None else 8
 
 

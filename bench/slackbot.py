@@ -33,7 +33,7 @@ from bench.stage import (
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, WebApi
 from bot.server import application
-from bot.surface import Background, Surface
+from bot.services import Background, Services
 from tests.support.slack_requests import TEAM, form
 from tools import CardSigner, Registry
 from tools.db import Database
@@ -66,21 +66,21 @@ class RunningBot:
     """The bot, with the fake Slack in this process (benches that look inside the fake)."""
 
     slack: WebApi
-    surface: Surface
+    services: Services
     registry: Registry
     client: AsyncWebClient
     url: str
 
     async def drain(self) -> None:
         """Waits (bounded) for every task the acks started: approvals, answers."""
-        await _drain(self.surface)
+        await _drain(self.services)
 
 
-async def _drain(surface: Surface) -> None:
+async def _drain(services: Services) -> None:
     # ``idle`` rather than ``drain``, which cancels work still running after its shutdown
     # grace period; a burst legitimately takes longer than that.
     async with asyncio.timeout(_DRAIN_LIMIT_S):
-        await surface.tasks.idle()
+        await services.tasks.idle()
 
 
 @contextlib.asynccontextmanager
@@ -93,16 +93,16 @@ async def running_bot(
     """
     async with (
         fake_slack() as slack,
-        _serving(slack, database_url, **overrides) as (surface, registry, url),
+        _serving(slack, database_url, **overrides) as (services, registry, url),
     ):
         client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url, session=http)
-        yield RunningBot(slack, surface, registry, client, url)
+        yield RunningBot(slack, services, registry, client, url)
 
 
 @contextlib.asynccontextmanager
 async def _serving(
     slack: SlackApi, database_url: str, **overrides: object
-) -> AsyncIterator[tuple[Surface, Registry, str]]:
+) -> AsyncIterator[tuple[Services, Registry, str]]:
     settings = settings_for(slack, database_url, **overrides)
     db = Database(database_url)
     registry = build_registry(db, CardSigner([CARD_SECRET]))
@@ -113,7 +113,7 @@ async def _serving(
     lanes = Background(
         turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
     )
-    surface = Surface(
+    services = Services(
         registry,
         Assistant(registry, settings),
         directory,
@@ -121,8 +121,8 @@ async def _serving(
         typing_after=settings.countersign_typing_after,
     )
     try:
-        async with serve(application(settings, surface)) as url:
-            yield surface, registry, url
+        async with serve(application(settings, services)) as url:
+            yield services, registry, url
     finally:
         await db.dispose()
 

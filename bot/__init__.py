@@ -3,7 +3,7 @@
 Nothing in ``bot`` knows the merchant domain's SQL, and nothing here performs a write without
 an approved card: the core hands tool calls to ``tools.Registry`` and shows what comes back.
 
-The core (modules directly in ``bot``): ``server`` (the composition root), ``surface`` (shared
+The core (modules directly in ``bot``): ``server`` (the composition root), ``services`` (shared
 dependencies and the task set), ``adapter`` (the protocol a surface implements), ``placement``
 (where a card's copies are), ``receipts``, ``identity``, ``turns``, ``presses``, ``decisions``,
 ``cardspec`` and ``wording`` (the neutral card), ``settings`` (the only reader of the

@@ -46,8 +46,8 @@ from bot.runtime.metrics import (
     publishing_lanes,
 )
 from bot.runtime.workers import LISTEN_BACKLOG, watch_parent
+from bot.services import Background, Services
 from bot.settings import Settings, SettingsError
-from bot.surface import Background, Surface
 from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
 from tools.mcp import McpTools, SecretBox, SourceClients
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
     from bot.teams.auth import TokenChecker
 
-__all__ = ["RUNTIME", "Mounted", "Runtime", "application", "build_surface", "serve", "settle"]
+__all__ = ["RUNTIME", "Mounted", "Runtime", "application", "build_services", "serve", "settle"]
 
 log = structlog.get_logger("bot.server")
 _HEALTH_TIMEOUT = 5.0
@@ -103,7 +103,7 @@ class Runtime:
     """What the running app holds: the settings, the core's dependencies, the mounted surfaces."""
 
     settings: Settings
-    surface: Surface
+    services: Services
     mounted: dict[str, Mounted] = field(default_factory=dict[str, Mounted])
     session: aiohttp.ClientSession | None = None
     sweeper: asyncio.Task[None] | None = None
@@ -116,7 +116,7 @@ RUNTIME = web.AppKey("countersign", Runtime)
 
 def application(
     settings: Settings,
-    surface: Surface,
+    services: Services,
     *,
     teams_auth: AgentAuthConfiguration | None = None,
     teams_tokens: TokenChecker | None = None,
@@ -131,22 +131,22 @@ def application(
     ones the surface's registry lists, so the sweep starts and lists no server of its own.
     """
     web_app = web.Application()
-    runtime = web_app[RUNTIME] = Runtime(settings, surface)
+    runtime = web_app[RUNTIME] = Runtime(settings, services)
     if news is not None:
         runtime.news = News(news, every=settings.countersign_mcp_list_ttl)
     web_app.router.add_get("/healthz", _healthz)
-    _mount_metrics(web_app, settings, surface)
+    _mount_metrics(web_app, settings, services)
     # Each surface is imported only when it is mounted: the Teams SDK alone took a quarter of
     # a Slack-only process's start-up (and every worker's, and the sandbox's) before this.
     if settings.slack_enabled:
         from bot.slack.routes import SlackRoutes
 
-        runtime.mounted["slack"] = SlackRoutes.mount(web_app, settings, surface)
+        runtime.mounted["slack"] = SlackRoutes.mount(web_app, settings, services)
     if settings.teams_enabled or teams_auth is not None:
         from bot.teams.app import TeamsRoutes
 
         runtime.mounted["teams"] = TeamsRoutes.mount(
-            web_app, settings, surface, auth=teams_auth, tokens=teams_tokens
+            web_app, settings, services, auth=teams_auth, tokens=teams_tokens
         )
     if not runtime.mounted:
         raise SettingsError(settings.nothing_to_serve())
@@ -154,20 +154,20 @@ def application(
     from bot.mcp import McpEndpoint
 
     reaches = list(runtime.mounted.values())
-    McpEndpoint(surface, reaches, public_url=settings.countersign_public_url).mount(web_app)
+    McpEndpoint(services, reaches, public_url=settings.countersign_public_url).mount(web_app)
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app
 
 
-def _mount_metrics(web_app: web.Application, settings: Settings, surface: Surface) -> None:
+def _mount_metrics(web_app: web.Application, settings: Settings, services: Services) -> None:
     """``GET /metrics`` (``bot.runtime.metrics``): this machine only, or anyone with the metrics token."""
     token = settings.countersign_metrics_token
-    web_app[METRICS] = surface.metrics
-    web_app[METRICS_DB] = surface.registry.db
+    web_app[METRICS] = services.metrics
+    web_app[METRICS_DB] = services.registry.db
     web_app[METRICS_TOKEN] = token.get_secret_value() if token is not None else ""
-    for lane in surface.tasks.lanes.values():
-        _watch(surface.metrics, lane)
+    for lane in services.tasks.lanes.values():
+        _watch(services.metrics, lane)
     # With several workers each writes its lanes for the others' scrapes (bot.runtime.metrics).
     web_app.cleanup_ctx.append(publishing_lanes)
     web_app.router.add_get("/metrics", metrics_handler)
@@ -184,11 +184,11 @@ async def _start(web_app: web.Application) -> None:
         await mounted.start(runtime.session)
     # Before this server accepts a press: its claims carry a lease other processes see alive,
     # so a new process starting beside it (a rolling deploy) never settles its presses.
-    lease = runtime.surface.registry.lease
+    lease = runtime.services.registry.lease
     lease.expiry = timedelta(seconds=runtime.settings.countersign_reconcile_after)
     await lease.start()
-    runtime.surface.tasks.spawn(settle(runtime), name="reconcile")
-    runtime.surface.tasks.spawn(runtime.surface.registry.warm(), name="start mcp sources")
+    runtime.services.tasks.spawn(settle(runtime), name="reconcile")
+    runtime.services.tasks.spawn(runtime.services.registry.warm(), name="start mcp sources")
     runtime.sweeper = asyncio.create_task(_sweep(runtime), name="reconcile sweep")
     log.info("started", surfaces=sorted(runtime.mounted))
 
@@ -200,22 +200,22 @@ async def _stop(web_app: web.Application) -> None:
         await asyncio.gather(runtime.sweeper, return_exceptions=True)
     if runtime.news is not None:
         await runtime.news.stop()
-    await runtime.surface.tasks.drain()
-    await runtime.surface.registry.lease.stop()  # after the drain: nothing of ours in flight
+    await runtime.services.tasks.drain()
+    await runtime.services.registry.lease.stop()  # after the drain: nothing of ours in flight
     for mounted in runtime.mounted.values():
         await mounted.stop()
     # A real model provider keeps HTTP connections open until told; without this a stopped
     # server leaks them (and warns about unclosed sockets on its way out).
-    await runtime.surface.assistant.aclose()
+    await runtime.services.assistant.aclose()
     # The merchants' MCP servers: stdio ones are child processes, stopped with us.
-    await runtime.surface.registry.aclose()
+    await runtime.services.registry.aclose()
     if runtime.session is not None:
         await runtime.session.close()
     log.info("stopped")
 
 
 async def _healthz(request: web.Request) -> web.Response:
-    db = request.app[RUNTIME].surface.registry.db
+    db = request.app[RUNTIME].services.registry.db
     try:
         async with asyncio.timeout(_HEALTH_TIMEOUT), db.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
@@ -229,9 +229,9 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Settles cards whose process is gone and shows each copy where it was posted; then
     shows the decisions a process gone (or failing) never showed (``sweeps.redraw``), and
     answers the messages a gone process acknowledged and never answered (``bot.runtime.inbox``)."""
-    for record in await runtime.surface.registry.reconcile(now=now):
+    for record in await runtime.services.registry.reconcile(now=now):
         shown = False
-        card = await cards.of_record(runtime.surface.registry, record)
+        card = await cards.of_record(runtime.services.registry, record)
         for placement in card.placements:
             mounted = runtime.mounted.get(placement.platform)
             if mounted is not None:
@@ -239,9 +239,9 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
                 shown = True
         event = "settled_posted" if shown else "settled_unposted"
         log.info(event, card_id=record.card_id, tenant=record.tenantid)
-    now = now or runtime.surface.registry.now()
-    await sweeps.redraw(runtime.surface, runtime.mounted, now=now)
-    await answer_left(runtime.surface.inbox, runtime.mounted)
+    now = now or runtime.services.registry.now()
+    await sweeps.redraw(runtime.services, runtime.mounted, now=now)
+    await answer_left(runtime.services.inbox, runtime.mounted)
 
 
 async def _sweep(runtime: Runtime) -> None:
@@ -250,7 +250,7 @@ async def _sweep(runtime: Runtime) -> None:
     Without it a card claimed just before the database connection dropped kept its buttons
     and answered "already approved" until some process restarted.
     """
-    lease = runtime.surface.registry.lease
+    lease = runtime.services.registry.lease
     while True:
         await asyncio.sleep(lease.beat_every.total_seconds())
         try:
@@ -258,7 +258,7 @@ async def _sweep(runtime: Runtime) -> None:
             await settle(runtime)
             await _move_on(runtime)
             if runtime.news is not None:  # in a task of its own: it waits for servers to list
-                runtime.news.start(runtime.surface, list(runtime.mounted.values()))
+                runtime.news.start(runtime.services, list(runtime.mounted.values()))
         except (SQLAlchemyError, OSError, SlackApiError) as failed:
             # The next round tries again; the cards stay executing until one succeeds.
             log.warning("sweep_failed", error=type(failed).__name__)
@@ -268,17 +268,17 @@ async def _sweep(runtime: Runtime) -> None:
 
 async def _move_on(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Shows cards whose time ran out as expired, and escalates routed cards left undecided."""
-    now = now or runtime.surface.registry.now()
-    await sweeps.expire(runtime.surface, runtime.mounted, now=now)
+    now = now or runtime.services.registry.now()
+    await sweeps.expire(runtime.services, runtime.mounted, now=now)
     await sweeps.escalate(
-        runtime.surface,
+        runtime.services,
         runtime.mounted,
         now=now,
         after=runtime.settings.countersign_escalate_after,
     )
 
 
-def build_surface(settings: Settings, db: Database, *, mcp: McpTools | None = None) -> Surface:
+def build_services(settings: Settings, db: Database, *, mcp: McpTools | None = None) -> Services:
     """The production core: every merchant tool and the configured model; ``mcp``: the
     merchants' MCP sources (new ones, with the settings' list reuse, when not given)."""
     from bot.agent import Assistant  # pydantic-ai and the providers: only a server needs them
@@ -286,7 +286,7 @@ def build_surface(settings: Settings, db: Database, *, mcp: McpTools | None = No
     ttl = timedelta(seconds=settings.countersign_card_ttl)
     registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
     registry.add_source(mcp or _mcp_tools(settings, db))
-    return Surface(
+    return Services(
         registry,
         Assistant(registry, settings),
         Directory(db),
@@ -317,7 +317,7 @@ async def serve(settings: Settings, *, sock: socket.socket | None = None) -> Non
     try:
         # One McpTools for turns and the news sweep: two would start each stdio server twice.
         mcp = _mcp_tools(settings, db)
-        web_app = application(settings, build_surface(settings, db, mcp=mcp), news=mcp)
+        web_app = application(settings, build_services(settings, db, mcp=mcp), news=mcp)
         runner = web.AppRunner(web_app, access_log_class=AccessLog)
         await runner.setup()
         try:

@@ -108,11 +108,11 @@ async def check(
         _state(found, cid, status, trail[cid])
         if status == "pending" or card["batch_id"] in pending_batches:
             continue
-        surface = batches.get(card["batch_id"]) if card["batch_id"] else card["surface"]
+        services = batches.get(card["batch_id"]) if card["batch_id"] else card["surface"]
         shown = f"batch {card['batch_id']}, " if card["batch_id"] else ""
         shown += f"shown {card['shown_at']:%H:%M:%S}" if card["shown_at"] else "never shown"
-        _shown(found, slack, f"{cid} ({shown})", status, _json(surface))
-        _unrecorded(found, slack, f"{cid} ({shown})", card["batch_id"] or cid, _json(surface))
+        _shown(found, slack, f"{cid} ({shown})", status, _json(services))
+        _unrecorded(found, slack, f"{cid} ({shown})", card["batch_id"] or cid, _json(services))
     _messages(found, slack, tally)
     if ledger is not None:
         _ledger(found, found.status, *ledger)
@@ -179,9 +179,9 @@ def _json(value: Any) -> dict[str, Any]:
 
 
 def _shown(
-    found: Findings, slack: SoakSlack, cid: str, status: str, surface: dict[str, Any]
+    found: Findings, slack: SoakSlack, cid: str, status: str, services: dict[str, Any]
 ) -> None:
-    copies = surface.get("copies") if "copies" in surface else [surface]
+    copies = services.get("copies") if "copies" in services else [services]
     for copy in copies or []:
         if copy.get("platform", "slack") != "slack" or not copy.get("ts"):
             continue
@@ -200,11 +200,11 @@ def _shown(
 
 
 def _unrecorded(
-    found: Findings, slack: SoakSlack, cid: str, shown_as: str, surface: dict[str, Any]
+    found: Findings, slack: SoakSlack, cid: str, shown_as: str, services: dict[str, Any]
 ) -> None:
     """A message of a decided card that no copy names still shows live buttons: posted by a
     server killed before it recorded where, it was invisible to the copies' check."""
-    copies = surface.get("copies") if "copies" in surface else [surface]
+    copies = services.get("copies") if "copies" in services else [services]
     known = {(c.get("channel"), c.get("ts")) for c in copies or []}
     for message in slack.indexed.by_card.get(shown_as, []):
         if (message.channel, message.ts) not in known and actions_of(message):

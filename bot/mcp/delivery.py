@@ -17,7 +17,7 @@ from bot.adapter import Adapter, Reach
 from bot.cards import card as cards
 from bot.cards.card import Fresh
 from bot.presses.copies import address, send_copies
-from bot.surface import Surface
+from bot.services import Services
 from bot.turns.posting import post
 from tools import Caller, Connections, Issuee, Proposal
 
@@ -36,7 +36,7 @@ class Delivered:
 
 
 async def deliver(
-    surface: Surface, reaches: Sequence[Reach], proposal: Proposal, caller: Caller, *, agent: str
+    services: Services, reaches: Sequence[Reach], proposal: Proposal, caller: Caller, *, agent: str
 ) -> Delivered:
     """Posts the fresh card in its asker's DM with the app, as if they had asked there (so it
     has Withdraw for them), with a copy for each other person it is issued to; says who got it.
@@ -46,7 +46,7 @@ async def deliver(
     routing = proposal.routing
     people = list(routing.issued_to) if routing else []
     fresh = replace(cards.fresh_one(proposal), agent=agent)
-    connected = await Connections(surface.registry.db).listing()
+    connected = await Connections(services.registry.db).listing()
     for reach in reaches:
         installations = [
             c.installation
@@ -54,17 +54,19 @@ async def deliver(
             if c.tenantid == caller.tenantid and c.platform == reach.platform
         ]
         for installation in installations:
-            if await _post_in_dm(surface, reach, installation, fresh, caller):
-                got = await _reached(surface, proposal.card_id, people)
+            if await _post_in_dm(services, reach, installation, fresh, caller):
+                got = await _reached(services, proposal.card_id, people)
                 return _delivered(people, got, reach.platform)
     # Nobody could post it in the asker's DM: the people it is issued to still get it.
-    card = await cards.load(surface.registry, proposal.card_id)
+    card = await cards.load(services.registry, proposal.card_id)
     left, platforms = list(people), []
     for reach in reaches if card is not None else ():
         for c in connected:
             if left and c.tenantid == caller.tenantid and c.platform == reach.platform:
                 assert card is not None
-                got = await _copies(surface, reach, c.installation, card, left, token=proposal.card)
+                got = await _copies(
+                    services, reach, c.installation, card, left, token=proposal.card
+                )
                 if got:
                     platforms.append(reach.platform)
                     left = [p for p in left if p.userid not in got]
@@ -75,13 +77,13 @@ async def deliver(
 
 
 async def _post_in_dm(
-    surface: Surface, reach: Reach, installation: str, fresh: Fresh, caller: Caller
+    services: Services, reach: Reach, installation: str, fresh: Fresh, caller: Caller
 ) -> bool:
     """The card in the asker's DM (and copies for the others), through one installation."""
     found: list[str] = []
 
     async def look(adapter: Adapter) -> None:
-        user = await address(surface, adapter, caller.userid, installation)
+        user = await address(services, adapter, caller.userid, installation)
         if user is not None:
             found.append(user)
 
@@ -90,15 +92,15 @@ async def _post_in_dm(
 
     async def post_it(adapter: Adapter) -> None:
         await post(
-            surface, adapter, fresh, caller=caller, conversation="", installation=installation
+            services, adapter, fresh, caller=caller, conversation="", installation=installation
         )
 
     return await reach.with_installation(installation, post_it, user=found[0])
 
 
-async def _reached(surface: Surface, card_id: str, people: list[Issuee]) -> set[int]:
+async def _reached(services: Services, card_id: str, people: list[Issuee]) -> set[int]:
     """Who of ``people`` has a copy of the card now (the asker's DM counts for the asker)."""
-    card = await cards.load(surface.registry, card_id)
+    card = await cards.load(services.registry, card_id)
     if card is None:
         return set()
     got = {p.person for p in card.placements if p.person is not None}
@@ -112,7 +114,7 @@ def _delivered(people: list[Issuee], got: set[int], platform: str) -> Delivered:
 
 
 async def _copies(
-    surface: Surface,
+    services: Services,
     reach: Reach,
     installation: str,
     card: cards.Card,
@@ -124,7 +126,7 @@ async def _copies(
 
     async def work(adapter: Adapter) -> None:
         sent = await send_copies(
-            surface, adapter, card, people, installation=installation, token=token, asker_too=True
+            services, adapter, card, people, installation=installation, token=token, asker_too=True
         )
         got.update(p.person for p in sent if p.person is not None)
 

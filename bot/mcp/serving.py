@@ -39,7 +39,7 @@ from bot.cards.wording import MCP_AGENT_PREFIX, sentence
 from bot.mcp.delivery import Delivered, Reach, deliver
 from bot.mcp.exchange import exchange
 from bot.mcp.guard import Guard
-from bot.surface import Surface
+from bot.services import Services
 from tools import (
     Agent,
     Bearer,
@@ -88,14 +88,16 @@ class McpEndpoint:
     """The ``/mcp`` route: a token check, then the MCP SDK's stateless streamable HTTP."""
 
     def __init__(
-        self, surface: Surface, reaches: Sequence[Reach], *, public_url: str | None = None
+        self, services: Services, reaches: Sequence[Reach], *, public_url: str | None = None
     ) -> None:
-        self.surface = surface
+        self.services = services
         self.reaches = list(reaches)
         self.guard = Guard(public_url)
-        self.tokens = McpTokens(surface.registry.db, clock=surface.registry.clock)
+        self.tokens = McpTokens(services.registry.db, clock=services.registry.clock)
         # The chat's allow-list, with the tools only an outside agent needs (card_status).
-        surface.registry.register_agent_family(MCP_AGENT_PREFIX, Agent("mcp", surface.agent.tools))
+        services.registry.register_agent_family(
+            MCP_AGENT_PREFIX, Agent("mcp", services.agent.tools)
+        )
         self.server: Server[Any] = Server(
             "countersign",
             version="1",
@@ -150,7 +152,7 @@ class McpEndpoint:
                 "Send Authorization: Bearer <token> (countersign mcp-token create)."
             )
         bearer = await self.tokens.verify(token.strip())
-        caller = await self.surface.directory.person(bearer.personid) if bearer else None
+        caller = await self.services.directory.person(bearer.personid) if bearer else None
         if bearer is None or caller is None or caller.tenantid != bearer.tenantid:
             log.info("mcp_token_refused", remote=request.remote)
             return _unauthorized("This token is unknown, revoked or expired.", invalid=True)
@@ -167,7 +169,7 @@ class McpEndpoint:
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         call = _who(ctx)
-        tools = await self.surface.registry.offered(self._agent(call), call.caller.tenantid)
+        tools = await self.services.registry.offered(self._agent(call), call.caller.tenantid)
         shown = [_listed(tool) for tool in tools if _sees(call.caller, tool)]
         return ListToolsResult(tools=shown)
 
@@ -175,7 +177,7 @@ class McpEndpoint:
         self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     ) -> CallToolResult:
         call = _who(ctx)
-        registry = self.surface.registry
+        registry = self.services.registry
         log.info("mcp_call", tool=params.name, agent=call.agent_name, tenant=call.caller.tenantid)
         try:
             result = await registry.call(
@@ -188,7 +190,7 @@ class McpEndpoint:
         if result.proposal is None:
             return _rows(result)
         delivered = await deliver(
-            self.surface, self.reaches, result.proposal, call.caller, agent=call.agent_name
+            self.services, self.reaches, result.proposal, call.caller, agent=call.agent_name
         )
         log.info(
             "mcp_card_proposed",
@@ -199,7 +201,7 @@ class McpEndpoint:
         return _waiting(result.proposal, delivered)
 
     def _agent(self, call: _Call) -> Agent:
-        agent = self.surface.registry.proposer(call.agent_name, self.surface.agent)
+        agent = self.services.registry.proposer(call.agent_name, self.services.agent)
         assert agent is not None  # the family registered in __init__
         return agent
 

@@ -23,7 +23,7 @@ from bot.cards import several, wording
 from bot.cards.card import Card
 from bot.placement import Placement, editable_of, lists_of_stored, placements_of_stored, stored
 from bot.presses.decisions import show_recorded, update_copies
-from bot.surface import Surface
+from bot.services import Services
 from tools import Issuee
 
 __all__ = ["SentBefore", "address", "send_copies"]
@@ -35,7 +35,7 @@ SentBefore = Callable[[str], Awaitable[Placement | None]]
 
 
 async def send_copies(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     card: Card,
     people: Sequence[Issuee],
@@ -59,11 +59,11 @@ async def send_copies(
     tell who still needed theirs.
     """
     sent: list[Placement] = []
-    push = await _push(surface, card)
+    push = await _push(services, card)
     for person in people:
         if person.userid == card.userid and not asker_too:
             continue
-        user = await address(surface, adapter, person.userid, installation)
+        user = await address(services, adapter, person.userid, installation)
         if user is None:
             log.info("copy_unreachable", card_id=card.card_id, person=person.userid)
             continue
@@ -76,25 +76,27 @@ async def send_copies(
             kept = {"editable": editable_of(card.single), "person": person.userid}
             copy = placement.model_copy(update=kept)
             sent.append(copy)
-            card = await _keep(surface, adapter, card, [copy]) or card
+            card = await _keep(services, adapter, card, [copy]) or card
     return sent
 
 
-async def _push(surface: Surface, card: Card) -> str:
+async def _push(services: Services, card: Card) -> str:
     """What a copy's notification says: what, and who asked."""
     lead = card.lead
     name = next((i.name for i in lead.issued_to if i.userid == card.userid), "")
     if card.several:
         return several.copy_text(len(card.items), name)
-    return wording.copy_text(lead.summary, name or await _name(surface, card.userid))
+    return wording.copy_text(lead.summary, name or await _name(services, card.userid))
 
 
-async def _name(surface: Surface, userid: int) -> str:
-    person = await surface.directory.person(userid)
+async def _name(services: Services, userid: int) -> str:
+    person = await services.directory.person(userid)
     return person.name if person is not None else ""
 
 
-async def address(surface: Surface, adapter: Adapter, userid: int, installation: str) -> str | None:
+async def address(
+    services: Services, adapter: Adapter, userid: int, installation: str
+) -> str | None:
     """The person's platform id in this installation: their linked identity, or else the
     member the platform vouches has their email (then linked, as on a first message).
 
@@ -102,20 +104,20 @@ async def address(surface: Surface, adapter: Adapter, userid: int, installation:
     member found is resolved like anyone writing in: Slack can find the email on a Slack
     Connect user of a workspace nobody connected, who was linked here and sent the copy.
     """
-    found = await surface.directory.addresses(userid, adapter.platform)
+    found = await services.directory.addresses(userid, adapter.platform)
     linked = next((user for where, user in found if where == installation), None)
     if linked is not None:
         return linked
-    email = await surface.directory.email_of(userid)
+    email = await services.directory.email_of(userid)
     user = await adapter.member_by_email(email) if email else None
     if user is None:
         return None
-    now_linked = await identity.resolve(surface.directory, adapter, installation, user)
+    now_linked = await identity.resolve(services.directory, adapter, installation, user)
     return user if not isinstance(now_linked, str) and now_linked.userid == userid else None
 
 
 async def _keep(
-    surface: Surface, adapter: Adapter, card: Card, sent: Sequence[Placement]
+    services: Services, adapter: Adapter, card: Card, sent: Sequence[Placement]
 ) -> Card | None:
     """Adds the copies to the card's placements; shows them decided if it was meanwhile.
     The card as it then stands."""
@@ -123,16 +125,16 @@ async def _keep(
     def add(stored_now: dict[str, Any] | None) -> dict[str, Any]:
         return stored([*placements_of_stored(stored_now), *sent], lists_of_stored(stored_now))
 
-    now = await cards.change_posting(surface.registry, card, add)
+    now = await cards.change_posting(services.registry, card, add)
     if now is None:
         return None
     if not now.open:
         # Decided while the copies were on their way: the process showing it draws these too
         # before recording it shown, or, shown already, it is reopened and shown here.
-        await show_recorded(surface, adapter, now)
+        await show_recorded(services, adapter, now)
     elif now.looks != card.looks:
         # Approved once of two meanwhile: the process that did it updated the copies it knew
         # of; these were drawn as the card was before (a first approver's copy still offering
         # the Approve he had given).
-        await update_copies(surface, adapter, now)
+        await update_copies(services, adapter, now)
     return now

@@ -34,7 +34,7 @@ from bot.placement import Placement
 from bot.presses.answers import settle_answers
 from bot.presses.drawing import covering, draw_copies, note, post_line, update_copies
 from bot.runtime import receipts
-from bot.surface import Surface
+from bot.services import Services
 from tools import CardStatus
 
 __all__ = ["redraw", "show", "show_recorded", "update_copies"]
@@ -48,7 +48,7 @@ _UNAUDITED = frozenset({CardStatus.EXPIRED, CardStatus.SUPERSEDED, CardStatus.PE
 _RECORDS = 4
 
 
-async def show(surface: Surface, adapter: Adapter, card: Card) -> None:
+async def show(services: Services, adapter: Adapter, card: Card) -> None:
     """Updates every copy on this surface, posts the audit line once and tells the model once.
 
     A decided card is shown by one process only, the one that takes its showing
@@ -59,17 +59,17 @@ async def show(surface: Surface, adapter: Adapter, card: Card) -> None:
         with contextlib.ExitStack() as running:
             # While it is shown here, no sweep of this process takes its items over.
             for item in card.items:
-                running.enter_context(surface.registry.working_on(item.card_id))
-            await _show_several(surface, adapter, card)
+                running.enter_context(services.registry.working_on(item.card_id))
+            await _show_several(services, adapter, card)
         return
     if card.open:
-        await _show(surface, adapter, card)
+        await _show(services, adapter, card)
         return
-    if not await _take_and_show(surface, adapter, card):
+    if not await _take_and_show(services, adapter, card):
         log.info("decision_shown_elsewhere", card_id=card.card_id, status=str(card.lead.status))
 
 
-async def show_recorded(surface: Surface, adapter: Adapter, card: Card) -> None:
+async def show_recorded(services: Services, adapter: Adapter, card: Card) -> None:
     """Shows a card whose copy was just recorded, if it was decided meanwhile (``card`` as it
     stood once recorded): its whole showing when nobody answers for it, else its copies.
 
@@ -80,23 +80,23 @@ async def show_recorded(surface: Surface, adapter: Adapter, card: Card) -> None:
     if card.open:
         return
     if card.several:
-        await show(surface, adapter, card)
+        await show(services, adapter, card)
         return
-    if not await _take_and_show(surface, adapter, card):
-        await update_copies(surface, adapter, card)
+    if not await _take_and_show(services, adapter, card):
+        await update_copies(services, adapter, card)
 
 
-async def _take_and_show(surface: Surface, adapter: Adapter, card: Card) -> bool:
+async def _take_and_show(services: Services, adapter: Adapter, card: Card) -> bool:
     """Shows a decided card of one whole, if this process takes its showing; whether it did."""
-    registry = surface.registry
+    registry = services.registry
     if await registry.take_showing(card.card_id) is None:
         return False
     with registry.working_on(card.card_id):
-        await _shown(surface, adapter, card)
+        await _shown(services, adapter, card)
     return True
 
 
-async def redraw(surface: Surface, adapter: Adapter, card: Card) -> list[Placement] | None:
+async def redraw(services: Services, adapter: Adapter, card: Card) -> list[Placement] | None:
     """Shows a decision whose showing this process took (``tools.showing``) on this surface;
     the copies it went out on, or None when not all of it did. The caller records it shown.
 
@@ -104,19 +104,19 @@ async def redraw(surface: Surface, adapter: Adapter, card: Card) -> list[Placeme
     first. A process killed between that claim and the line left it without one; its copies
     are still redrawn here (a second line would be worse than none).
     """
-    with surface.registry.working_on(card.card_id):
+    with services.registry.working_on(card.card_id):
         if card.several:
-            return await _show_several(surface, adapter, card, redrawing=True)
-        copies, complete = await _show(surface, adapter, card)
+            return await _show_several(services, adapter, card, redrawing=True)
+        copies, complete = await _show(services, adapter, card)
         return copies if complete else None
 
 
-async def _shown(surface: Surface, adapter: Adapter, card: Card) -> None:
+async def _shown(services: Services, adapter: Adapter, card: Card) -> None:
     """Shows a decision this process took the showing of, and records it shown; drawn again
     while a copy was recorded meanwhile (its line is not posted again)."""
-    registry, told = surface.registry, False
+    registry, told = services.registry, False
     for _ in range(_RECORDS):
-        copies, told = await _show(surface, adapter, card, told=told)
+        copies, told = await _show(services, adapter, card, told=told)
         if not copies:
             # Nowhere to show it yet: whoever records its copy takes the showing at once.
             await registry.give_back_showing(card.card_id)
@@ -129,7 +129,7 @@ async def _shown(surface: Surface, adapter: Adapter, card: Card) -> None:
 
 
 async def _show(
-    surface: Surface, adapter: Adapter, card: Card, *, told: bool = False
+    services: Services, adapter: Adapter, card: Card, *, told: bool = False
 ) -> tuple[list[Placement], bool]:
     """The copies, then the audit line, then the model; the copies, and whether they and the
     line went out (``told``: the line did already, on an earlier draw).
@@ -137,18 +137,18 @@ async def _show(
     The line waits while a copy could not be updated: the decision is shown again later, and
     posting it now would post it twice.
     """
-    copies, updated = await draw_copies(surface, adapter, card)
+    copies, updated = await draw_copies(services, adapter, card)
     # No copy yet: pressed while its turn was still recording where it was posted. Recorded
     # shown, it kept live buttons and no audit line for good (3 cards in soaks); unshown,
     # whoever records the copy shows it.
     out = bool(copies) and updated
     if card.open:
         # Waiting for a second approval: the model hears of it, the channel once it is decided.
-        await note(surface, card, copies)
+        await note(services, card, copies)
     elif out and not told:
-        told = await _line(surface, adapter, card, copies)
+        told = await _line(services, adapter, card, copies)
         if told:
-            await note(surface, card, copies)
+            await note(services, card, copies)
             await settle_answers(adapter, card, copies)
     log.info(
         "decision_shown",
@@ -160,7 +160,7 @@ async def _show(
     return copies, out and told
 
 
-async def _line(surface: Surface, adapter: Adapter, card: Card, copies: list[Placement]) -> bool:
+async def _line(services: Services, adapter: Adapter, card: Card, copies: list[Placement]) -> bool:
     """The audit line of a card of one write, unless nobody decided anything or it went out
     already; whether it is out.
 
@@ -169,17 +169,17 @@ async def _line(surface: Surface, adapter: Adapter, card: Card, copies: list[Pla
     """
     if all(c.status in _UNAUDITED for c in card.items):
         return True
-    registry = surface.registry
+    registry = services.registry
     if await receipts.taken(registry.db, card.once("told")):
         return True
-    if not await post_line(surface, adapter, card, copies):
+    if not await post_line(services, adapter, card, copies):
         return False
     await receipts.claim(registry.db, card.once("told"), registry.now())
     return True
 
 
 async def _show_several(
-    surface: Surface, adapter: Adapter, card: Card, *, redrawing: bool = False
+    services: Services, adapter: Adapter, card: Card, *, redrawing: bool = False
 ) -> list[Placement] | None:
     """A card of several as it stands now: every copy, then once it has settled the line;
     the copies it is all shown on, or None (``redrawing``: for the sweep, which records it).
@@ -187,17 +187,17 @@ async def _show_several(
     Two presses that each ran some of its writes both end here (and so may the sweep): only
     the first to claim its settled line posts it, across every process.
     """
-    registry, told = surface.registry, False
+    registry, told = services.registry, False
     for _ in range(_RECORDS):
         fresh = await cards.load(registry, card.card_id) or card
         if fresh.shown:
             log.info("decision_shown_elsewhere", card_id=card.card_id)
             return [p for p in fresh.placements if p.platform == adapter.platform]
-        copies, updated = await draw_copies(surface, adapter, fresh)
+        copies, updated = await draw_copies(services, adapter, fresh)
         settled = bool(copies) and not fresh.open
         # Its line does not wait for a copy that failed: the sweep redraws the copies.
         if settled and not told:
-            told = await _several_line(surface, adapter, fresh, copies, redrawing=redrawing)
+            told = await _several_line(services, adapter, fresh, copies, redrawing=redrawing)
         log.info("decision_shown", card_id=card.card_id, copies=len(copies), settled=settled)
         if not (settled and updated and told):
             return None
@@ -210,30 +210,30 @@ async def _show_several(
 
 
 async def _several_line(
-    surface: Surface, adapter: Adapter, card: Card, copies: list[Placement], *, redrawing: bool
+    services: Services, adapter: Adapter, card: Card, copies: list[Placement], *, redrawing: bool
 ) -> bool:
     """Posts a settled card of several's line if this process claims it; whether the card is
     shown as far as this process goes: its line out, or (for the sweep) another's to post."""
-    registry = surface.registry
-    if not await _claim_line(surface, card, redrawing=redrawing):
+    registry = services.registry
+    if not await _claim_line(services, card, redrawing=redrawing):
         return redrawing or await receipts.taken(registry.db, card.once("told"))
     audited = not all(c.status in _UNAUDITED for c in card.items)
-    if audited and not await post_line(surface, adapter, card, copies):
+    if audited and not await post_line(services, adapter, card, copies):
         return False
     await receipts.claim(registry.db, card.once("told"), registry.now())
-    await note(surface, card, copies)
+    await note(services, card, copies)
     await settle_answers(adapter, card, copies)
     return True
 
 
-async def _claim_line(surface: Surface, card: Card, *, redrawing: bool) -> bool:
+async def _claim_line(services: Services, card: Card, *, redrawing: bool) -> bool:
     """Whether this process posts the settled card's audit line: the first to claim it, or the
     sweep once, when whoever claimed it is gone without saying it went out.
 
     "Told" is claimed once the line is out, so the sweep posts it only then: a process killed
     between the claim and the line does not leave a batch with no line for good.
     """
-    registry, now = surface.registry, surface.registry.now()
+    registry, now = services.registry, services.registry.now()
     if await receipts.claim(registry.db, card.once("settled"), now):
         return True
     if not redrawing or await receipts.taken(registry.db, card.once("told")):

@@ -25,7 +25,7 @@ from bot.placement import (
     stored,
 )
 from bot.presses.listed import redraw_lists
-from bot.surface import Surface
+from bot.services import Services
 from tools import Connections, Covers
 
 __all__ = ["audit_channel", "covering", "draw_copies", "note", "post_line", "update_copies"]
@@ -52,7 +52,7 @@ def covering(copies: Sequence[Placement], platforms: Collection[str]) -> Covers:
 
 
 async def post_line(
-    surface: Surface, adapter: Adapter, card: Card, copies: Sequence[Placement]
+    services: Services, adapter: Adapter, card: Card, copies: Sequence[Placement]
 ) -> bool:
     """Posts the audit line in the thread the card was asked in; whether it went out.
 
@@ -60,11 +60,11 @@ async def post_line(
     a card asked for by an agent elsewhere has private copies only.
     """
     asked = next((p for p in copies if p.conversation), copies[0])
-    channel = await audit_channel(surface, asked)
+    channel = await audit_channel(services, asked)
     return await adapter.post_audit(card, asked, audit_channel=channel)
 
 
-async def note(surface: Surface, card: Card, copies: Sequence[Placement]) -> None:
+async def note(services: Services, card: Card, copies: Sequence[Placement]) -> None:
     """Tells the model, in each conversation the card came from, what became of it."""
     by = next((c.decided_by_name for c in card.items if c.decided_by_name), None)
     by = by or " and ".join(a.name for a in card.lead.approvals) or "Someone"
@@ -73,17 +73,17 @@ async def note(surface: Surface, card: Card, copies: Sequence[Placement]) -> Non
         for c in card.items
     )
     for conversation in dict.fromkeys(p.conversation for p in copies if p.conversation):
-        await surface.assistant.record(conversation=conversation, text=said)
+        await services.assistant.record(conversation=conversation, text=said)
 
 
-async def update_copies(surface: Surface, adapter: Adapter, card: Card) -> list[Placement]:
+async def update_copies(services: Services, adapter: Adapter, card: Card) -> list[Placement]:
     """Shows the card as it stands on every copy on the adapter's surface; returns the copies."""
-    copies, _ = await draw_copies(surface, adapter, card)
+    copies, _ = await draw_copies(services, adapter, card)
     return copies
 
 
 async def draw_copies(
-    surface: Surface, adapter: Adapter, card: Card
+    services: Services, adapter: Adapter, card: Card
 ) -> tuple[list[Placement], bool]:
     """Every copy on the adapter's surface updated; the copies, and whether each is shown.
     Then every private list that showed the card is drawn again (``bot.presses.listed``).
@@ -94,9 +94,9 @@ async def draw_copies(
     another process has already shown done. Whoever drew an old state sees the new one here;
     whoever changed it after this read draws after this draw.
     """
-    registry = surface.registry
+    registry = services.registry
     fresh = await cards.load(registry, card.card_id)
-    copies, updated = await _draw(surface, adapter, card, fresh)
+    copies, updated = await _draw(services, adapter, card, fresh)
     for _ in range(_REDRAWS):
         if not card.open:
             break  # a decision is final: every process draws it alike
@@ -105,12 +105,12 @@ async def draw_copies(
             break
         log.info("card_changed_while_drawn", card_id=card.card_id, status=str(again.lead.status))
         card = fresh = again
-        copies, updated = await _draw(surface, adapter, card, fresh)
+        copies, updated = await _draw(services, adapter, card, fresh)
     return copies, updated
 
 
 async def _draw(
-    surface: Surface, adapter: Adapter, card: Card, fresh: Card | None
+    services: Services, adapter: Adapter, card: Card, fresh: Card | None
 ) -> tuple[list[Placement], bool]:
     """Draws ``card`` on each copy ``fresh`` (the card as read last) has on this surface.
 
@@ -135,9 +135,9 @@ async def _draw(
             kept = [_moved(p, moved) for p in placements_of_stored(where)]
             return stored(kept, lists_of_stored(where))
 
-        await cards.change_posting(surface.registry, card, swap)
+        await cards.change_posting(services.registry, card, swap)
         copies = [_moved(p, moved) for p in copies]
-    await redraw_lists(surface, adapter, card, (fresh or card).lists)
+    await redraw_lists(services, adapter, card, (fresh or card).lists)
     return copies, updated
 
 
@@ -145,9 +145,9 @@ def _moved(placement: Placement, moved: list[tuple[Placement, Placement]]) -> Pl
     return next((anew for old, anew in moved if old == placement), placement)
 
 
-async def audit_channel(surface: Surface, placement: Placement) -> str | None:
+async def audit_channel(services: Services, placement: Placement) -> str | None:
     """The audit channel set for the copy's installation (Slack workspaces have one), or None."""
     if not isinstance(placement, SlackPlacement) or not placement.team:
         return None
-    found = await Connections(surface.registry.db).connection(placement.platform, placement.team)
+    found = await Connections(services.registry.db).connection(placement.platform, placement.team)
     return found.audit_channel if found is not None else None

@@ -40,7 +40,7 @@ from bot.placement import (
     stored,
 )
 from bot.presses.decisions import show
-from bot.surface import Surface
+from bot.services import Services
 from tools import Caller
 from tools.errors import (
     CardDecidedError,
@@ -93,7 +93,7 @@ class Ended:
 
 
 async def decide(
-    surface: Surface, adapter: Adapter, press: Press, presser: identity.Once | None = None
+    services: Services, adapter: Adapter, press: Press, presser: identity.Once | None = None
 ) -> Ended:
     """Decides the press as the presser and shows the result; the same ladder on every surface.
 
@@ -104,15 +104,15 @@ async def decide(
     The card shown afterwards is the one the signed token names; what the surface read beside
     the button stands in only for a token that does not hold (to show that card as it is).
     """
-    press = replace(press, card_id=surface.registry.card_id_of(press.token) or press.card_id)
+    press = replace(press, card_id=services.registry.card_id_of(press.token) or press.card_id)
     presser = presser or identity.Once(
-        surface.directory, adapter, press.installation, press.user, user_team=press.user_team
+        services.directory, adapter, press.installation, press.user, user_team=press.user_team
     )
     with bound_contextvars(
         platform=adapter.platform, platform_user=press.user, card_id=press.card_id
     ):
         try:
-            ended = await _decide(surface, adapter, press, presser)
+            ended = await _decide(services, adapter, press, presser)
         except DATABASE_DOWN as unreachable:
             # With the database stopped, a press used to end in a logged traceback and silence:
             # the presser saw nothing happen and could not tell a lost press from a slow one.
@@ -122,36 +122,36 @@ async def decide(
             await adapter.post_privately(adapter.words.database_unreachable())
             ended = Ended("database_down")
     ended = replace(ended, card_id=press.card_id)
-    surface.metrics.press_seconds.labels(press.verb, ended.outcome).observe(
+    services.metrics.press_seconds.labels(press.verb, ended.outcome).observe(
         time.monotonic() - press.arrived
     )
     return ended
 
 
 async def _decide(
-    surface: Surface, adapter: Adapter, press: Press, presser: identity.Once
+    services: Services, adapter: Adapter, press: Press, presser: identity.Once
 ) -> Ended:
     caller = await presser.caller()
     if isinstance(caller, str):
         await adapter.post_privately(identity.tell_unresolved(adapter, caller))
         return Ended("unlinked")
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
-        outcome = await _ladder(surface, adapter, press, caller)
+        outcome = await _ladder(services, adapter, press, caller)
     return Ended(outcome, caller)
 
 
-async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Caller) -> Ending:
+async def _ladder(services: Services, adapter: Adapter, press: Press, caller: Caller) -> Ending:
     """Every way a press can end, for a card of one write or of several."""
     try:
         result = await cards.decide(
-            surface.registry, surface.agent, press.token, caller, press.verb, press.reason
+            services.registry, services.agent, press.token, caller, press.verb, press.reason
         )
     except NotYourCardError as refused:
-        await _not_yours(surface, adapter, refused.card_id or press.card_id)
+        await _not_yours(services, adapter, refused.card_id or press.card_id)
         log.info("press_refused", why="not_your_card")
         return "refused"
     except CardExpiredError as expired:
-        await _show_here(surface, adapter, expired.card_id or press.card_id)
+        await _show_here(services, adapter, expired.card_id or press.card_id)
         await adapter.post_privately(adapter.words.refused(str(expired)))
         log.info("press_refused", why="expired")
         return "refused"
@@ -159,8 +159,8 @@ async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Call
         # A process that died after the write committed, before the card was updated, left
         # it with live buttons and no audit line; a press on it only said "already approved",
         # privately. Now the press shows the decision, unless it was shown already.
-        await _record_pressed(surface, adapter, press, decided.card_id or press.card_id)
-        await _show_here(surface, adapter, decided.card_id or press.card_id, decided_only=True)
+        await _record_pressed(services, adapter, press, decided.card_id or press.card_id)
+        await _show_here(services, adapter, decided.card_id or press.card_id, decided_only=True)
         await adapter.post_privately(adapter.words.refused(str(decided)))
         log.info("press_refused", why="CardDecidedError")
         return "refused"
@@ -176,13 +176,13 @@ async def _ladder(surface: Surface, adapter: Adapter, press: Press, caller: Call
         # presser told nothing. The engine has already moved the card (and audited it); here
         # it is shown like any decision, and the presser learns it did not go through.
         log.exception("press_failed")
-        await _show_here(surface, adapter, press.card_id, decided_only=True)
+        await _show_here(services, adapter, press.card_id, decided_only=True)
         await adapter.post_privately(adapter.words.press_failed())
         return "failed"
     recorded = None
     if not _known(press, result.card):
-        recorded = await _record_pressed(surface, adapter, press, result.card.card_id)
-    return await _shown(surface, adapter, replace(result, card=recorded or result.card))
+        recorded = await _record_pressed(services, adapter, press, result.card.card_id)
+    return await _shown(services, adapter, replace(result, card=recorded or result.card))
 
 
 def _known(press: Press, card: Card | None) -> bool:
@@ -194,7 +194,7 @@ def _known(press: Press, card: Card | None) -> bool:
 
 
 async def _record_pressed(
-    surface: Surface, adapter: Adapter, press: Press, card_id: str | None
+    services: Services, adapter: Adapter, press: Press, card_id: str | None
 ) -> Card | None:
     """Records the message pressed as a copy of the card when it is not one yet (the first,
     when the card has none on this surface); the card as it then stands, or None.
@@ -204,7 +204,7 @@ async def _record_pressed(
     (and, the thread's card, no audit line) for good.
     """
     pressed = press.pressed
-    card = await cards.load(surface.registry, card_id)
+    card = await cards.load(services.registry, card_id)
     if pressed is None or card is None or _known(press, card):
         return None
 
@@ -215,10 +215,10 @@ async def _record_pressed(
     here = adapter.here(card.placements) is not None
     log.info("pressed_copy_recorded", card_id=card.card_id, first=not here)
     change = after if here else first_copy(pressed)
-    return await cards.change_posting(surface.registry, card, change)
+    return await cards.change_posting(services.registry, card, change)
 
 
-async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> Ending:
+async def _shown(services: Services, adapter: Adapter, decided: cards.Decided) -> Ending:
     card = decided.card
     if not decided.moved:
         # Every write of a card of several was decided by someone else first (a double tap,
@@ -226,20 +226,20 @@ async def _shown(surface: Surface, adapter: Adapter, decided: cards.Decided) -> 
         # shows the card.
         refusal = decided.refusal
         if isinstance(refusal, CardExpiredError):  # its writes ran out of time unswept
-            await show(surface, adapter, card)
+            await show(services, adapter, card)
         await adapter.post_privately(adapter.words.refused(str(refusal) if refusal else ""))
         log.info("press_refused", why=type(refusal).__name__)
         return "refused"
     log.info("card_decided", status=str(card.lead.status))
     if not card.running:
         # A write still mid-write belongs to another press, which shows the card when done.
-        await show(surface, adapter, card)
+        await show(services, adapter, card)
     return "decided"
 
 
-async def _not_yours(surface: Surface, adapter: Adapter, card_id: str | None) -> None:
+async def _not_yours(services: Services, adapter: Adapter, card_id: str | None) -> None:
     """Tells the presser whose card it is (as this surface names them), if it is shown here."""
-    card = await cards.load(surface.registry, card_id)
+    card = await cards.load(services.registry, card_id)
     placement = adapter.here(card.placements if card is not None else ())
     waiting = tuple(i.name for i in card.lead.waiting_for if i.name) if card else ()
     await adapter.post_privately(
@@ -248,12 +248,12 @@ async def _not_yours(surface: Surface, adapter: Adapter, card_id: str | None) ->
 
 
 async def _show_here(
-    surface: Surface, adapter: Adapter, card_id: str | None, *, decided_only: bool = False
+    services: Services, adapter: Adapter, card_id: str | None, *, decided_only: bool = False
 ) -> None:
     """Shows the card as it stands, for everyone, when it is shown here (and, with
     ``decided_only``, only once nothing of it waits or runs)."""
-    card = await cards.load(surface.registry, card_id)
+    card = await cards.load(services.registry, card_id)
     if card is None or adapter.here(card.placements) is None:
         return
     if not (decided_only and card.open):
-        await show(surface, adapter, card)
+        await show(services, adapter, card)

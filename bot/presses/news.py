@@ -19,7 +19,7 @@ import structlog
 
 from bot.adapter import Adapter, Reach, Words
 from bot.presses.copies import address
-from bot.surface import Surface
+from bot.services import Services
 from tools import Issuee, Scope
 
 __all__ = ["WITHIN", "News", "Notice", "Reach", "Untold"]
@@ -69,7 +69,7 @@ class News:
         self._next: dict[int, float] = {}
         self._round: asyncio.Task[None] | None = None
 
-    def start(self, surface: Surface, reaches: Sequence[Reach]) -> None:
+    def start(self, services: Services, reaches: Sequence[Reach]) -> None:
         """Starts a round of ``tell`` in its own task, unless the last one is still going.
 
         A round waits for servers to list (each merchant up to ``within``). Awaited inside
@@ -78,7 +78,7 @@ class News:
         """
         if self._round is not None and not self._round.done():
             return
-        self._round = asyncio.create_task(self._logged(surface, reaches), name="mcp news")
+        self._round = asyncio.create_task(self._logged(services, reaches), name="mcp news")
 
     async def stop(self) -> None:
         """Cancels the round in flight (on shutdown)."""
@@ -86,13 +86,13 @@ class News:
             self._round.cancel()
             await asyncio.gather(self._round, return_exceptions=True)
 
-    async def _logged(self, surface: Surface, reaches: Sequence[Reach]) -> None:
+    async def _logged(self, services: Services, reaches: Sequence[Reach]) -> None:
         try:
-            await self.tell(surface, reaches)
+            await self.tell(services, reaches)
         except Exception:  # logged in full; the next round tries again
             log.exception("mcp_news_failed")
 
-    async def tell(self, surface: Surface, reaches: Sequence[Reach]) -> int:
+    async def tell(self, services: Services, reaches: Sequence[Reach]) -> int:
         """Tells every merchant's owners of the tools that appeared; how many notices went out."""
         sent = 0
         for tenantid in await self.untold.merchants():
@@ -101,12 +101,12 @@ class News:
                 continue
             self._next[tenantid] = at + self.every
             try:
-                sent += await self._merchant(surface, reaches, tenantid)
+                sent += await self._merchant(services, reaches, tenantid)
             except Exception:  # logged in full: one merchant's failure must not silence the rest
                 log.exception("mcp_news_failed", tenant=tenantid)
         return sent
 
-    async def _merchant(self, surface: Surface, reaches: Sequence[Reach], tenantid: int) -> int:
+    async def _merchant(self, services: Services, reaches: Sequence[Reach], tenantid: int) -> int:
         try:
             async with asyncio.timeout(self.within):
                 news = await self.untold.untold(tenantid)
@@ -120,20 +120,20 @@ class News:
         # the DM, or the time bound falling just after the record, loses the notice: the owner
         # still sees the tools in `countersign mcp tools`, and each stays a write until
         # reviewed. Recording after sending would DM the owner once per process instead.
-        return await _tell_owners(surface, reaches, tenantid, news)
+        return await _tell_owners(services, reaches, tenantid, news)
 
 
 async def _tell_owners(
-    surface: Surface, reaches: Sequence[Reach], tenantid: int, news: Sequence[Notice]
+    services: Services, reaches: Sequence[Reach], tenantid: int, news: Sequence[Notice]
 ) -> int:
     """Sends each notice to each owner, on the first platform that reaches them."""
-    merchant = await surface.directory.merchant_name(tenantid) or f"merchant {tenantid}"
-    owners = await surface.registry.owners(tenantid)
-    places = await _installations(surface, tenantid)
+    merchant = await services.directory.merchant_name(tenantid) or f"merchant {tenantid}"
+    owners = await services.registry.owners(tenantid)
+    places = await _installations(services, tenantid)
     sent = 0
     for notice in news:
         say = _wording(merchant, notice)
-        reached = [o for o in owners if await _tell(surface, reaches, places, o, say)]
+        reached = [o for o in owners if await _tell(services, reaches, places, o, say)]
         sent += len(reached)
         missed = [o.name for o in owners if o not in reached]
         if missed or not owners:
@@ -150,17 +150,17 @@ async def _tell_owners(
     return sent
 
 
-async def _installations(surface: Surface, tenantid: int) -> dict[str, list[str]]:
+async def _installations(services: Services, tenantid: int) -> dict[str, list[str]]:
     """The merchant's connected installations, by platform."""
     found: dict[str, list[str]] = {}
-    for connected in await surface.directory.connections.listing():
+    for connected in await services.directory.connections.listing():
         if connected.tenantid == tenantid:
             found.setdefault(str(connected.platform), []).append(connected.installation)
     return found
 
 
 async def _tell(
-    surface: Surface,
+    services: Services,
     reaches: Sequence[Reach],
     places: Mapping[str, list[str]],
     owner: Issuee,
@@ -169,19 +169,19 @@ async def _tell(
     """Tells one owner through the first installation where they are found; whether it went out."""
     for reach in reaches:
         for installation in places.get(reach.platform, ()):
-            if await _notified(surface, reach, installation, owner.userid, say):
+            if await _notified(services, reach, installation, owner.userid, say):
                 return True
     return False
 
 
 async def _notified(
-    surface: Surface, reach: Reach, installation: str, userid: int, say: Wording
+    services: Services, reach: Reach, installation: str, userid: int, say: Wording
 ) -> bool:
     """Tells one person through one installation, if they are found there (``address``)."""
     told: list[bool] = []
 
     async def work(adapter: Adapter) -> None:
-        user = await address(surface, adapter, userid, installation)
+        user = await address(services, adapter, userid, installation)
         if user is not None:
             told.append(await adapter.notify(user, say(adapter.words)))
 

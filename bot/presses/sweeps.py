@@ -25,7 +25,7 @@ from bot.presses.decisions import redraw as redraw_decision
 from bot.presses.decisions import show, update_copies
 from bot.presses.drawing import covering
 from bot.runtime import receipts
-from bot.surface import Surface
+from bot.services import Services
 from tools import CardRecord, Issuee
 
 __all__ = ["Shows", "escalate", "expire", "redraw"]
@@ -46,25 +46,25 @@ class Shows(Protocol):
     async def cards_changed(self, record: CardRecord) -> None: ...
 
 
-async def expire(surface: Surface, mounted: Mapping[str, Shows], *, now: datetime) -> int:
+async def expire(services: Services, mounted: Mapping[str, Shows], *, now: datetime) -> int:
     """Expires every card whose time ran out and shows it expired on every copy; how many."""
-    records = await surface.registry.expire_due(now)
+    records = await services.registry.expire_due(now)
     for record in records:
-        card = await cards.of_record(surface.registry, record)
-        await _guarded(record, _each_platform(record, card, mounted, _shown(surface, card)))
+        card = await cards.of_record(services.registry, record)
+        await _guarded(record, _each_platform(record, card, mounted, _shown(services, card)))
         log.info("card_expired", card_id=record.card_id, tenant=record.tenantid)
     return len(records)
 
 
 async def escalate(
-    surface: Surface, mounted: Mapping[str, Shows], *, now: datetime, after: int
+    services: Services, mounted: Mapping[str, Shows], *, now: datetime, after: int
 ) -> int:
     """Sends cards undecided past the merchant's delay to its owners too, once each: cards
     routed away from their asker, and cards still waiting for a second approver.
 
     ``after`` is the service's delay in seconds for merchants whose policy sets none.
     """
-    registry = surface.registry
+    registry = services.registry
     delays: dict[int, timedelta] = {}
     done = 0
     for card in await registry.escalation_due(now - _SOONEST, now):
@@ -87,12 +87,12 @@ async def escalate(
         )
         if record is None:
             continue  # another process escalated it first, or it ended meanwhile
-        await _guarded(record, _tell(surface, mounted, record, bosses))
+        await _guarded(record, _tell(services, mounted, record, bosses))
         done += 1
     return done
 
 
-async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetime) -> int:
+async def redraw(services: Services, mounted: Mapping[str, Shows], *, now: datetime) -> int:
     """Shows every decision that was never shown and that no live process answers for; how many.
 
     A process that died after a card's write committed, before its copies were updated, left
@@ -101,20 +101,20 @@ async def redraw(surface: Surface, mounted: Mapping[str, Shows], *, now: datetim
     and posts the audit line; the others do nothing. It is recorded shown only once all of it
     went out, so a failure here leaves it for a later sweep.
     """
-    registry, done = surface.registry, 0
+    registry, done = services.registry, 0
     for card in await registry.unshown(now):
         # An item of a card of several is shown as that card, once it has settled; one item
         # taken redraws it and records every item shown, so its other items match no more.
         whole = await cards.of_record(registry, card) if card.batch_id else cards.one(card)
         if whole.open or not await registry.take_over_showing(card, now):
             continue  # still waiting on an item, or another process took it first
-        if await _redrawn(surface, mounted, card, whole):
+        if await _redrawn(services, mounted, card, whole):
             done += 1
     return done
 
 
 async def _redrawn(
-    surface: Surface, mounted: Mapping[str, Shows], card: CardRecord, whole: Card
+    services: Services, mounted: Mapping[str, Shows], card: CardRecord, whole: Card
 ) -> bool:
     """Shows a decision on every platform its card has copies on, and records it shown for
     the copies it went out on; whether it did.
@@ -126,7 +126,7 @@ async def _redrawn(
     drawn: list[list[Placement] | None] = []
 
     async def work(adapter: Adapter) -> None:
-        drawn.append(await redraw_decision(surface, adapter, whole))
+        drawn.append(await redraw_decision(services, adapter, whole))
 
     await _guarded(card, _each_platform(card, whole, mounted, work))
     platforms = {p.platform for p in whole.placements}
@@ -136,7 +136,7 @@ async def _redrawn(
         items = [item.card_id for item in whole.items]
         batch = whole.card_id if whole.several else None
         covers = covering(copies, platforms)
-        complete = await surface.registry.record_shown(items, batch_id=batch, covers=covers)
+        complete = await services.registry.record_shown(items, batch_id=batch, covers=covers)
     log.info("decision_redrawn", card_id=card.card_id, status=str(card.status), shown=complete)
     return complete
 
@@ -154,9 +154,9 @@ async def _guarded(record: CardRecord, work: Awaitable[None]) -> None:
         log.exception("sweep_show_failed", card_id=record.card_id, status=str(record.status))
 
 
-def _shown(surface: Surface, card: Card) -> Callable[[Adapter], Awaitable[None]]:
+def _shown(services: Services, card: Card) -> Callable[[Adapter], Awaitable[None]]:
     async def work(adapter: Adapter) -> None:
-        await show(surface, adapter, card)
+        await show(services, adapter, card)
 
     return work
 
@@ -166,40 +166,40 @@ def _issued(card: CardRecord, person: Issuee) -> bool:
 
 
 async def _tell(
-    surface: Surface, mounted: Mapping[str, Shows], record: CardRecord, bosses: list[Issuee]
+    services: Services, mounted: Mapping[str, Shows], record: CardRecord, bosses: list[Issuee]
 ) -> None:
     """Shows the wider list of approvers on every copy and sends the owners their copies, once.
 
     A card of several is escalated item by item (each is a card); its owners get one copy of
     it on each platform, sent by whichever process claims that first.
     """
-    card = await cards.of_record(surface.registry, record)
+    card = await cards.of_record(services.registry, record)
 
     async def work(adapter: Adapter) -> None:
-        await update_copies(surface, adapter, card)
+        await update_copies(services, adapter, card)
         thread = next((p for p in card.placements if p.platform == adapter.platform), None)
         if thread is None or not thread.token or not bosses or not card.live:
             return
-        registry = surface.registry
+        registry = services.registry
         key = card.once(f"escalated-{adapter.platform}")
         if not await receipts.claim(registry.db, key, registry.now()):
             return
         sent = await send_copies(
-            surface,
+            services,
             adapter,
             card,
             bosses,
             installation=_installation(thread),
             token=thread.token,
         )
-        await _told(surface, record, adapter.platform, bosses, {p.person for p in sent})
+        await _told(services, record, adapter.platform, bosses, {p.person for p in sent})
 
     await _each_platform(record, card, mounted, work)
     log.info("card_escalated", card_id=record.card_id, owners=[o.userid for o in bosses])
 
 
 async def _told(
-    surface: Surface,
+    services: Services,
     record: CardRecord,
     platform: str,
     bosses: list[Issuee],
@@ -213,7 +213,7 @@ async def _told(
     if missed:
         lines.append(f"{', '.join(missed)} could not be reached in {where}")
     for line in lines:
-        await surface.registry.note_escalation(record, surface.registry.now(), detail=line)
+        await services.registry.note_escalation(record, services.registry.now(), detail=line)
     if missed:
         log.warning("escalation_unreached", card_id=record.card_id, owners=missed)
 

@@ -26,6 +26,7 @@ from bot.cards import wording
 from bot.cards.card import Card
 from bot.placement import SlackPlacement
 from bot.presses.ladder import DATABASE_DOWN
+from bot.services import Services
 from bot.slack import approving
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import (
@@ -42,7 +43,6 @@ from bot.slack.commands import redraw_list
 from bot.slack.home import refresh_homes
 from bot.slack.inbound import installation_of, pressed_card, pressed_where, user_team
 from bot.slack.pressed import answered_after, keep_press
-from bot.surface import Surface
 from tools import CardStatus
 
 __all__ = ["decide", "open_reject", "register"]
@@ -52,16 +52,16 @@ log = structlog.get_logger("bot.slack.actions")
 Listener = Callable[..., Awaitable[None]]
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
+def register(app: AsyncApp, services: Services) -> None:
     """Adds the listeners: Approve and Withdraw are decided at once, Reject asks why first."""
-    app.action(APPROVE_ACTION)(_on_press(surface, "approve"))
-    app.view(APPROVE_VIEW)(_on_approve_submit(surface))
-    app.action(WITHDRAW_ACTION)(_on_press(surface, "withdraw"))
-    app.action(REJECT_ACTION)(_on_reject(surface))
-    app.view(REJECT_VIEW)(_on_reject_submit(surface))
+    app.action(APPROVE_ACTION)(_on_press(services, "approve"))
+    app.view(APPROVE_VIEW)(_on_approve_submit(services))
+    app.action(WITHDRAW_ACTION)(_on_press(services, "withdraw"))
+    app.action(REJECT_ACTION)(_on_reject(services))
+    app.view(REJECT_VIEW)(_on_reject_submit(services))
 
 
-def _on_press(surface: Surface, verb: presses.Verdict) -> Listener:
+def _on_press(services: Services, verb: presses.Verdict) -> Listener:
     """A button that is the press itself: acked, then decided in the press lane."""
 
     async def on_press(
@@ -72,23 +72,23 @@ def _on_press(surface: Surface, verb: presses.Verdict) -> Listener:
         client: AsyncWebClient,
     ) -> None:
         await ack()
-        adapter = _adapter(surface, client, pressed_where(body, context))
+        adapter = _adapter(services, client, pressed_where(body, context))
         press = _button_press(adapter.where, body, action, verb=verb)
         if verb == "approve" and approving.asks_first(press):
             try:
-                if await approving.confirm_or_refuse(surface, adapter, press):
+                if await approving.confirm_or_refuse(services, adapter, press):
                     return  # its submission is the press
             except DATABASE_DOWN as unreachable:
                 log.warning("approve_confirm_database_down", error=type(unreachable).__name__)
                 await adapter.post_privately(adapter.words.database_unreachable())
                 return
-        key = await keep_press(surface, adapter.where, press, trigger=body.get("trigger_id"))
+        key = await keep_press(services, adapter.where, press, trigger=body.get("trigger_id"))
         redraw = _ephemeral_list(body)
         presser = caller_of(context)
         work = answered_after(
-            surface, key, lambda: decide(surface, adapter, press, presser, redraw=redraw)
+            services, key, lambda: decide(services, adapter, press, presser, redraw=redraw)
         )
-        surface.tasks.press(work, name=f"{verb} by {press.user}")
+        services.tasks.press(work, name=f"{verb} by {press.user}")
 
     return on_press
 
@@ -100,7 +100,7 @@ def _ephemeral_list(body: dict[str, Any]) -> str | None:
     return str(url) if container.get("is_ephemeral") and url else None
 
 
-def _on_reject(surface: Surface) -> Listener:
+def _on_reject(services: Services) -> Listener:
     """Reject's button: acked, then the reason modal (``open_reject``)."""
 
     async def on_reject(
@@ -111,9 +111,9 @@ def _on_reject(surface: Surface) -> Listener:
         client: AsyncWebClient,
     ) -> None:
         await ack()
-        adapter = _adapter(surface, client, pressed_where(body, context))
+        adapter = _adapter(services, client, pressed_where(body, context))
         try:
-            await open_reject(surface, adapter, caller_of(context), *pressed_card(action))
+            await open_reject(services, adapter, caller_of(context), *pressed_card(action))
         except DATABASE_DOWN as unreachable:
             # Its form is opened before the ack goes out; this once answered Slack 500.
             log.warning("reject_form_database_down", error=type(unreachable).__name__)
@@ -122,7 +122,7 @@ def _on_reject(surface: Surface) -> Listener:
     return on_reject
 
 
-def _on_reject_submit(surface: Surface) -> Listener:
+def _on_reject_submit(services: Services) -> Listener:
     """The reason modal's submission: the Reject press, decided like the others."""
 
     async def on_reject_submit(
@@ -134,16 +134,16 @@ def _on_reject_submit(surface: Surface) -> Listener:
     ) -> None:
         await ack()
         where, press = _rejection(installation_of(context), body, view)
-        adapter = _adapter(surface, client, where)
-        key = await keep_press(surface, where, press, trigger=body.get("trigger_id"))
+        adapter = _adapter(services, client, where)
+        key = await keep_press(services, where, press, trigger=body.get("trigger_id"))
         presser = caller_of(context)
-        work = answered_after(surface, key, lambda: decide(surface, adapter, press, presser))
-        surface.tasks.press(work, name=f"reject by {press.user}")
+        work = answered_after(services, key, lambda: decide(services, adapter, press, presser))
+        services.tasks.press(work, name=f"reject by {press.user}")
 
     return on_reject_submit
 
 
-def _on_approve_submit(surface: Surface) -> Listener:
+def _on_approve_submit(services: Services) -> Listener:
     """The confirm modal's submission: the Approve press, decided like the others."""
 
     async def on_approve_submit(
@@ -155,17 +155,17 @@ def _on_approve_submit(surface: Surface) -> Listener:
     ) -> None:
         await ack()
         where, press = approving.submitted(installation_of(context), body, view)
-        adapter = _adapter(surface, client, where)
-        key = await keep_press(surface, where, press, trigger=body.get("trigger_id"))
+        adapter = _adapter(services, client, where)
+        key = await keep_press(services, where, press, trigger=body.get("trigger_id"))
         presser = caller_of(context)
-        work = answered_after(surface, key, lambda: decide(surface, adapter, press, presser))
-        surface.tasks.press(work, name=f"approve by {press.user}")
+        work = answered_after(services, key, lambda: decide(services, adapter, press, presser))
+        services.tasks.press(work, name=f"approve by {press.user}")
 
     return on_approve_submit
 
 
-def _adapter(surface: Surface, client: AsyncWebClient, where: Where) -> SlackAdapter:
-    return SlackAdapter(client, where, audit_channel=surface.audit_channel)
+def _adapter(services: Services, client: AsyncWebClient, where: Where) -> SlackAdapter:
+    return SlackAdapter(client, where, audit_channel=services.audit_channel)
 
 
 def _button_press(
@@ -231,7 +231,7 @@ def _rejection(
 
 
 async def decide(
-    surface: Surface,
+    services: Services,
     adapter: SlackAdapter,
     press: presses.Press,
     presser: identity.Once,
@@ -245,10 +245,10 @@ async def decide(
     decided, with live buttons. ``redraw`` is the response URL of the
     private list the press was made on, drawn again as it stands now.
     """
-    ended = await presses.decide(surface, adapter, press, presser)
-    card = await cards.load(surface.registry, ended.card_id)
+    ended = await presses.decide(services, adapter, press, presser)
+    card = await cards.load(services.registry, ended.card_id)
     if redraw is not None:
-        await redraw_list(surface, adapter, redraw, presser, pressed=card)
+        await redraw_list(services, adapter, redraw, presser, pressed=card)
     if ended.outcome not in ("decided", "failed", "refused") or card is None:
         return
     record = card.items[0]  # whom a card of several concerns: its first item's people
@@ -257,17 +257,17 @@ async def decide(
     # A press from the App Home (no channel): its presser sees the card as it now stands there.
     from_home = adapter.where.channel is None and not card.open
     await refresh_homes(
-        surface,
+        services,
         adapter.client,
         record,
         adapter.where.installation,
         pressed_by=adapter.where.user if from_home else None,
-        decided=card.spec(now=surface.registry.now()) if from_home else None,
+        decided=card.spec(now=services.registry.now()) if from_home else None,
     )
 
 
 async def open_reject(
-    surface: Surface,
+    services: Services,
     adapter: SlackAdapter,
     presser: identity.Once,
     token: str,
@@ -278,8 +278,8 @@ async def open_reject(
     The owner check here is a courtesy (no modal for a card that is not yours); the engine
     checks again, and authoritatively, when the rejection is submitted.
     """
-    card_id = surface.registry.card_id_of(token) or card_id
-    card = await cards.load(surface.registry, card_id)
+    card_id = services.registry.card_id_of(token) or card_id
+    card = await cards.load(services.registry, card_id)
     placement = next((p for p in card.placements if p.platform == "slack"), None) if card else None
     owner = placement.owner if placement is not None else None
     if (owner is not None and owner != adapter.where.user) or not await _may_decide(presser, card):

@@ -26,10 +26,10 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.presses.ladder import DATABASE_DOWN
+from bot.services import Services
 from bot.settings import Settings, SlackMode
 from bot.slack import actions, assistant, caller, commands, editing, events, feedback, home
 from bot.slack.install import on_installed
-from bot.surface import Surface
 
 __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
 
@@ -77,11 +77,15 @@ def web_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWebCl
     return AsyncWebClient(token=token, base_url=base, session=session, retry_handlers=retries)
 
 
-async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.ClientSession) -> Bolt:
+async def build_bolt(
+    settings: Settings, services: Services, session: aiohttp.ClientSession
+) -> Bolt:
     """The bolt app for this configuration, with every listener registered."""
     client = web_client(settings, session)
     oauth = (
-        await _oauth_settings(settings, surface) if settings.slack_mode is SlackMode.OAUTH else None
+        await _oauth_settings(settings, services)
+        if settings.slack_mode is SlackMode.OAUTH
+        else None
     )
     secret = (
         settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
@@ -100,27 +104,27 @@ async def build_bolt(settings: Settings, surface: Surface, session: aiohttp.Clie
     )
     app.error(_on_error)
     # First: every listener below, the assistant's middleware's included, reads the caller.
-    caller.register(app, surface)
-    assistant.register(app, surface)
-    events.register(app, surface, ignore_uninstall=oauth is None)
+    caller.register(app, services)
+    assistant.register(app, services)
+    events.register(app, services, ignore_uninstall=oauth is None)
     if oauth is not None:
         app.enable_token_revocation_listeners()
-    actions.register(app, surface)
-    feedback.register(app, surface)
-    editing.register(app, surface)
-    commands.register(app, surface)
-    home.register(app, surface)
+    actions.register(app, services)
+    feedback.register(app, services)
+    editing.register(app, services)
+    commands.register(app, services)
+    home.register(app, services)
     return Bolt(app, client, oauth.installation_store if oauth else None)
 
 
-async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSettings:
+async def _oauth_settings(settings: Settings, services: Services) -> AsyncOAuthSettings:
     """Multi-workspace installs, stored beside everything else in the product's database."""
     assert settings.slack_client_id
     assert settings.slack_client_secret
     # The state store reads a state and then deletes it, and the installation store reads
     # before it saves: on SQLite a write another connection made in between failed an
     # install's callback with "database is locked" (401), once the inbox wrote beside it.
-    engine = surface.registry.db.writing_engine
+    engine = services.registry.db.writing_engine
     installations = AsyncSQLAlchemyInstallationStore(
         client_id=settings.slack_client_id, engine=engine
     )
@@ -135,7 +139,7 @@ async def _oauth_settings(settings: Settings, surface: Surface) -> AsyncOAuthSet
         installation_store=installations,
         state_store=states,
         callback_options=AsyncCallbackOptions(
-            success=on_installed(surface.directory.connections),
+            success=on_installed(services.directory.connections),
             failure=_default_failure,
         ),
     )

@@ -19,9 +19,9 @@ from bot import identity, presses
 from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import SlackPlacement
+from bot.services import Services
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import approve_modal
-from bot.surface import Surface
 
 __all__ = ["asks_first", "confirm_or_refuse", "submitted"]
 
@@ -34,16 +34,18 @@ def asks_first(press: presses.Press) -> bool:
     return isinstance(pressed, SlackPlacement) and not pressed.channel.startswith("D")
 
 
-async def confirm_or_refuse(surface: Surface, adapter: SlackAdapter, press: presses.Press) -> bool:
+async def confirm_or_refuse(
+    services: Services, adapter: SlackAdapter, press: presses.Press
+) -> bool:
     """Opens the confirm modal when the presser may approve the card; False when they may not
     (or it is not waiting), so the press is decided as it is and refused by the engine."""
-    registry = surface.registry
+    registry = services.registry
     # By the token alone: a press whose token does not hold is refused as not valid, at once.
     card_id = registry.card_id_of(press.token)
     card = await cards.load(registry, card_id) if card_id is not None else None
     if card is None or not card.open or not adapter.where.trigger_id:
         return False
-    if not await _may_approve(surface, adapter, card):
+    if not await _may_approve(services, adapter, card):
         return False
     meta = _meta(press)
     view = approve_modal(card.spec(token=press.token, now=registry.now()), meta=meta)
@@ -52,12 +54,12 @@ async def confirm_or_refuse(surface: Surface, adapter: SlackAdapter, press: pres
     return True
 
 
-async def _may_approve(surface: Surface, adapter: SlackAdapter, card: Card) -> bool:
+async def _may_approve(services: Services, adapter: SlackAdapter, card: Card) -> bool:
     """Whether the presser is linked, the card is issued to them, and they have not approved it
     already (a first of two): anyone else is refused at once, with no modal."""
     where = adapter.where
     caller = await identity.resolve(
-        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
+        services.directory, adapter, where.installation, where.user, user_team=where.user_team
     )
     if isinstance(caller, str):
         return False

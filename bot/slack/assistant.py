@@ -30,13 +30,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import identity, turns
 from bot.adapter import Step
 from bot.runtime import receipts
+from bot.services import Services
 from bot.slack import events, texts
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.caller import caller_of
 from bot.slack.inbound import installation_of
 from bot.slack.outbound import slack_error
 from bot.slack.status import StatusLine
-from bot.surface import Surface
 
 __all__ = ["register"]
 
@@ -45,16 +45,16 @@ log = structlog.get_logger("bot.slack.assistant")
 Listener = Callable[..., Awaitable[None]]
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
+def register(app: AsyncApp, services: Services) -> None:
     """Adds the assistant middleware with its listeners (before the message listeners see DMs)."""
     assistant = AsyncAssistant()
-    assistant.thread_started(_on_started(surface))
+    assistant.thread_started(_on_started(services))
     assistant.thread_context_changed(_ignore_context)
-    assistant.user_message(_on_user_message(surface))
+    assistant.user_message(_on_user_message(services))
     app.assistant(assistant)
 
 
-def _on_started(surface: Surface) -> Listener:
+def _on_started(services: Services) -> Listener:
     async def on_started(
         event: dict[str, Any],
         context: AsyncBoltContext,
@@ -69,9 +69,9 @@ def _on_started(surface: Surface) -> Listener:
             channel=str(thread["channel_id"]),
             thread_ts=str(thread["thread_ts"]),
         )
-        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+        adapter = SlackAdapter(client, where, audit_channel=services.audit_channel)
         work = _welcome(adapter, caller_of(context), set_suggested_prompts, set_title)
-        surface.tasks.spawn(work, name=f"assistant thread {where.thread_ts}")
+        services.tasks.spawn(work, name=f"assistant thread {where.thread_ts}")
 
     return on_started
 
@@ -100,7 +100,7 @@ async def _ignore_context() -> None:
     return None
 
 
-def _on_user_message(surface: Surface) -> Listener:
+def _on_user_message(services: Services) -> Listener:
     """A person's message in an assistant thread: a DM's turn, its steps shown as a status."""
 
     async def on_user_message(
@@ -116,32 +116,32 @@ def _on_user_message(surface: Surface) -> Listener:
         # Kept like any DM: bolt's assistant middleware takes every DM message in a thread,
         # so these never reached the DM listener that keeps them, and a server killed after
         # the ack left them unanswered. Answered again, such a turn shows no status.
-        turn = await events.keep(surface, where, turn)
-        status = StatusLine(client, surface.tasks, channel=str(event["channel"]), thread_ts=thread)
-        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel, status=status)
+        turn = await events.keep(services, where, turn)
+        status = StatusLine(client, services.tasks, channel=str(event["channel"]), thread_ts=thread)
+        adapter = SlackAdapter(client, where, audit_channel=services.audit_channel, status=status)
         typing = turns.Typing(adapter)
 
         def step(step: Step) -> None:
             status.show(texts.assistant.status(step))
 
         titling = _titled(
-            surface, client, channel=str(event["channel"]), thread=thread, text=turn.text
+            services, client, channel=str(event["channel"]), thread=thread, text=turn.text
         )
-        surface.tasks.spawn(titling, name=f"assistant title {thread}")
-        work = _closing(turns.answer(surface, adapter, turn, typing=typing, steps=step), status)
+        services.tasks.spawn(titling, name=f"assistant title {thread}")
+        work = _closing(turns.answer(services, adapter, turn, typing=typing, steps=step), status)
         events.queue(
-            surface, turn, typing, work=work, show=typing.on, name=f"assistant {event['ts']}"
+            services, turn, typing, work=work, show=typing.on, name=f"assistant {event['ts']}"
         )
 
     return on_user_message
 
 
 async def _titled(
-    surface: Surface, client: AsyncWebClient, *, channel: str, thread: str, text: str
+    services: Services, client: AsyncWebClient, *, channel: str, thread: str, text: str
 ) -> None:
     """Titles the thread by its first question, once whichever process gets it (a receipt)."""
     title = texts.assistant.question_title(text)
-    registry = surface.registry
+    registry = services.registry
     if not title or not await receipts.claim(
         registry.db, f"slack-title/{channel}/{thread}", registry.now()
     ):

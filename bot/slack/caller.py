@@ -17,16 +17,16 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import identity
+from bot.services import Services
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of, user_team
-from bot.surface import Surface
 
 __all__ = ["CALLER", "caller_of", "register"]
 
 CALLER = "caller"
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
+def register(app: AsyncApp, services: Services) -> None:
     """Adds the middleware; before any other listener or middleware that reads the caller."""
 
     async def caller_once(
@@ -43,7 +43,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
             # then Slack is asked where the user belongs.
             where = Where(installation, user, user_team=user_team(body))
             context[CALLER] = identity.Once(
-                surface.directory,
+                services.directory,
                 SlackAdapter(client, where),
                 installation,
                 user,

@@ -27,13 +27,13 @@ from bot import identity
 from bot.cards.card import Card
 from bot.placement import ListPlacement
 from bot.presses.listed import LIST_URL_LIFETIME, keep_list, listing
+from bot.services import Services
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.caller import caller_of
 from bot.slack.inbound import installation_of
 from bot.slack.lists import listed_message, pending_list, spec_of
 from bot.slack.outbound import replace_list
-from bot.surface import Surface
 from tools import Caller, Connections, Platform, Role
 from tools.errors import NotFoundError
 
@@ -46,7 +46,7 @@ _DIGITS = 9
 log = structlog.get_logger("bot.slack.commands")
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
+def register(app: AsyncApp, services: Services) -> None:
     async def on_command(
         ack: AsyncAck,
         command: dict[str, Any],
@@ -57,9 +57,9 @@ def register(app: AsyncApp, surface: Surface) -> None:
         await ack()
         installation, user = installation_of(context), str(command["user_id"])
         word = str(command.get("text") or "").strip().lower()
-        surface.tasks.spawn(
+        services.tasks.spawn(
             answer(
-                surface,
+                services,
                 client,
                 respond,
                 caller_of(context),
@@ -76,7 +76,7 @@ def register(app: AsyncApp, surface: Surface) -> None:
 
 
 async def answer(
-    surface: Surface,
+    services: Services,
     client: AsyncWebClient,
     respond: AsyncRespond,
     asker: identity.Once,
@@ -105,10 +105,10 @@ async def answer(
         await respond(text=identity.tell_unresolved(adapter, caller), response_type="ephemeral")
         return
     if start is None:
-        said = await audit_here(surface, caller, installation=installation, channel=channel)
+        said = await audit_here(services, caller, installation=installation, channel=channel)
         await respond(text=said, response_type="ephemeral")
         return
-    queue = await listing(surface, caller)
+    queue = await listing(services, caller)
     mine = [spec_of(card, queue.now) for card in queue.mine]
     asked = [spec_of(card, queue.now) for card in queue.asked]
     await respond(
@@ -125,7 +125,7 @@ async def answer(
             url=response_url,
             until=queue.now + LIST_URL_LIFETIME,
         )
-        await keep_list(surface, [*queue.mine, *queue.asked], where)
+        await keep_list(services, [*queue.mine, *queue.asked], where)
     log.info(
         "pending_listed",
         tenant=caller.tenantid,
@@ -136,7 +136,7 @@ async def answer(
 
 
 async def redraw_list(
-    surface: Surface,
+    services: Services,
     adapter: SlackAdapter,
     response_url: str,
     presser: identity.Once,
@@ -152,7 +152,7 @@ async def redraw_list(
     caller = await presser.caller()
     if isinstance(caller, str):
         return
-    text, blocks = listed_message(await listing(surface, caller, decided=pressed))
+    text, blocks = listed_message(await listing(services, caller, decided=pressed))
     await replace_list(response_url, text=text, blocks=blocks, session=adapter.client.session)
 
 
@@ -172,14 +172,14 @@ def _start(parts: list[str]) -> int | None:
             return None
 
 
-async def audit_here(surface: Surface, caller: Caller, *, installation: str, channel: str) -> str:
+async def audit_here(services: Services, caller: Caller, *, installation: str, channel: str) -> str:
     """Makes ``channel`` this workspace's audit channel, if the caller may; says what happened."""
     if not channel or channel.startswith("D"):
         return texts.audit_not_a_channel()
     if not caller.role.satisfies(Role.MANAGER):
         log.info("audit_channel_refused", tenant=caller.tenantid, user=caller.userid)
         return texts.audit_not_allowed()
-    connections = Connections(surface.registry.db)
+    connections = Connections(services.registry.db)
     try:
         await connections.set_audit_channel(Platform.SLACK, installation, channel)
     except NotFoundError as missing:

@@ -23,12 +23,12 @@ from bot import identity, turns
 from bot.cards.cardspec import clip
 from bot.placement import Placement, Platform, SlackPlacement, first
 from bot.presses.ladder import DATABASE_DOWN
+from bot.services import Services
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.blocks import EDIT_ACTION, EDIT_INPUT, EDIT_VIEW, rich_text
 from bot.slack.caller import caller_of
 from bot.slack.inbound import installation_of, pressed_card, pressed_where
 from bot.slack.texts import editing as texts
-from bot.surface import Surface
 from tools import Caller, CardRecord, Proposal, Tool
 from tools.errors import CountersignError, InvalidCardError, UnknownToolError
 
@@ -94,7 +94,7 @@ def _changes(tool: Tool, values: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
+def register(app: AsyncApp, services: Services) -> None:
     async def on_edit(
         ack: AsyncAck,
         body: dict[str, Any],
@@ -104,11 +104,11 @@ def register(app: AsyncApp, surface: Surface) -> None:
     ) -> None:
         await ack()
         adapter = SlackAdapter(
-            client, pressed_where(body, context), audit_channel=surface.audit_channel
+            client, pressed_where(body, context), audit_channel=services.audit_channel
         )
         token, _ = pressed_card(action)
         try:
-            await _open(surface, adapter, caller_of(context), token)
+            await _open(services, adapter, caller_of(context), token)
         except DATABASE_DOWN as unreachable:
             # Its form is opened before the ack goes out; this once answered Slack 500.
             log.warning("edit_form_database_down", error=type(unreachable).__name__)
@@ -121,14 +121,14 @@ def register(app: AsyncApp, surface: Surface) -> None:
         context: AsyncBoltContext,
         client: AsyncWebClient,
     ) -> None:
-        await _submitted(surface, ack, body=body, view=view, context=context, client=client)
+        await _submitted(services, ack, body=body, view=view, context=context, client=client)
 
     app.action(EDIT_ACTION)(on_edit)
     app.view(EDIT_VIEW)(on_edit_submit)
 
 
 async def _open(
-    surface: Surface, adapter: SlackAdapter, presser: identity.Once, token: str
+    services: Services, adapter: SlackAdapter, presser: identity.Once, token: str
 ) -> None:
     """The modal, or at once a private word to someone the card is not issued to.
 
@@ -136,12 +136,12 @@ async def _open(
     """
     # The token names the card: a block id without one (a client that rewrote it) used to make
     # this press do nothing at all, and a press nobody answers looks like a broken button.
-    card_id = surface.registry.card_id_of(token)
-    record = await surface.registry.card(card_id) if card_id else None
+    card_id = services.registry.card_id_of(token)
+    record = await services.registry.card(card_id) if card_id else None
     if record is None:
         await adapter.post_privately(adapter.words.refused(str(InvalidCardError())))
         return
-    tool = await surface.registry.card_tool(record.tenantid, record.tool)
+    tool = await services.registry.card_tool(record.tenantid, record.tool)
     if tool is None:
         await adapter.post_privately(adapter.words.refused(str(UnknownToolError(record.tool))))
         return
@@ -162,7 +162,7 @@ async def _open(
 
 
 async def _submitted(
-    surface: Surface,
+    services: Services,
     ack: AsyncAck,
     *,
     body: dict[str, Any],
@@ -173,28 +173,28 @@ async def _submitted(
     """Answers the modal: errors in it, or closes it and posts the new card after the ack."""
     meta = json.loads(view.get("private_metadata") or "{}")
     token = str(meta.get("token", ""))
-    found = await _editable(surface, token)
+    found = await _editable(services, token)
     if found is None:
         await ack()
         return
     record, tool = found
     old = first(record, Platform.SLACK)
-    adapter, caller = await _editor(surface, client, context, body, old)
+    adapter, caller = await _editor(services, client, context, body, old)
     if isinstance(caller, str):
         await _refuse(ack, tool, texts.NOT_LINKED)
         return
     changes = _changes(tool, view["state"]["values"])
     try:
-        result = await surface.registry.edit(surface.agent, token, caller, changes)
+        result = await services.registry.edit(services.agent, token, caller, changes)
     except CountersignError as refused:
         await _refuse(ack, tool, clip(str(refused), 2000))
         return
     await ack()
     assert result.proposal is not None
-    _post_later(surface, adapter, result.proposal, caller=caller, old=old)
+    _post_later(services, adapter, result.proposal, caller=caller, old=old)
 
 
-async def _editable(surface: Surface, token: str) -> tuple[CardRecord, Tool] | None:
+async def _editable(services: Services, token: str) -> tuple[CardRecord, Tool] | None:
     """The signed token's card and its tool, when the tool lets a person change some of its
     arguments.
 
@@ -202,15 +202,15 @@ async def _editable(surface: Surface, token: str) -> tuple[CardRecord, Tool] | N
     posted where this one is. Placed by the metadata, Sam's edited Harbor card was posted
     into Fiesta's thread, where Fiesta's people saw it.
     """
-    record = await surface.registry.card_of_token(token)
-    tool = await surface.registry.card_tool(record.tenantid, record.tool) if record else None
+    record = await services.registry.card_of_token(token)
+    tool = await services.registry.card_tool(record.tenantid, record.tool) if record else None
     if record is None or tool is None or not tool.editable:
         return None
     return record, tool
 
 
 async def _editor(
-    surface: Surface,
+    services: Services,
     client: AsyncWebClient,
     context: AsyncBoltContext,
     body: dict[str, Any],
@@ -219,7 +219,7 @@ async def _editor(
     """The adapter that posts where the old card was, and the person editing (or why unknown)."""
     installation, user = installation_of(context), str(body["user"]["id"])
     where = _where(installation, user, old)
-    adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+    adapter = SlackAdapter(client, where, audit_channel=services.audit_channel)
     return adapter, await caller_of(context).caller()
 
 
@@ -229,7 +229,7 @@ async def _refuse(ack: AsyncAck, tool: Tool, message: str) -> None:
 
 
 def _post_later(
-    surface: Surface,
+    services: Services,
     adapter: SlackAdapter,
     proposal: Proposal,
     *,
@@ -238,9 +238,9 @@ def _post_later(
 ) -> None:
     """Posts the new card in the press lane, after the modal has closed."""
     conversation = old.conversation if old is not None else None
-    surface.tasks.press(
+    services.tasks.press(
         turns.post_edited(
-            surface,
+            services,
             adapter,
             proposal,
             caller=caller,

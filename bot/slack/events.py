@@ -20,9 +20,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import turns
 from bot.runtime import receipts
+from bot.services import Services
 from bot.slack.adapter import SlackAdapter, Where
 from bot.slack.inbound import installation_of
-from bot.surface import Surface
 
 __all__ = ["answerable", "follow_up", "keep", "kept_turn", "queue", "register", "turn_of"]
 
@@ -38,16 +38,16 @@ Listener = Callable[..., Awaitable[None]]
 Work = Coroutine[Any, Any, None]
 
 
-def register(app: AsyncApp, surface: Surface, *, ignore_uninstall: bool = True) -> None:
+def register(app: AsyncApp, services: Services, *, ignore_uninstall: bool = True) -> None:
     """Adds the event listeners; ``ignore_uninstall`` is False when OAuth handles revocations."""
-    app.event("app_mention")(_on_mention(surface))
-    app.event("message")(_on_message(surface))
+    app.event("app_mention")(_on_mention(services))
+    app.event("message")(_on_message(services))
     if ignore_uninstall:
         for name in _IGNORED_EVENTS:
             app.event(name)(_ignore)
 
 
-def _on_mention(surface: Surface) -> Listener:
+def _on_mention(services: Services) -> Listener:
     """An @mention: always answered, in the thread it starts or is part of."""
 
     async def on_mention(
@@ -59,16 +59,16 @@ def _on_mention(surface: Surface) -> Listener:
         if _from_bot(event):
             return
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts") or event["ts"])
-        turn = await keep(surface, where, turn)
-        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+        turn = await keep(services, where, turn)
+        adapter = SlackAdapter(client, where, audit_channel=services.audit_channel)
         typing = turns.Typing(adapter)
-        work = turns.answer(surface, adapter, turn, typing=typing)
-        queue(surface, turn, typing, work=work, show=typing.on, name=f"mention {event['ts']}")
+        work = turns.answer(services, adapter, turn, typing=typing)
+        queue(services, turn, typing, work=work, show=typing.on, name=f"mention {event['ts']}")
 
     return on_mention
 
 
-def _on_message(surface: Surface) -> Listener:
+def _on_message(services: Services) -> Listener:
     """A message: answered in a DM, or in a channel thread the bot is already part of."""
 
     async def on_message(
@@ -82,15 +82,15 @@ def _on_message(surface: Surface) -> Listener:
         where, turn = turn_of(body, event, context, thread=event.get("thread_ts"))
         dm = event.get("channel_type") == "im"
         if dm:
-            turn = await keep(surface, where, turn)
-        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+            turn = await keep(services, where, turn)
+        adapter = SlackAdapter(client, where, audit_channel=services.audit_channel)
         typing = turns.Typing(adapter)
         if dm:
-            work, show = turns.answer(surface, adapter, turn, typing=typing), typing.on
+            work, show = turns.answer(services, adapter, turn, typing=typing), typing.on
         else:
-            work = follow_up(surface, adapter, turn, typing=typing)
-            show = partial(_typing_if_ours, surface, adapter, typing)
-        queue(surface, turn, typing, work=work, show=show, name=f"message {event['ts']}")
+            work = follow_up(services, adapter, turn, typing=typing)
+            show = partial(_typing_if_ours, services, adapter, typing)
+        queue(services, turn, typing, work=work, show=show, name=f"message {event['ts']}")
 
     return on_message
 
@@ -108,7 +108,7 @@ def answerable(event: dict[str, Any]) -> bool:
 
 
 def queue(
-    surface: Surface,
+    services: Services,
     turn: turns.Turn,
     typing: turns.Typing,
     *,
@@ -119,11 +119,11 @@ def queue(
     """Runs ``work`` in the turn's conversation lane, with its typing indicator armed."""
     # Shown at once when the turn has to wait for a slot; otherwise only if the answer is
     # not out within ``typing_after`` of the message arriving (a slow model).
-    typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived, show=show)
-    surface.tasks.turn(work, name=name, conversation=turn.conversation, queued=show)
+    typing.arm(services.tasks, after=services.typing_after, since=turn.arrived, show=show)
+    services.tasks.turn(work, name=name, conversation=turn.conversation, queued=show)
 
 
-async def keep(surface: Surface, where: Where, turn: turns.Turn) -> turns.Turn:
+async def keep(services: Services, where: Where, turn: turns.Turn) -> turns.Turn:
     """Keeps a message to answer in the inbox before its ack; the turn, knowing it was kept.
 
     Mentions and DMs, each always answered. A reply in a channel thread is answered only when
@@ -134,7 +134,9 @@ async def keep(surface: Surface, where: Where, turn: turns.Turn) -> turns.Turn:
     said = asdict(turn)
     del said["arrived"]  # this process's clock: the turn answered again starts its own
     message = {"where": asdict(where), "turn": said}
-    await surface.inbox.keep(key, platform="slack", installation=turn.installation, message=message)
+    await services.inbox.keep(
+        key, platform="slack", installation=turn.installation, message=message
+    )
     return replace(turn, kept=key)
 
 
@@ -179,24 +181,28 @@ def turn_of(
 
 
 async def follow_up(
-    surface: Surface, adapter: SlackAdapter, turn: turns.Turn, *, typing: turns.Typing | None = None
+    services: Services,
+    adapter: SlackAdapter,
+    turn: turns.Turn,
+    *,
+    typing: turns.Typing | None = None,
 ) -> None:
     """A reply in a channel thread: answered only when the bot is already part of the thread."""
-    if await _ours(surface, adapter):
-        await turns.answer(surface, adapter, turn, typing=typing)
+    if await _ours(services, adapter):
+        await turns.answer(services, adapter, turn, typing=typing)
     elif typing is not None:
         await typing.off()  # not ours: never shown, and its timer goes now
 
 
-async def _typing_if_ours(surface: Surface, adapter: SlackAdapter, typing: turns.Typing) -> None:
+async def _typing_if_ours(services: Services, adapter: SlackAdapter, typing: turns.Typing) -> None:
     """Shows a waiting follow-up as seen only in a thread the bot answers in, not in every thread."""
-    if await _ours(surface, adapter):
+    if await _ours(services, adapter):
         await typing.on()
 
 
-async def _ours(surface: Surface, adapter: SlackAdapter) -> bool:
+async def _ours(services: Services, adapter: SlackAdapter) -> bool:
     where = adapter.where
     assert where.channel is not None
     assert where.thread_ts is not None
     key = receipts.thread_key(where.installation, where.channel, where.thread_ts)
-    return await receipts.taken(surface.registry.db, key)
+    return await receipts.taken(services.registry.db, key)

@@ -19,12 +19,12 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import identity
+from bot.services import Services
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter
 from bot.slack.caller import caller_of
 from bot.slack.inbound import pressed_where
 from bot.slack.thumbs import BAD, FEEDBACK_ACTION, GOOD
-from bot.surface import Surface
 from tools import FeedbackLog
 
 __all__ = ["register"]
@@ -34,12 +34,12 @@ log = structlog.get_logger("bot.slack.feedback")
 Listener = Callable[..., Awaitable[None]]
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
+def register(app: AsyncApp, services: Services) -> None:
     """Adds the feedback buttons' listener."""
-    app.action(FEEDBACK_ACTION)(_on_feedback(surface))
+    app.action(FEEDBACK_ACTION)(_on_feedback(services))
 
 
-def _on_feedback(surface: Surface) -> Listener:
+def _on_feedback(services: Services) -> Listener:
     async def on_feedback(
         ack: AsyncAck,
         body: dict[str, Any],
@@ -54,16 +54,16 @@ def _on_feedback(surface: Surface) -> Listener:
         if rating not in (GOOD, BAD) or not (where.channel and message.get("ts")):
             log.info("feedback_ignored", rating=rating)
             return
-        adapter = SlackAdapter(client, where, audit_channel=surface.audit_channel)
+        adapter = SlackAdapter(client, where, audit_channel=services.audit_channel)
         presser = caller_of(context)
-        work = _record(surface, adapter, presser, answer=str(message["ts"]), good=rating == GOOD)
-        surface.tasks.press(work, name=f"feedback by {where.user}")
+        work = _record(services, adapter, presser, answer=str(message["ts"]), good=rating == GOOD)
+        services.tasks.press(work, name=f"feedback by {where.user}")
 
     return on_feedback
 
 
 async def _record(
-    surface: Surface, adapter: SlackAdapter, presser: identity.Once, *, answer: str, good: bool
+    services: Services, adapter: SlackAdapter, presser: identity.Once, *, answer: str, good: bool
 ) -> None:
     where = adapter.where
     assert where.channel is not None
@@ -73,13 +73,13 @@ async def _record(
         return
     # The key the answer's turn was kept under (``bot.slack.events.turn_of``).
     conversation = f"{where.installation}:{where.channel}:{where.thread_ts or 'top'}"
-    await FeedbackLog(surface.registry.db).record(
+    await FeedbackLog(services.registry.db).record(
         found,
         platform="slack",
         conversation=conversation,
         answer=f"{where.channel}/{answer}",
         good=good,
-        at=surface.registry.now(),
+        at=services.registry.now(),
     )
     log.info("feedback_recorded", good=good, tenant=found.tenantid, person=found.userid)
     await adapter.post_privately(texts.assistant.feedback_thanks(good))

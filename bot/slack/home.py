@@ -22,10 +22,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.cards import card as cards
 from bot.cards.cardspec import CardSpec
+from bot.services import Services
 from bot.slack.caller import caller_of
 from bot.slack.lists import home_view, spec_of
 from bot.slack.outbound import slack_error
-from bot.surface import Surface
 from tools import Caller, CardRecord
 
 __all__ = ["asked_cards", "pending_cards", "publish_home", "refresh_homes", "register"]
@@ -33,7 +33,7 @@ __all__ = ["asked_cards", "pending_cards", "publish_home", "refresh_homes", "reg
 log = structlog.get_logger("bot.slack.home")
 
 
-def register(app: AsyncApp, surface: Surface) -> None:
+def register(app: AsyncApp, services: Services) -> None:
     async def on_home_opened(
         event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
     ) -> None:
@@ -47,34 +47,36 @@ def register(app: AsyncApp, surface: Surface) -> None:
             # email he carries.
             found = await person.caller()
             caller = None if isinstance(found, str) else found
-            await publish_home(surface, client, caller=caller, slack_user=user)
+            await publish_home(services, client, caller=caller, slack_user=user)
 
-        surface.tasks.spawn(work(), name=f"home {user}")
+        services.tasks.spawn(work(), name=f"home {user}")
 
     app.event("app_home_opened")(on_home_opened)
 
 
-async def _listed(surface: Surface, records: Sequence[CardRecord], now: datetime) -> list[CardSpec]:
+async def _listed(
+    services: Services, records: Sequence[CardRecord], now: datetime
+) -> list[CardSpec]:
     """Each card once (a card of several where its first item would have been)."""
-    return [spec_of(card, now) for card in await cards.each_once(surface.registry, records)]
+    return [spec_of(card, now) for card in await cards.each_once(services.registry, records)]
 
 
-async def pending_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
+async def pending_cards(services: Services, caller: Caller) -> list[CardSpec]:
     """The cards waiting on this person's decision, routed ones included."""
-    now = surface.registry.now()
-    records = await surface.registry.pending_for(caller)
-    return await _listed(surface, records, now)
+    now = services.registry.now()
+    records = await services.registry.pending_for(caller)
+    return await _listed(services, records, now)
 
 
-async def asked_cards(surface: Surface, caller: Caller) -> list[CardSpec]:
+async def asked_cards(services: Services, caller: Caller) -> list[CardSpec]:
     """The cards this person asked for that wait on somebody else."""
-    now = surface.registry.now()
-    records = await surface.registry.asked_by(caller)
-    return await _listed(surface, records, now)
+    now = services.registry.now()
+    records = await services.registry.asked_by(caller)
+    return await _listed(services, records, now)
 
 
 async def publish_home(
-    surface: Surface,
+    services: Services,
     client: AsyncWebClient,
     *,
     caller: Caller | None,
@@ -82,8 +84,8 @@ async def publish_home(
     decided: CardSpec | None = None,
 ) -> None:
     """Draws the person's App Home; ``decided`` is a card they just decided there, shown first."""
-    mine = await pending_cards(surface, caller) if caller is not None else []
-    theirs = await asked_cards(surface, caller) if caller is not None else []
+    mine = await pending_cards(services, caller) if caller is not None else []
+    theirs = await asked_cards(services, caller) if caller is not None else []
     view = home_view(mine, theirs, linked=caller is not None, decided=decided)
     await client.views_publish(user_id=slack_user, view=view)
     log.info(
@@ -97,7 +99,7 @@ async def publish_home(
 
 
 async def refresh_homes(
-    surface: Surface,
+    services: Services,
     client: AsyncWebClient,
     record: CardRecord,
     installation: str,
@@ -115,16 +117,16 @@ async def refresh_homes(
     people = dict.fromkeys([*(i.userid for i in record.issued_to), record.userid])
     done = 0
     for userid in people:
-        caller = await surface.directory.person(userid)
+        caller = await services.directory.person(userid)
         if caller is None or caller.tenantid != record.tenantid:
             continue
-        for where, slack_user in await surface.directory.addresses(userid, "slack"):
+        for where, slack_user in await services.directory.addresses(userid, "slack"):
             if where != installation:
                 continue
             try:
                 shown = decided if slack_user == pressed_by else None
                 await publish_home(
-                    surface, client, caller=caller, slack_user=slack_user, decided=shown
+                    services, client, caller=caller, slack_user=slack_user, decided=shown
                 )
             except SlackApiError as failed:
                 log.warning("home_publish_failed", slack_user=slack_user, error=slack_error(failed))

@@ -18,8 +18,8 @@ from typing import Any
 
 from bot import presses
 from bot.placement import SlackPlacement
+from bot.services import Services
 from bot.slack.adapter import Where
-from bot.surface import Surface
 
 __all__ = ["answered_after", "keep_press", "kept_press"]
 
@@ -27,7 +27,7 @@ Work = Coroutine[Any, Any, None]
 
 
 async def keep_press(
-    surface: Surface, where: Where, press: presses.Press, *, trigger: object
+    services: Services, where: Where, press: presses.Press, *, trigger: object
 ) -> str | None:
     """Keeps the press before its ack (the listener returns first: bolt answers Slack after
     it); its key in the inbox, named by the press's trigger (None: Slack gave none)."""
@@ -38,7 +38,7 @@ async def keep_press(
     del said["arrived"]  # this process's clock
     said["pressed"] = press.pressed.model_dump(mode="json") if press.pressed else None
     message = {"where": asdict(where), "press": said}
-    await surface.inbox.keep(
+    await services.inbox.keep(
         key, platform="slack", installation=where.installation, message=message
     )
     return key
@@ -57,7 +57,7 @@ def kept_press(message: dict[str, Any]) -> tuple[Where, presses.Press] | None:
     return Where(**message["where"]), press
 
 
-async def answered_after(surface: Surface, key: str | None, work: Callable[[], Work]) -> None:
+async def answered_after(services: Services, key: str | None, work: Callable[[], Work]) -> None:
     """Runs the press's work, then marks it answered, however it ended but cut off: a press
     cut off (a shutdown's drain ran out) is left to another process, as a turn is."""
     cut = False
@@ -68,4 +68,4 @@ async def answered_after(surface: Surface, key: str | None, work: Callable[[], W
         raise
     finally:
         if not cut:
-            await surface.inbox.answered(key, last=True)
+            await services.inbox.answered(key, last=True)

@@ -24,10 +24,10 @@ from bot.cards.card import Card
 from bot.placement import Placement, SlackPlacement, first_copy
 from bot.presses.copies import send_copies
 from bot.presses.decisions import show_recorded
+from bot.services import Services
 from bot.slack.adapter import SlackAdapter
 from bot.slack.blocks import APPROVE_ACTION, card_id_of_block
 from bot.slack.outbound import slack_error
-from bot.surface import Surface
 from bot.turns import Turn
 from tools import Caller
 
@@ -37,32 +37,32 @@ log = structlog.get_logger("bot.slack.resumed")
 
 
 async def finish_cards(
-    surface: Surface, adapter: SlackAdapter, turn: Turn, card_ids: tuple[str, ...]
+    services: Services, adapter: SlackAdapter, turn: Turn, card_ids: tuple[str, ...]
 ) -> bool:
     """Finishes each card the turn proposed; whether every one of them is in its thread."""
     where = adapter.where
     caller = await identity.resolve(
-        surface.directory, adapter, where.installation, where.user, user_team=where.user_team
+        services.directory, adapter, where.installation, where.user, user_team=where.user_team
     )
     if isinstance(caller, str):
         return False
     everywhere, done = True, set[str]()
     for card_id in card_ids:
-        card = await cards.load(surface.registry, card_id)
+        card = await cards.load(services.registry, card_id)
         if card is None or card.card_id in done:
             continue
         done.add(card.card_id)
         if adapter.here(card.placements) is None:
-            card = await _record_posted(surface, adapter, card, caller, turn)
+            card = await _record_posted(services, adapter, card, caller, turn)
         if card is None:
             everywhere = False
             continue
-        await _send_missing(surface, adapter, card, caller)
+        await _send_missing(services, adapter, card, caller)
     return everywhere
 
 
 async def _record_posted(
-    surface: Surface, adapter: SlackAdapter, card: Card, caller: Caller, turn: Turn
+    services: Services, adapter: SlackAdapter, card: Card, caller: Caller, turn: Turn
 ) -> Card | None:
     """Records the card's message in the turn's thread as its first copy; None if none is there."""
     where = adapter.where
@@ -82,26 +82,26 @@ async def _record_posted(
         user=where.user if issued in ([], [caller.userid]) else None,
         conversation=turn.conversation,
         token=token,
-        editable=await _editable(surface, card),
+        editable=await _editable(services, card),
         person=caller.userid if where.channel.startswith("D") else None,
     )
-    now = await cards.change_posting(surface.registry, card, first_copy(placement))
+    now = await cards.change_posting(services.registry, card, first_copy(placement))
     log.info("resumed_card_recorded", card_id=card.card_id)
     if now is not None and not now.open:
-        await show_recorded(surface, adapter, now)
+        await show_recorded(services, adapter, now)
     return now
 
 
-async def _editable(surface: Surface, card: Card) -> tuple[str, ...]:
+async def _editable(services: Services, card: Card) -> tuple[str, ...]:
     if card.several:
         return ()
     lead = card.lead
-    tool = await surface.registry.card_tool(lead.tenantid, lead.tool)
+    tool = await services.registry.card_tool(lead.tenantid, lead.tool)
     return tuple(tool.editable) if tool is not None else ()
 
 
 async def _send_missing(
-    surface: Surface, adapter: SlackAdapter, card: Card, caller: Caller
+    services: Services, adapter: SlackAdapter, card: Card, caller: Caller
 ) -> None:
     """Sends a copy to each person the card is issued to, the asker aside, who has none."""
     has = {p.person for p in card.placements if p.person is not None}
@@ -115,7 +115,7 @@ async def _send_missing(
 
     log.info("resumed_copies", card_id=card.card_id, missing=len(missing))
     await send_copies(
-        surface,
+        services,
         adapter,
         card,
         missing,

@@ -27,6 +27,7 @@ from bot.placement import Placement, Platform, SlackPlacement
 from bot.presses.decisions import show
 from bot.runtime import receipts
 from bot.runtime.inbox import Kept
+from bot.services import Services
 from bot.settings import Settings, SlackMode
 from bot.slack import texts
 from bot.slack.actions import decide
@@ -38,7 +39,6 @@ from bot.slack.inbound import bolt_request, signable
 from bot.slack.install import keep_invite
 from bot.slack.pressed import answered_after, kept_press
 from bot.slack.resumed import finish_cards
-from bot.surface import Surface
 from tools import CardRecord
 
 __all__ = ["SlackRoutes"]
@@ -49,8 +49,8 @@ log = structlog.get_logger("bot.slack.routes")
 class SlackRoutes:
     """Slack on the shared app: its routes, its bolt app once started, and its Socket Mode link."""
 
-    def __init__(self, settings: Settings, surface: Surface) -> None:
-        self.settings, self.surface = settings, surface
+    def __init__(self, settings: Settings, services: Services) -> None:
+        self.settings, self.services = settings, services
         self.bolt: Bolt | None = None
         self.session: aiohttp.ClientSession | None = None
         self._socket: AsyncSocketModeHandler | None = None
@@ -60,9 +60,9 @@ class SlackRoutes:
         return Platform.SLACK
 
     @classmethod
-    def mount(cls, web_app: web.Application, settings: Settings, surface: Surface) -> SlackRoutes:
+    def mount(cls, web_app: web.Application, settings: Settings, services: Services) -> SlackRoutes:
         """Adds Slack's routes for this configuration (none for Socket Mode but OAuth's)."""
-        routes = cls(settings, surface)
+        routes = cls(settings, services)
         if settings.slack_mode is not SlackMode.SOCKET:
             web_app.router.add_post("/slack/events", routes._events)
         if settings.slack_mode is SlackMode.OAUTH:
@@ -77,7 +77,7 @@ class SlackRoutes:
 
     async def start(self, session: aiohttp.ClientSession) -> None:
         self.session = session
-        self.bolt = await build_bolt(self.settings, self.surface, session)
+        self.bolt = await build_bolt(self.settings, self.services, session)
         token = self.settings.slack_app_token
         if self.settings.slack_mode is SlackMode.SOCKET and token is not None:
             self._socket = AsyncSocketModeHandler(self.bolt.app, token.get_secret_value())
@@ -90,7 +90,7 @@ class SlackRoutes:
         log.info("slack_stopped")
 
     async def show_settled(self, card: Card, placement: Placement) -> None:
-        await self.with_adapter(placement, lambda adapter: show(self.surface, adapter, card))
+        await self.with_adapter(placement, lambda adapter: show(self.services, adapter, card))
 
     async def cards_changed(self, record: CardRecord) -> None:
         """Republishes the App Home of everyone the card concerns in its workspace.
@@ -98,7 +98,7 @@ class SlackRoutes:
         Its issuees and its asker, those with a Slack identity where the card was posted:
         without this an expired or escalated card stayed in open Home tabs as it was.
         """
-        card = await cards.of_record(self.surface.registry, record)  # an item: its batch's
+        card = await cards.of_record(self.services.registry, record)  # an item: its batch's
         placement = next((p for p in card.placements if isinstance(p, SlackPlacement)), None)
         if placement is None:
             return
@@ -106,7 +106,7 @@ class SlackRoutes:
         if client is None:
             log.warning("homes_no_installation", team=placement.team, card_id=record.card_id)
             return
-        await refresh_homes(self.surface, client, record, placement.team)
+        await refresh_homes(self.services, client, record, placement.team)
 
     async def with_adapter(
         self, placement: Placement, work: Callable[[Adapter], Awaitable[None]]
@@ -119,7 +119,7 @@ class SlackRoutes:
             log.warning("copy_no_installation", team=placement.team)
             return False
         where = Where(placement.team, placement.user or "", channel=placement.channel)
-        await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
+        await work(SlackAdapter(client, where, audit_channel=self.services.audit_channel))
         return True
 
     async def with_installation(
@@ -137,7 +137,7 @@ class SlackRoutes:
             log.warning("reach_no_installation", team=installation)
             return False
         where = Where(installation, user or "")
-        await work(SlackAdapter(client, where, audit_channel=self.surface.audit_channel))
+        await work(SlackAdapter(client, where, audit_channel=self.services.audit_channel))
         return True
 
     async def resume(self, kept: Kept) -> None:
@@ -147,7 +147,7 @@ class SlackRoutes:
         client = await self._client_for(kept.installation)
         if client is None:
             # The workspace is gone (uninstalled): nobody can answer it, now or later.
-            await self.surface.inbox.answered(kept.key, last=True)
+            await self.services.inbox.answered(kept.key, last=True)
             log.warning("resume_no_installation", team=kept.installation)
             return
         pressed = kept_press(kept.message)
@@ -155,51 +155,51 @@ class SlackRoutes:
             self._decide_again(client, kept, *pressed)
             return
         where, turn = kept_turn(kept.message)
-        adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
+        adapter = SlackAdapter(client, where, audit_channel=self.services.audit_channel)
         # A delivery already claimed was another event's turn (a mention in the bot's thread
         # arrives as message.channels too, unkept): answered again, this one was a duplicate
         # and its row stayed unanswered, taken anew by every process that started.
-        claimed = kept.started or await receipts.taken(self.surface.registry.db, kept.key)
+        claimed = kept.started or await receipts.taken(self.services.registry.db, kept.key)
         if claimed and kept.cards:
             # Killed while its cards went out: each is finished (recorded, its copies sent),
             # and the person told to ask again for one that never reached the thread.
-            if not await finish_cards(self.surface, adapter, turn, kept.cards):
+            if not await finish_cards(self.services, adapter, turn, kept.cards):
                 await adapter.post(texts.message_lost())
-            await self.surface.inbox.answered(kept.key, last=True)
+            await self.services.inbox.answered(kept.key, last=True)
             log.info("message_cards_finished", key=kept.key, cards=len(kept.cards))
             return
         if claimed and await _replied(client, where):
             # Answered, killed before the answer was marked: telling it lost answered it twice.
-            await self.surface.inbox.answered(kept.key, last=True)
+            await self.services.inbox.answered(kept.key, last=True)
             log.info("message_found_answered", key=kept.key)
             return
         if claimed:
             await adapter.post(texts.message_lost())
-            await self.surface.inbox.answered(kept.key, last=True)
+            await self.services.inbox.answered(kept.key, last=True)
             log.info("message_lost_told", key=kept.key)
             return
         turn = replace(turn, kept=kept.key)
         typing = turns.Typing(adapter)
-        work = turns.answer(self.surface, adapter, turn, typing=typing)
-        queue(self.surface, turn, typing, work=work, show=typing.on, name=f"resume {where.ts}")
+        work = turns.answer(self.services, adapter, turn, typing=typing)
+        queue(self.services, turn, typing, work=work, show=typing.on, name=f"resume {where.ts}")
         log.info("message_resumed", key=kept.key)
 
     def _decide_again(
         self, client: AsyncWebClient, kept: Kept, where: Where, press: presses.Press
     ) -> None:
         """Decides a press a gone process acknowledged and never decided (``bot.slack.pressed``)."""
-        adapter = SlackAdapter(client, where, audit_channel=self.surface.audit_channel)
+        adapter = SlackAdapter(client, where, audit_channel=self.services.audit_channel)
         presser = identity.Once(
-            self.surface.directory,
+            self.services.directory,
             adapter,
             press.installation,
             press.user,
             user_team=press.user_team,
         )
         work = answered_after(
-            self.surface, kept.key, lambda: decide(self.surface, adapter, press, presser)
+            self.services, kept.key, lambda: decide(self.services, adapter, press, presser)
         )
-        self.surface.tasks.press(work, name=f"{press.verb} again by {press.user}")
+        self.services.tasks.press(work, name=f"{press.verb} again by {press.user}")
         log.info("press_resumed", key=kept.key)
 
     async def _events(self, request: web.Request) -> web.Response:

@@ -18,8 +18,8 @@ import structlog
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.services import Background
 from bot.slack.outbound import slack_error
-from bot.surface import Background
 
 __all__ = ["STATUS_TIMEOUT", "StatusLine"]
 

@@ -24,7 +24,7 @@ from bot import presses
 from bot.cards import card as cards
 from bot.cards.card import Card
 from bot.placement import TeamsPlacement, placements_of
-from bot.surface import Surface
+from bot.services import Services
 from bot.teams.adapter import TeamsAdapter, teams_adapter
 from bot.teams.adaptive import (
     CARD_TYPE,
@@ -61,14 +61,14 @@ def _text(data: object, key: str) -> str:
 
 
 async def visible(
-    surface: Surface, adapter: TeamsAdapter, card_id: str
+    services: Services, adapter: TeamsAdapter, card_id: str
 ) -> tuple[CardRecord, TeamsPlacement] | None:
     """The card and its copy in the conversation the press came from, if it was posted there.
 
     Everyone in that conversation can already read it; a card id pasted from elsewhere shows
     nothing of another conversation's (or another merchant's) card.
     """
-    record = await surface.registry.card(card_id) if card_id else None
+    record = await services.registry.card(card_id) if card_id else None
     placement = adapter.here(placements_of(record))
     if record is None or not isinstance(placement, TeamsPlacement):
         return None
@@ -76,11 +76,11 @@ async def visible(
 
 
 async def decide(
-    surface: Surface, context: TurnContext, data: object, verb: presses.Verdict
+    services: Services, context: TurnContext, data: object, verb: presses.Verdict
 ) -> PressAnswer:
     """Approve, reject or withdraw as the presser; every copy is updated only when something changed."""
     sender = who(context.activity)
-    adapter = await teams_adapter(surface, context, sender)
+    adapter = await teams_adapter(services, context, sender)
     press = presses.Press(
         installation=sender.tenant if sender else "",
         user=sender.aad if sender else "",
@@ -89,7 +89,7 @@ async def decide(
         card_id=_text(data, "card") or None,
         reason=_text(data, REASON_INPUT),
     )
-    ended = await presses.decide(surface, adapter, press, caller_of(context))
+    ended = await presses.decide(services, adapter, press, caller_of(context))
     # A refused press may redraw the card too (a decision never shown): its answer still says
     # why it was refused, or the presser reads a done card with no word that theirs lost.
     shown = adapter.answer_card(
@@ -98,24 +98,26 @@ async def decide(
     if shown is not None:
         return PressAnswer(shown, adapter.notice)
     notice = adapter.notice or ""
-    return PressAnswer(await _refusal_card(surface, adapter, ended.card_id or "", notice), notice)
+    return PressAnswer(await _refusal_card(services, adapter, ended.card_id or "", notice), notice)
 
 
 async def _here(
-    surface: Surface, adapter: TeamsAdapter, card_id: str
+    services: Services, adapter: TeamsAdapter, card_id: str
 ) -> tuple[Card, TeamsPlacement] | None:
     """The card (of one write or several) and its copy in this conversation, if posted here."""
-    card = await cards.load(surface.registry, card_id)
+    card = await cards.load(services.registry, card_id)
     placement = adapter.here(card.placements if card is not None else ())
     if card is None or not isinstance(placement, TeamsPlacement):
         return None
     return card, placement
 
 
-async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, notice: str) -> Json:
+async def _refusal_card(
+    services: Services, adapter: TeamsAdapter, card_id: str, notice: str
+) -> Json:
     """The card as it stands with the refusal on it, or the refusal alone when it is not here."""
     try:
-        found = await _here(surface, adapter, card_id)
+        found = await _here(services, adapter, card_id)
     except presses.DATABASE_DOWN:
         found = None  # the presser is already told the database is unreachable
     if found is None:
@@ -124,10 +126,10 @@ async def _refusal_card(surface: Surface, adapter: TeamsAdapter, card_id: str, n
     return decided_card(card, placement, notice=notice)
 
 
-async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
+async def refresh(services: Services, context: TurnContext, data: object) -> Json:
     """The card as this person should see it: buttons for the issuee while pending, else status."""
-    adapter = await teams_adapter(surface, context, who(context.activity))
-    found = await _here(surface, adapter, _text(data, "card"))
+    adapter = await teams_adapter(services, context, who(context.activity))
+    found = await _here(services, adapter, _text(data, "card"))
     if found is None:
         return notice_card("This approval card is no longer available here.")
     card, placement = found
@@ -135,7 +137,7 @@ async def refresh(surface: Surface, context: TurnContext, data: object) -> Json:
     resolved = await viewer.caller() if viewer is not None else None
     caller = None if isinstance(resolved, str) else resolved
     spec = card.spec(
-        token=placement.token, issued_to=placement.issued_to, now=surface.registry.now()
+        token=placement.token, issued_to=placement.issued_to, now=services.registry.now()
     )
     return render(spec, view=view_of(card, caller), issuee=placement.user)
 
@@ -150,38 +152,38 @@ Submit = Callable[[TurnContext, TurnState, object], Awaitable[None]]
 PRESSED: Final[tuple[presses.Verdict, ...]] = (VERB_APPROVE, VERB_REJECT, VERB_WITHDRAW)
 
 
-def _handlers(surface: Surface, verb: presses.Verdict) -> tuple[Execute, Submit]:
+def _handlers(services: Services, verb: presses.Verdict) -> tuple[Execute, Submit]:
     async def on_execute(
         context: TurnContext, state: TurnState, data: object
     ) -> AdaptiveCardInvokeResponse:
-        return _invoke((await decide(surface, context, data, verb)).card)
+        return _invoke((await decide(services, context, data, verb)).card)
 
     async def on_submit(context: TurnContext, state: TurnState, data: object) -> None:
-        await _submitted(surface, context, data, verb)
+        await _submitted(services, context, data, verb)
 
     return on_execute, on_submit
 
 
-def register(application: AgentApplication[TurnState], surface: Surface) -> None:
+def register(application: AgentApplication[TurnState], services: Services) -> None:
     """Adds the Action.Execute verbs and their Action.Submit fallbacks."""
 
     async def on_refresh(
         context: TurnContext, state: TurnState, data: object
     ) -> AdaptiveCardInvokeResponse:
-        return _invoke(await refresh(surface, context, data))
+        return _invoke(await refresh(services, context, data))
 
     cards = application.adaptive_card
     cards.action_execute(VERB_REFRESH)(on_refresh)
     for verb in PRESSED:
-        on_execute, on_submit = _handlers(surface, verb)
+        on_execute, on_submit = _handlers(services, verb)
         cards.action_execute(verb)(on_execute)
         cards.action_submit(verb)(on_submit)
 
 
 async def _submitted(
-    surface: Surface, context: TurnContext, data: object, verb: presses.Verdict
+    services: Services, context: TurnContext, data: object, verb: presses.Verdict
 ) -> None:
     """An older client's press: the card is updated as usual; a refusal is said in the conversation."""
-    answer = await decide(surface, context, data, verb)
+    answer = await decide(services, context, data, verb)
     if answer.notice:
-        await (await teams_adapter(surface, context, None)).post(answer.notice)
+        await (await teams_adapter(services, context, None)).post(answer.notice)

@@ -28,7 +28,7 @@ from bot.adapter import Form, Home, Listing, Step, Words
 from bot.cards import several, wording
 from bot.cards.card import Card, Fresh
 from bot.placement import ListPlacement, Placement, Platform, TeamsPlacement
-from bot.surface import Surface
+from bot.services import Services
 from bot.teams import personal, texts
 from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
@@ -333,7 +333,7 @@ def _audit_text(card: Card) -> str:
 
 
 async def teams_adapter(
-    surface: Surface,
+    services: Services,
     context: TurnContext,
     sender: Who | None,
     *,
@@ -350,7 +350,7 @@ async def teams_adapter(
         if not found:
             return "UTC"
         try:
-            return await surface.directory.time_zone_of("teams", found)
+            return await services.directory.time_zone_of("teams", found)
         except (
             SQLAlchemyError,
             OSError,

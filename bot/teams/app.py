@@ -45,8 +45,8 @@ from bot.adapter import Adapter
 from bot.cards.card import Card
 from bot.placement import Placement, Platform, TeamsPlacement
 from bot.presses.decisions import show
+from bot.services import Services
 from bot.settings import Settings
-from bot.surface import Surface
 from bot.teams import actions, caller, chats, editing, texts, turns
 from bot.teams.adapter import teams_adapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
@@ -101,7 +101,7 @@ def auth_configuration(settings: Settings) -> AgentAuthConfiguration:
     )
 
 
-def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = "") -> Teams:
+def build_teams(services: Services, auth: AgentAuthConfiguration, app_id: str = "") -> Teams:
     """The SDK objects for one configuration, with every route registered."""
     connections = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
     adapter = CloudAdapter(connection_manager=connections)
@@ -116,12 +116,12 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
         reference = context.activity.get_conversation_reference().get_continuation_activity()
 
         async def run(later: TurnContext) -> None:
-            await turns.answer(surface, later, sender, turn, stream_interval=teams.stream_interval)
+            await turns.answer(services, later, sender, turn, stream_interval=teams.stream_interval)
 
         async def typing(later: TurnContext) -> None:
             await later.send_activity(Activity(type=ActivityTypes.typing))
 
-        surface.tasks.turn(
+        services.tasks.turn(
             teams.proactively(reference, run),
             name=f"teams {turn.receipts[0]}",
             conversation=turn.conversation,
@@ -132,10 +132,10 @@ def build_teams(surface: Surface, auth: AgentAuthConfiguration, app_id: str = ""
         return turns.is_spoken(context.activity)
 
     # First: the handlers below read the turn's caller from it.
-    caller.register(application, surface)
-    chats.register(application, surface)
-    actions.register(application, surface)
-    editing.register(application, surface)
+    caller.register(application, services)
+    chats.register(application, services)
+    actions.register(application, services)
+    editing.register(application, services)
     application.add_route(spoken, on_message)
     return teams
 
@@ -156,8 +156,8 @@ async def _turn_failed(context: TurnContext, error: Exception) -> None:
 class TeamsRoutes:
     """Teams on the shared app: ``POST /api/messages`` and showing cards settled without a press."""
 
-    def __init__(self, teams: Teams, surface: Surface, keys: JwksKeys | None = None) -> None:
-        self.teams, self.surface = teams, surface
+    def __init__(self, teams: Teams, services: Services, keys: JwksKeys | None = None) -> None:
+        self.teams, self.services = teams, services
         # The issuers' signing keys, cached; fetched over the server's session once started.
         self.keys = keys
 
@@ -170,7 +170,7 @@ class TeamsRoutes:
         cls,
         web_app: web.Application,
         settings: Settings,
-        surface: Surface,
+        services: Services,
         *,
         auth: AgentAuthConfiguration | None = None,
         tokens: TokenChecker | None = None,
@@ -180,7 +180,7 @@ class TeamsRoutes:
         ``auth`` overrides the app registration and ``tokens`` the token check (tests only).
         """
         teams = build_teams(
-            surface, auth or auth_configuration(settings), settings.microsoft_app_id or ""
+            services, auth or auth_configuration(settings), settings.microsoft_app_id or ""
         )
         keys = None
         if tokens is not None:
@@ -192,7 +192,7 @@ class TeamsRoutes:
         web_app[TEAMS] = teams
         web_app.router.add_post(ROUTE, _messages)
         log.info("teams_mounted", route=ROUTE)
-        return cls(teams, surface, keys)
+        return cls(teams, services, keys)
 
     async def start(self, session: aiohttp.ClientSession) -> None:
         # The signing keys are fetched over the server's session; the SDK opens its own
@@ -205,7 +205,7 @@ class TeamsRoutes:
 
     async def show_settled(self, card: Card, placement: Placement) -> None:
         """Updates the card in its conversation proactively (no request to answer through)."""
-        if await self.with_adapter(placement, lambda adapter: show(self.surface, adapter, card)):
+        if await self.with_adapter(placement, lambda adapter: show(self.services, adapter, card)):
             log.info("teams_card_settled", card_id=card.card_id, tenant=card.tenantid)
 
     async def cards_changed(self, record: CardRecord) -> None:
@@ -231,7 +231,7 @@ class TeamsRoutes:
         )
 
         async def run(context: TurnContext) -> None:
-            await work(await teams_adapter(self.surface, context, None, tenant=placement.tenant))
+            await work(await teams_adapter(self.services, context, None, tenant=placement.tenant))
 
         await self.teams.proactively(reference, run)
         return True
@@ -251,14 +251,14 @@ class TeamsRoutes:
         Teams opens a chat only through a service URL it gave this process, and a card asked for
         at ``/mcp`` comes with none: the chats are kept from what people wrote (``chats``).
         """
-        chat = await chats.find(self.surface.registry.db, installation, user)
+        chat = await chats.find(self.services.registry.db, installation, user)
         if chat is None:
             log.info("reach_no_chat", tenant=installation, person=user)
             return False
         sender = chat.who() if user is not None else None
 
         async def run(context: TurnContext) -> None:
-            await work(await teams_adapter(self.surface, context, sender, tenant=installation))
+            await work(await teams_adapter(self.services, context, sender, tenant=installation))
 
         await self.teams.proactively(chat.reference(), run)
         return True

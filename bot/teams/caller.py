@@ -11,7 +11,7 @@ from __future__ import annotations
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot import identity
-from bot.surface import Surface
+from bot.services import Services
 from bot.teams.adapter import teams_adapter
 from bot.teams.identity import who
 
@@ -20,15 +20,15 @@ __all__ = ["CALLER", "caller_of", "register"]
 CALLER = "countersign.caller"
 
 
-def register(application: AgentApplication[TurnState], surface: Surface) -> None:
+def register(application: AgentApplication[TurnState], services: Services) -> None:
     """Adds the before-turn step; the turn's handlers then read the caller with ``caller_of``."""
 
     async def caller_once(context: TurnContext, state: TurnState) -> bool:
         sender = who(context.activity)
         if sender is not None:
-            adapter = await teams_adapter(surface, context, sender)
+            adapter = await teams_adapter(services, context, sender)
             context.turn_state[CALLER] = identity.Once(
-                surface.directory, adapter, sender.tenant, sender.aad
+                services.directory, adapter, sender.tenant, sender.aad
             )
         return True  # the turn goes on to its handlers
 

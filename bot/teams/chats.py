@@ -26,7 +26,7 @@ from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnSta
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from bot.surface import Surface
+from bot.services import Services
 from bot.teams.identity import Who
 from tools.db import Database, TeamsChatRow
 
@@ -102,18 +102,18 @@ def _uninstalled(activity: Activity) -> bool:
     return bool(bot) and any(member.id == bot for member in removed)
 
 
-async def keep(surface: Surface, activity: Activity) -> None:
+async def keep(services: Services, activity: Activity) -> None:
     """Keeps (or, on uninstall, forgets) the 1:1 chat a token-checked activity came from."""
     chat = chat_of(activity)
     if chat is None:
         return
-    db = surface.registry.db
+    db = services.registry.db
     if _uninstalled(activity):
         await forget(db, chat.tenant, chat.aad)
         return
-    if await surface.directory.merchant_of("teams", chat.tenant) is None:
+    if await services.directory.merchant_of("teams", chat.tenant) is None:
         return  # a tenant nobody connected: no card of any merchant is ever posted there
-    await _store(db, chat, surface.registry.now())
+    await _store(db, chat, services.registry.now())
 
 
 async def _store(db: Database, chat: Chat, now: datetime) -> None:
@@ -181,12 +181,12 @@ async def find(db: Database, tenant: str, aad: str | None = None) -> Chat | None
     )
 
 
-def register(application: AgentApplication[TurnState], surface: Surface) -> None:
+def register(application: AgentApplication[TurnState], services: Services) -> None:
     """Keeps the 1:1 chat of every activity before its route runs."""
 
     async def keep_chat(context: TurnContext, state: TurnState) -> bool:
         try:
-            await keep(surface, context.activity)
+            await keep(services, context.activity)
         except (SQLAlchemyError, OSError, TimeoutError):
             # The database unreachable: the activity is still answered as it would be without
             # it, and the chat is kept on the person's next one.

@@ -28,7 +28,7 @@ from bot import identity, turns
 from bot.cards.card import one
 from bot.placement import Platform, TeamsPlacement, first
 from bot.presses.decisions import show
-from bot.surface import Surface
+from bot.services import Services
 from bot.teams.actions import refresh, visible
 from bot.teams.adapter import TeamsAdapter, teams_adapter
 from bot.teams.adaptive import CARD_TYPE, VERB_EDIT, notice_card
@@ -109,14 +109,14 @@ def _changes(tool: Tool, values: Mapping[str, str]) -> dict[str, Any]:
 
 
 async def _card_and_caller(
-    surface: Surface, adapter: TeamsAdapter, presser: identity.Once | None, card_id: str
+    services: Services, adapter: TeamsAdapter, presser: identity.Once | None, card_id: str
 ) -> tuple[CardRecord, TeamsPlacement, Tool, Caller] | Json:
     """The card shown here, its editable tool and the presser; else the card to answer with."""
-    found = await visible(surface, adapter, card_id)
+    found = await visible(services, adapter, card_id)
     if found is None:
         return notice_card(GONE_HERE)
     record, placement = found
-    tool = await surface.registry.card_tool(record.tenantid, record.tool)
+    tool = await services.registry.card_tool(record.tenantid, record.tool)
     if tool is None or not tool.editable or presser is None:
         return decided_card(one(record), placement)
     caller = await presser.caller()
@@ -132,13 +132,13 @@ def _not_yours(record: CardRecord, placement: TeamsPlacement, adapter: TeamsAdap
     return decided_card(one(record), placement, notice=adapter.words.not_your_card(placement.owner))
 
 
-async def open_form(surface: Surface, context: TurnContext, data: object) -> Json:
+async def open_form(services: Services, context: TurnContext, data: object) -> Json:
     """The form for the card's values, or the refusal a press by someone else gets.
 
     A courtesy only: the engine checks the card and the presser again on "Make new card".
     """
-    adapter = await teams_adapter(surface, context, who(context.activity))
-    found = await _card_and_caller(surface, adapter, caller_of(context), _text(data, "card"))
+    adapter = await teams_adapter(services, context, who(context.activity))
+    found = await _card_and_caller(services, adapter, caller_of(context), _text(data, "card"))
     if not isinstance(found, tuple):
         return found
     record, placement, tool, caller = found
@@ -147,41 +147,41 @@ async def open_form(surface: Surface, context: TurnContext, data: object) -> Jso
     return _form(record, tool, _text(data, "token"))
 
 
-async def save(surface: Surface, context: TurnContext, data: object) -> Json:
+async def save(services: Services, context: TurnContext, data: object) -> Json:
     """Proposes the card again with the typed values; the form again when the engine refuses."""
-    card, _ = await _save(surface, context, data)
+    card, _ = await _save(services, context, data)
     return card
 
 
-async def _save(surface: Surface, context: TurnContext, data: object) -> tuple[Json, bool]:
+async def _save(services: Services, context: TurnContext, data: object) -> tuple[Json, bool]:
     """The card to answer with, and whether a new card was made."""
     sender = who(context.activity)
-    adapter = await teams_adapter(surface, context, sender)
-    found = await _card_and_caller(surface, adapter, caller_of(context), _text(data, "card"))
+    adapter = await teams_adapter(services, context, sender)
+    found = await _card_and_caller(services, adapter, caller_of(context), _text(data, "card"))
     if not isinstance(found, tuple):
         return found, False
     record, placement, tool, caller = found
     token = _text(data, "token")
     values = typed(tool.editable, data if isinstance(data, Mapping) else {})
     try:
-        result = await surface.registry.edit(surface.agent, token, caller, _changes(tool, values))
+        result = await services.registry.edit(services.agent, token, caller, _changes(tool, values))
     except NotYourCardError:
         return _not_yours(record, placement, adapter), False
     except CountersignError as refused:
         log.info("edit_refused", card_id=record.card_id, why=type(refused).__name__)
-        fresh = await surface.registry.card(record.card_id) or record
+        fresh = await services.registry.card(record.card_id) or record
         if fresh.status is CardStatus.PENDING:
             return _form(record, tool, token, values=values, error=str(refused)), False
-        return await _ended(surface, adapter, fresh, placement, refused), False
+        return await _ended(services, adapter, fresh, placement, refused), False
     assert result.proposal is not None, "an accepted edit is a new proposal"
     posted = await _posted(
-        surface, context, result.proposal, record=record, placement=placement, caller=caller
+        services, context, result.proposal, record=record, placement=placement, caller=caller
     )
     return posted, True
 
 
 async def _ended(
-    surface: Surface,
+    services: Services,
     adapter: TeamsAdapter,
     record: CardRecord,
     placement: TeamsPlacement,
@@ -193,12 +193,12 @@ async def _ended(
     press on it would: a form asking for values nobody can use any more helps no one.
     """
     if isinstance(refused, CardExpiredError):
-        await show(surface, adapter, one(record))
+        await show(services, adapter, one(record))
     return decided_card(one(record), placement, notice=adapter.words.refused(str(refused)))
 
 
 async def _posted(
-    surface: Surface,
+    services: Services,
     context: TurnContext,
     proposal: Proposal,
     *,
@@ -209,9 +209,9 @@ async def _posted(
     """Posts the new card where the old one was asked; the presser's copy as it now stands."""
     sender = who(context.activity)
     old = first(record, Platform.TEAMS)
-    poster = await teams_adapter(surface, context, sender, post_to=_where(Outbound(context), old))
+    poster = await teams_adapter(services, context, sender, post_to=_where(Outbound(context), old))
     await turns.post_edited(
-        surface,
+        services,
         poster,
         proposal,
         caller=caller,
@@ -221,7 +221,7 @@ async def _posted(
     # The presser's copy, as ``post_edited`` just showed it: replaced, no buttons.
     shown = poster.answer_card(viewer=caller)
     if shown is None:
-        fresh = await surface.registry.card(record.card_id)
+        fresh = await services.registry.card(record.card_id)
         shown = decided_card(one(fresh or record), placement)
     return shown
 
@@ -238,29 +238,29 @@ def _invoke(card: Json) -> AdaptiveCardInvokeResponse:
     return AdaptiveCardInvokeResponse(status_code=HTTPStatus.OK, type=CARD_TYPE, value=card)
 
 
-def register(application: AgentApplication[TurnState], surface: Surface) -> None:
+def register(application: AgentApplication[TurnState], services: Services) -> None:
     """Adds Edit, "Make new card" and Cancel, and their Action.Submit fallbacks."""
 
     async def on_edit(
         context: TurnContext, state: TurnState, data: object
     ) -> AdaptiveCardInvokeResponse:
-        return _invoke(await open_form(surface, context, data))
+        return _invoke(await open_form(services, context, data))
 
     async def on_save(
         context: TurnContext, state: TurnState, data: object
     ) -> AdaptiveCardInvokeResponse:
-        return _invoke(await save(surface, context, data))
+        return _invoke(await save(services, context, data))
 
     async def on_cancel(
         context: TurnContext, state: TurnState, data: object
     ) -> AdaptiveCardInvokeResponse:
-        return _invoke(await refresh(surface, context, data))
+        return _invoke(await refresh(services, context, data))
 
     async def on_edit_submit(context: TurnContext, state: TurnState, data: object) -> None:
-        await _send(context, await open_form(surface, context, data))
+        await _send(context, await open_form(services, context, data))
 
     async def on_save_submit(context: TurnContext, state: TurnState, data: object) -> None:
-        card, made = await _save(surface, context, data)
+        card, made = await _save(services, context, data)
         if not made:  # the form with the refusal, or the refusal; a new card speaks for itself
             await _send(context, card)
 

@@ -13,7 +13,7 @@ from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
 from bot import turns
-from bot.surface import Surface
+from bot.services import Services
 from bot.teams import texts
 from bot.teams.adapter import teams_adapter
 from bot.teams.identity import Who, who
@@ -56,7 +56,7 @@ def turn_of(activity: Activity) -> tuple[Who | None, turns.Turn]:
 
 
 async def answer(
-    surface: Surface,
+    services: Services,
     context: TurnContext,
     sender: Who | None,
     turn: turns.Turn,
@@ -68,9 +68,9 @@ async def answer(
     In a 1:1 chat the answer streams, each tool the model calls shown as the step it is on,
     ``stream_interval`` seconds at least between two updates.
     """
-    adapter = await teams_adapter(surface, context, sender, stream_interval=stream_interval)
+    adapter = await teams_adapter(services, context, sender, stream_interval=stream_interval)
     try:
-        await turns.answer(surface, adapter, turn, steps=adapter.step)
+        await turns.answer(services, adapter, turn, steps=adapter.step)
     except Exception:  # the person gets an apology; the log keeps the whole story
         # In the request the SDK's turn-error hook did this; a proactive turn has no hook, and
         # without this a failed turn (the database gone) answered nothing at all.

@@ -26,7 +26,7 @@ from bot.cards import wording
 from bot.cards.answered import Answer
 from bot.presses.ladder import DATABASE_DOWN
 from bot.runtime import receipts
-from bot.surface import Background, Surface
+from bot.services import Background, Services
 from bot.turns.posting import post_card, post_turn_cards
 from bot.turns.streamed import Settling, closed, unshown
 from tools import MAX_ITEMS, Caller, Proposal, identify_on
@@ -118,7 +118,7 @@ class Typing:
 
 
 async def answer(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     turn: Turn,
     *,
@@ -132,11 +132,11 @@ async def answer(
     message's arrival. ``steps`` is told of each tool the model calls (a status to show).
     """
     typing = typing or Typing(adapter)
-    typing.arm(surface.tasks, after=surface.typing_after, since=turn.arrived)
+    typing.arm(services.tasks, after=services.typing_after, since=turn.arrived)
     ours = True  # the delivery this turn answers; False once it turns out a duplicate
     with bound_contextvars(platform=adapter.platform, platform_user=turn.user):
         try:
-            ours = await _answer(surface, adapter, turn, typing, steps)
+            ours = await _answer(services, adapter, turn, typing, steps)
         except asyncio.CancelledError:
             ours = False  # cut off (a shutdown's drain ran out): left for another process
             raise
@@ -156,14 +156,14 @@ async def answer(
             # one conversation run in order, so the delivery this one duplicates has finished.
             await typing.off()
             if ours:
-                await surface.inbox.answered(turn.kept, last=True)
+                await services.inbox.answered(turn.kept, last=True)
 
 
 async def _answer(
-    surface: Surface, adapter: Adapter, turn: Turn, typing: Typing, steps: Steps | None
+    services: Services, adapter: Adapter, turn: Turn, typing: Typing, steps: Steps | None
 ) -> bool:
     """Answers the turn; False when it was a duplicate delivery (another turn answers it)."""
-    caller = await _claimed_caller(surface, adapter, turn)
+    caller = await _claimed_caller(services, adapter, turn)
     if caller is None:
         return False
     if isinstance(caller, str):
@@ -171,16 +171,16 @@ async def _answer(
         log.info("answered_unresolved", why=caller)
         return True
     with bound_contextvars(tenant=caller.tenantid, person=caller.userid):
-        async with surface.turn_order.holding(turn.conversation):
-            await _run(surface, adapter, turn, caller, typing, steps=steps)
-    surface.metrics.turn_seconds.labels(platform=adapter.platform).observe(
+        async with services.turn_order.holding(turn.conversation):
+            await _run(services, adapter, turn, caller, typing, steps=steps)
+    services.metrics.turn_seconds.labels(platform=adapter.platform).observe(
         time.monotonic() - turn.arrived
     )
     return True
 
 
 async def _claimed_caller(
-    surface: Surface, adapter: Adapter, turn: Turn
+    services: Services, adapter: Adapter, turn: Turn
 ) -> Caller | identity.Unresolved | None:
     """Claims the delivery and finds the sender, marks claimed once they are; None: a duplicate.
 
@@ -189,39 +189,39 @@ async def _claimed_caller(
     three. Any key already taken voids it all, and the turn goes the long way, one step per
     transaction as before, so what ends claimed and who is answered are the same either way.
     """
-    now = surface.registry.now()
+    now = services.registry.now()
     try:
-        async with surface.registry.db.begin(write=True) as conn:
+        async with services.registry.db.begin(write=True) as conn:
             await receipts.claim_on(conn, turn.receipts, now)
-            await surface.inbox.started_on(conn, turn.kept)
+            await services.inbox.started_on(conn, turn.kept)
             read = await identify_on(conn, adapter.platform, turn.installation, turn.user)
             caller = identity.known(read, turn.installation, user_team=turn.user_team)
             if caller is not None:
                 await receipts.mark_on(conn, turn.marks, now)
     except IntegrityError:
-        return await _claimed_apart(surface, adapter, turn)
+        return await _claimed_apart(services, adapter, turn)
     if caller is not None:
         return caller
     # Not connected, another workspace, or a first message to link: the delivery is ours.
-    return await _resolved(surface, adapter, turn, identified=read)
+    return await _resolved(services, adapter, turn, identified=read)
 
 
 async def _claimed_apart(
-    surface: Surface, adapter: Adapter, turn: Turn
+    services: Services, adapter: Adapter, turn: Turn
 ) -> Caller | identity.Unresolved | None:
-    db = surface.registry.db
-    taken = await receipts.claim_all(db, turn.receipts, surface.registry.now())
+    db = services.registry.db
+    taken = await receipts.claim_all(db, turn.receipts, services.registry.now())
     if taken is not None:
         log.info("delivery_duplicate", key=taken)
         return None
     if turn.kept is not None:
         async with db.begin(write=True) as conn:
-            await surface.inbox.started_on(conn, turn.kept)
-    return await _resolved(surface, adapter, turn)
+            await services.inbox.started_on(conn, turn.kept)
+    return await _resolved(services, adapter, turn)
 
 
 async def _resolved(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     turn: Turn,
     *,
@@ -229,7 +229,7 @@ async def _resolved(
 ) -> Caller | identity.Unresolved:
     """The sender (linked now if need be), the thread's marks claimed once they are known."""
     found = await identity.resolve(
-        surface.directory,
+        services.directory,
         adapter,
         turn.installation,
         turn.user,
@@ -237,14 +237,14 @@ async def _resolved(
         identified=identified,
     )
     if not isinstance(found, str):
-        now = surface.registry.now()
+        now = services.registry.now()
         for key in turn.marks:
-            await receipts.claim(surface.registry.db, key, now)
+            await receipts.claim(services.registry.db, key, now)
     return found
 
 
 async def _run(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     turn: Turn,
     caller: Caller,
@@ -254,7 +254,7 @@ async def _run(
 ) -> None:
     stream = stream_of(adapter)
     try:
-        reply = await surface.assistant.reply(
+        reply = await services.assistant.reply(
             conversation=turn.conversation,
             caller=caller,
             text=turn.text,
@@ -272,7 +272,7 @@ async def _run(
     # Kept before anything is posted: a kill while the cards go out leaves the message to
     # whoever answers it again, who finishes them (``bot.runtime.inbox``).
     try:
-        await surface.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
+        await services.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
     except DATABASE_DOWN as unreachable:
         # Nothing is out yet, and its cards could not be recorded as posted either: the
         # person is told to send it again (the indicator has settled, so ``answer`` would not).
@@ -288,14 +288,14 @@ async def _run(
     if (shown or rest) and not reply.proposals:
         # Answered from here on. A turn with cards is answered once they are all out: marked
         # here, a kill while they were posted left a card or a manager's copy unsent for good.
-        await surface.inbox.answered(turn.kept)
+        await services.inbox.answered(turn.kept)
     log.info("answered", proposals=len(reply.proposals), streamed=len(shown))
     proposals = reply.proposals
     # The answer is edited once its card is decided; with several cards under it, no one
     # card's decision could say what became of them all, and it is left as it is.
     above = Answer.of(posted, reply.text)
     alone = await post_turn_cards(
-        surface,
+        services,
         adapter,
         proposals,
         caller=caller,
@@ -305,7 +305,7 @@ async def _run(
     )
     for proposal in alone:
         await post_card(
-            surface,
+            services,
             adapter,
             proposal,
             caller=caller,
@@ -316,7 +316,7 @@ async def _run(
 
 
 async def post_edited(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     proposal: Proposal,
     *,
@@ -327,15 +327,15 @@ async def post_edited(
     """Posts the card an edit made where the old one was, shows the old one replaced, and
     tells the model what the person changed; the same on every surface."""
     await post_card(
-        surface,
+        services,
         adapter,
         proposal,
         caller=caller,
         conversation=conversation or "",
         installation=installation,
     )
-    replaced = [await surface.registry.card(card_id) for card_id in proposal.replaced]
+    replaced = [await services.registry.card(card_id) for card_id in proposal.replaced]
     outcome = next((r.outcome for r in replaced if r is not None and r.outcome), "")
     if conversation:
         note = wording.edited_note(caller.name or "Someone", outcome, proposal.summary)
-        await surface.assistant.record(conversation=conversation, text=note)
+        await services.assistant.record(conversation=conversation, text=note)

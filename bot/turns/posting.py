@@ -26,7 +26,7 @@ from bot.cards.answered import Answer
 from bot.cards.card import Fresh
 from bot.presses.copies import send_copies
 from bot.presses.decisions import show, show_recorded
-from bot.surface import Surface
+from bot.services import Services
 from tools import MAX_ITEMS, Caller, Proposal
 from tools.errors import ConflictError
 
@@ -36,7 +36,7 @@ log = structlog.get_logger("bot.turns.posting")
 
 
 async def post_turn_cards(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     proposals: Sequence[Proposal],
     *,
@@ -50,21 +50,21 @@ async def post_turn_cards(
     if len(proposals) < 2:
         return list(proposals)
     grouped, rest = list(proposals[:MAX_ITEMS]), list(proposals[MAX_ITEMS:])
-    records = [await surface.registry.card(p.card_id) for p in grouped]
+    records = [await services.registry.card(p.card_id) for p in grouped]
     why = several.too_long_together([r for r in records if r is not None])
     if why is not None:
         # One card would have to leave out some of what its Approve sends.
         log.info("batch_not_made", why=why)
         return list(proposals)
     try:
-        batch = await surface.registry.bundle(caller, [p.card_id for p in grouped])
+        batch = await services.registry.bundle(caller, [p.card_id for p in grouped])
     except ConflictError as refused:
         # A card decided or replaced within the same moment: each keeps its own card.
         log.info("batch_not_made", why=str(refused))
         return list(proposals)
     fresh = cards.fresh_several(batch, grouped)
     await post(
-        surface,
+        services,
         adapter,
         fresh,
         caller=caller,
@@ -76,7 +76,7 @@ async def post_turn_cards(
 
 
 async def post_card(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     proposal: Proposal,
     *,
@@ -88,7 +88,7 @@ async def post_card(
     """Posts a fresh card of one write (see ``post``)."""
     fresh = cards.fresh_one(proposal)
     await post(
-        surface,
+        services,
         adapter,
         fresh,
         caller=caller,
@@ -99,7 +99,7 @@ async def post_card(
 
 
 async def post(
-    surface: Surface,
+    services: Services,
     adapter: Adapter,
     fresh: Fresh,
     *,
@@ -114,7 +114,7 @@ async def post(
     is issued to besides the asker get a private copy of it. ``answer`` is the turn's answer
     just above it, edited once the card is decided (``bot.presses.answers``).
     """
-    registry = surface.registry
+    registry = services.registry
     placement = await adapter.post_card(fresh, caller=caller, conversation=conversation)
     above = {"reply": answer.message, "reply_said": answer.said} if answer else {}
     placement = placement.model_copy(update={"editable": fresh.editable, **above})
@@ -123,15 +123,15 @@ async def post(
     if recorded is not None:
         # Pressed as soon as it was posted, before this record: the press found no copy to
         # draw, and the message kept live buttons and no audit line.
-        await show_recorded(surface, adapter, recorded)
+        await show_recorded(services, adapter, recorded)
     for replaced in fresh.replaced:
         old = await cards.load(registry, replaced)
         if old is not None:
-            await show(surface, adapter, old)
+            await show(services, adapter, old)
     routing = fresh.routing
     others = [i for i in routing.issued_to if i.userid != caller.userid] if routing else []
     card = await cards.load(registry, fresh.card_id) if others else None
     if card is not None:
         await send_copies(
-            surface, adapter, card, others, installation=installation, token=fresh.token
+            services, adapter, card, others, installation=installation, token=fresh.token
         )

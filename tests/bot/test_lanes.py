@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from functools import partial
 
-from bot.surface import Background
+from bot.services import Background
 
 
 async def test_turns_of_one_conversation_run_one_at_a_time_in_arrival_order() -> None:

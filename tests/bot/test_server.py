@@ -11,9 +11,9 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
 from bot.agent import Assistant
-from bot.server import application, build_surface
+from bot.server import application, build_services
+from bot.services import Services
 from bot.settings import Settings, SettingsError
-from bot.surface import Surface
 from tools import CardSigner
 from tools.db import Database
 from tools.directory import Directory
@@ -48,9 +48,9 @@ SLACK_ONLY = {
 }
 
 
-def surface_over(db: Database, configured: Settings) -> Surface:
+def services_over(db: Database, configured: Settings) -> Services:
     registry = build_registry(db, CardSigner([CARD_SECRET]))
-    return Surface(registry, Assistant(registry, configured), Directory(db))
+    return Services(registry, Assistant(registry, configured), Directory(db))
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ async def _status(http: aiohttp.ClientSession, server: TestServer, method: str, 
 
 
 async def _serving(db: Database, configured: Settings) -> TestServer:
-    server = TestServer(application(configured, surface_over(db, configured)), host="127.0.0.1")
+    server = TestServer(application(configured, services_over(db, configured)), host="127.0.0.1")
     await server.start_server()
     return server
 
@@ -102,7 +102,7 @@ async def test_nothing_configured_is_refused_naming_the_variables(
     """With neither surface configured the app is not built; the message names what to set."""
     configured = settings(database_url)
     with pytest.raises(SettingsError, match=r"SLACK_BOT_TOKEN.*MICROSOFT_APP_ID"):
-        application(configured, surface_over(db, configured))
+        application(configured, services_over(db, configured))
 
 
 async def test_metrics_answer_on_loopback_with_the_lane_gauges(
@@ -151,5 +151,5 @@ async def test_typing_delay_is_a_setting_of_the_production_surface(
 ) -> None:
     """COUNTERSIGN_TYPING_AFTER sets how long a message waits before it is shown typing."""
     configured = settings(database_url, countersign_typing_after=2.5)
-    assert build_surface(configured, db).typing_after == 2.5
-    assert build_surface(settings(database_url), db).typing_after == 1.0
+    assert build_services(configured, db).typing_after == 2.5
+    assert build_services(settings(database_url), db).typing_after == 1.0

@@ -11,7 +11,7 @@ from bot import presses
 from bot.adapter import Steps, Stream
 from bot.cards.cardspec import Verdict
 from bot.placement import Placement, SlackPlacement
-from bot.surface import ModelReply, Surface
+from bot.services import ModelReply, Services
 from bot.turns import posting
 from tests.support.clock import SteppedClock
 from tests.support.fake_surface import FakePlatform, Member
@@ -62,14 +62,14 @@ class Notes:
 class Core:
     """The core's dependencies and the fake platform it speaks to."""
 
-    surface: Surface
+    services: Services
     registry: Registry
     fake: FakePlatform
     notes: Notes
     clock: SteppedClock
 
     async def caller(self, user: str) -> Caller:
-        found = await self.surface.directory.resolve("slack", TEAM, user)
+        found = await self.services.directory.resolve("slack", TEAM, user)
         assert found is not None, user
         return found
 
@@ -85,23 +85,23 @@ class Core:
             proposals.append(result.proposal)
         return proposals
 
-    async def process(self) -> Surface:
+    async def process(self) -> Services:
         """Another server on the same database, its lease started (stop it to have it gone)."""
         registry = build_registry(self.registry.db, self.registry.signer, clock=self.clock)
         await registry.lease.start()
-        return Surface(registry, self.notes, self.surface.directory)
+        return Services(registry, self.notes, self.services.directory)
 
     async def ask(
-        self, user: str, *requests: int, surface: Surface | None = None
+        self, user: str, *requests: int, services: Services | None = None
     ) -> SlackPlacement:
         """``user`` asks in the channel; the turn's cards are posted (several as one card), by
         ``surface``'s process (this one's unless given). Returns where the last card went."""
-        surface = surface or self.surface
+        services = services or self.services
         proposals = await self.propose(user, *requests)
         adapter, caller = self.fake.adapter(user), await self.caller(user)
         conversation = f"thread-{user}"
         left = await posting.post_turn_cards(
-            surface,
+            services,
             adapter,
             proposals,
             caller=caller,
@@ -110,7 +110,7 @@ class Core:
         )
         for proposal in left:
             await posting.post_card(
-                surface,
+                services,
                 adapter,
                 proposal,
                 caller=caller,
@@ -128,7 +128,7 @@ class Core:
         verb: Verdict = "approve",
         reason: str = "",
         *,
-        surface: Surface | None = None,
+        services: Services | None = None,
     ) -> presses.Ended:
         """``user`` presses a button on ``copy`` (its token, and the card it was drawn for),
         handled by ``surface``'s process (this one's unless given)."""
@@ -141,7 +141,7 @@ class Core:
             card_id=card_id,
             reason=reason,
         )
-        return await presses.decide(surface or self.surface, self.fake.adapter(user), press)
+        return await presses.decide(services or self.services, self.fake.adapter(user), press)
 
 
 @pytest.fixture
@@ -157,5 +157,5 @@ async def core(db: Database) -> Core:
         await directory.link("slack", TEAM, user, email)
     fake = FakePlatform(TEAM, dict(MEMBERS))
     notes = Notes(platform=fake)
-    surface = Surface(registry, notes, directory)
-    return Core(surface, registry, fake, notes, clock)
+    services = Services(registry, notes, directory)
+    return Core(services, registry, fake, notes, clock)

@@ -21,12 +21,12 @@ async def test_each_approver_gets_a_copy_saying_who_asked(core: Core) -> None:
 async def test_an_approver_never_seen_is_found_by_verified_email_and_linked(core: Core) -> None:
     """Meera never wrote to the app: the platform finds her by the email it verified, she is
     linked, and she gets her copy."""
-    assert await core.surface.directory.resolve("slack", TEAM, "UMEERA") is None
+    assert await core.services.directory.resolve("slack", TEAM, "UMEERA") is None
     await core.ask("URAVI", 1)
     assert [c.args["email"] for c in core.fake.called("member_by_email")] == [
         "meera@fiesta.example"
     ]
-    meera = await core.surface.directory.resolve("slack", TEAM, "UMEERA")
+    meera = await core.services.directory.resolve("slack", TEAM, "UMEERA")
     assert meera is not None and meera.name == "Meera Iyer"
 
 

@@ -26,14 +26,14 @@ async def test_a_member_of_another_workspace_is_refused(core: Core) -> None:
     ended = await core.press("UGUEST", copy)
     assert ended.outcome == "unlinked"
     assert core.fake.told("UGUEST") == ["not_linked"]
-    assert await core.surface.directory.resolve("slack", TEAM, "UGUEST") is None
+    assert await core.services.directory.resolve("slack", TEAM, "UGUEST") is None
 
 
 async def test_an_installation_nobody_connected_reaches_nothing(core: Core) -> None:
     """A press arriving from a workspace no merchant connected is told so, and decides nothing."""
     copy = await core.ask("UARJUN", 1)
     press = presses.Press(installation="T0NOBODY", user="UARJUN", token=copy.token, verb="approve")
-    ended = await presses.decide(core.surface, core.fake.adapter("UARJUN"), press)
+    ended = await presses.decide(core.services, core.fake.adapter("UARJUN"), press)
     assert ended.outcome == "unlinked"
     assert core.fake.told("UARJUN") == ["not_connected"]
 
@@ -65,8 +65,8 @@ async def test_a_press_naming_the_installation_does_not_link_a_member_of_another
         card_id=card_id,
         user_team=TEAM,
     )
-    ended = await presses.decide(core.surface, core.fake.adapter("UEVIL"), press)
+    ended = await presses.decide(core.services, core.fake.adapter("UEVIL"), press)
     assert (ended.outcome, ended.caller) == ("unlinked", None)
     assert core.fake.told("UEVIL") == ["not_linked"]
     assert core.fake.called("update") == []
-    assert await core.surface.directory.resolve("slack", TEAM, "UEVIL") is None
+    assert await core.services.directory.resolve("slack", TEAM, "UEVIL") is None

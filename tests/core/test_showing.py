@@ -35,7 +35,7 @@ async def test_a_decision_is_shown_once(core: Core) -> None:
     card = await cards.load(core.registry, card_id)
     assert card is not None and card.shown
     calls = len(core.fake.calls)
-    await show(core.surface, core.fake.adapter("UARJUN"), card)
+    await show(core.services, core.fake.adapter("UARJUN"), card)
     assert core.fake.calls[calls:] == []
 
 
@@ -81,7 +81,7 @@ def _copies(core: Core) -> list[Placement]:
 
 
 async def _sweep(core: Core) -> int:
-    return await sweeps.redraw(core.surface, {"slack": FakeShows(core.fake)}, now=core.clock())
+    return await sweeps.redraw(core.services, {"slack": FakeShows(core.fake)}, now=core.clock())
 
 
 async def _is_shown(core: Core) -> bool:

@@ -83,8 +83,8 @@ async def test_a_cards_copies_are_recorded_and_changed_under_its_lock(
     await registry.attach_posting(card.card_id, {"copies": ["first"]})
     seen: list[object] = []
 
-    def add(surface: dict[str, object] | None) -> dict[str, object]:
-        seen.append(surface)
+    def add(services: dict[str, object] | None) -> dict[str, object]:
+        seen.append(services)
         return {"copies": ["first", "second"]}
 
     changed = await registry.change_posting(card.card_id, add)

@@ -32,9 +32,9 @@ from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Message
 from bot.sandbox import WebApi as FakeSlack
 from bot.server import application
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.blocks import APPROVE_VIEW
-from bot.surface import Surface
 from tests.support.slack_requests import (
     TEAM,
     block_action,
@@ -167,12 +167,12 @@ class InProcessBot:
     slack: FakeSlack
     server: TestServer
     http: aiohttp.ClientSession
-    surface: Surface
+    services: Services
     _ts: int = 0
 
     @property
     def registry(self) -> Registry:
-        return self.surface.registry
+        return self.services.registry
 
     def ts(self) -> str:
         self._ts += 1
@@ -189,7 +189,7 @@ class InProcessBot:
         """Waits until the work started by earlier requests (after their acks) has finished."""
         # Bolt runs the listeners before it answers, so the work they started is in the task
         # set by now; waiting for it to empty is a condition, not a guess at how long it takes.
-        await self.surface.tasks.idle()
+        await self.services.tasks.idle()
 
     async def mention(self, user: str, words: str) -> str:
         ts = self.ts()
@@ -225,12 +225,12 @@ async def in_process_bot(
     registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
     await link_everyone(db)
     assistant = Assistant(registry, settings, model=model)
-    surface = Surface(registry, assistant, Directory(db))
-    server = TestServer(application(settings, surface), host="127.0.0.1")
+    services = Services(registry, assistant, Directory(db))
+    server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:
         async with aiohttp.ClientSession() as http:
-            yield InProcessBot(slack, server, http, surface)
+            yield InProcessBot(slack, server, http, services)
     finally:
         await server.close()
 

@@ -20,7 +20,7 @@ from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
 from bot.agent import Assistant
 from bot.sandbox import WebApi as FakeSlack
 from bot.server import application
-from bot.surface import Surface
+from bot.services import Services
 from tests.reliability.harness import (
     CARD_SECRET,
     CHANNEL,
@@ -217,7 +217,7 @@ class TeamsBot:
 
     server: TestServer
     connector: FakeConnector
-    surface: Surface
+    services: Services
     http: aiohttp.ClientSession
 
     async def post(self, activity: dict[str, Any]) -> tuple[int, Any]:
@@ -226,7 +226,7 @@ class TeamsBot:
         async with self.http.post(url, json=activity) as response:
             text = await response.text()
             status, body = response.status, json.loads(text) if text else None
-        await self.surface.tasks.idle()
+        await self.services.tasks.idle()
         return status, body
 
     async def press(self, card: Call) -> tuple[int, Any]:
@@ -247,13 +247,13 @@ async def teams_bot(db: Database, slack: FakeSlack) -> AsyncIterator[TeamsBot]:
     registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
     directory = Directory(db)
     await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
-    surface = Surface(registry, Assistant(registry, settings), directory)
+    services = Services(registry, Assistant(registry, settings), directory)
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
-    server = TestServer(application(settings, surface, teams_auth=anonymous), host="127.0.0.1")
+    server = TestServer(application(settings, services, teams_auth=anonymous), host="127.0.0.1")
     await server.start_server()
     try:
         async with aiohttp.ClientSession() as http:
-            yield TeamsBot(server, connector, surface, http)
+            yield TeamsBot(server, connector, services, http)
     finally:
         await server.close()
         await connector.stop()

@@ -36,14 +36,14 @@ async def bot(db: Database, slack: FakeSlack) -> AsyncIterator[InProcessBot]:
 
 async def _press_toy(bot: InProcessBot, tool: str, args: dict[str, Any]) -> str:
     """Arjun's card for a toy write, posted in the channel and pressed; returns the card id."""
-    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
     result = await bot.registry.call(DEFAULT_AGENT, tool, args, arjun)
     assert result.proposal is not None
     client = AsyncWebClient(token=BOT_TOKEN, base_url=bot.slack.base_url, session=bot.http)
     adapter = SlackAdapter(client, Where(TEAM, "UARJUN", channel=CHANNEL))
     await post_card(
-        bot.surface, adapter, result.proposal, caller=arjun, conversation="c", installation=TEAM
+        bot.services, adapter, result.proposal, caller=arjun, conversation="c", installation=TEAM
     )
     [card] = bot.cards()
     assert await bot.press("UARJUN", card) == 200

@@ -17,8 +17,8 @@ from bot.sandbox import BOT_TOKEN, Acting, Delivery, Message, WebApi, demo_works
 from bot.sandbox.delivery import Outcome
 from bot.sandbox.page import add_page_routes
 from bot.server import application
+from bot.services import Services
 from bot.settings import Settings
-from bot.surface import Surface
 from tools import CardSigner, Registry
 from tools.db import Database
 from tools.directory import Directory
@@ -34,7 +34,7 @@ class Stack:
 
     api: WebApi
     acting: Acting
-    surface: Surface
+    services: Services
     registry: Registry
     page: TestServer
     bot: TestServer
@@ -45,7 +45,7 @@ class Stack:
         # hand their work to the task set) before answering: both waits are on conditions.
         for _ in range(2):
             await self.acting.drain()
-            await self.surface.tasks.idle()
+            await self.services.tasks.idle()
 
     def cards(self, channel: str) -> list[Message]:
         return [m for m in self.api.messages if m.channel == channel and _actions(m)]
@@ -95,12 +95,12 @@ async def stack(db: Database, database_url: str) -> AsyncIterator[Stack]:
     api.url = str(page.make_url("")).rstrip("/")
     settings = settings_for(api.base_url, database_url)
     registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
-    surface = Surface(registry, Assistant(registry, settings), Directory(db))
-    bot = TestServer(application(settings, surface), host="127.0.0.1")
+    services = Services(registry, Assistant(registry, settings), Directory(db))
+    bot = TestServer(application(settings, services), host="127.0.0.1")
     await bot.start_server()
     delivery.url = str(bot.make_url("/slack/events"))
     try:
-        yield Stack(api, acting, surface, registry, page, bot)
+        yield Stack(api, acting, services, registry, page, bot)
     finally:
         await acting.drain()
         await delivery.close()

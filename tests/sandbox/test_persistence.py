@@ -16,7 +16,7 @@ from bot.sandbox import BOT_TOKEN, FIESTA_OPS, Message, Sandbox, start_sandbox
 from bot.sandbox.runner import free_port
 from bot.sandbox.store import SAVE_AFTER, state_file
 from bot.server import application
-from bot.surface import Surface
+from bot.services import Services
 from tests.sandbox.conftest import CARD_SECRET, SECRET, settings_for
 from tools import CardSigner
 from tools.db import Database
@@ -38,8 +38,8 @@ async def running(state: Path, db: Database, database_url: str) -> AsyncIterator
     )
     settings = settings_for(sandbox.api.base_url, database_url)
     registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
-    surface = Surface(registry, Assistant(registry, settings), Directory(db))
-    bot = TestServer(application(settings, surface), host="127.0.0.1")
+    services = Services(registry, Assistant(registry, settings), Directory(db))
+    bot = TestServer(application(settings, services), host="127.0.0.1")
     await bot.start_server()
     sandbox.acting.delivery.url = str(bot.make_url("/slack/events"))
     sandbox.acting.delivery.timeout = 10.0
@@ -47,7 +47,7 @@ async def running(state: Path, db: Database, database_url: str) -> AsyncIterator
         yield sandbox
     finally:
         await sandbox.acting.drain()
-        await surface.tasks.drain()
+        await services.tasks.drain()
         await bot.close()
         await sandbox.stop()
 

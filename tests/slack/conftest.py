@@ -29,9 +29,9 @@ from bot.sandbox.payloads import (
     view_submission,
 )
 from bot.server import RUNTIME, application
+from bot.services import ModelReply, Services
 from bot.settings import Settings
 from bot.slack.blocks import APPROVE_VIEW, card_id_of_block
-from bot.surface import ModelReply, Surface
 from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
@@ -109,7 +109,7 @@ class Bot:
     slack: WebApi
     server: TestServer
     http: aiohttp.ClientSession
-    surface: Surface
+    services: Services
     registry: Registry
     assistant: RecordingAssistant
     clock: SteppedClock
@@ -170,7 +170,7 @@ class Bot:
         """Waits until the work started by the last request (after its ack) has finished."""
         # Bolt runs the listeners before it answers, so the work they started is in the task
         # set by now; waiting for it to empty is a condition, not a guess at how long it takes.
-        await self.surface.tasks.idle()
+        await self.services.tasks.idle()
 
     async def mention(self, user: str, text: str, *, channel: str = CHANNEL) -> str:
         """@mentions the bot at a channel's top level; returns the message ts (the thread)."""
@@ -376,14 +376,14 @@ async def bot(
     for user in LINKED:
         await directory.link("slack", TEAM, user, PEOPLE[user][1])
     assistant = RecordingAssistant(Assistant(registry, settings))
-    surface = Surface(
+    services = Services(
         registry, assistant, directory, audit_channel=settings.countersign_audit_channel
     )
-    server = TestServer(application(settings, surface, news=mcp), host="127.0.0.1")
+    server = TestServer(application(settings, services, news=mcp), host="127.0.0.1")
     await server.start_server()
     async with aiohttp.ClientSession() as http:
         try:
-            yield Bot(slack, server, http, surface, registry, assistant, clock, mcp)
+            yield Bot(slack, server, http, services, registry, assistant, clock, mcp)
         finally:
             await server.close()
             await registry.aclose()

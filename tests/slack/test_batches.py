@@ -224,7 +224,7 @@ async def test_the_expiry_sweep_shows_a_batch_expired(bot: Bot) -> None:
     await bot.send({"type": "app_home_opened", "user": "UARJUN", "tab": "home"})
     assert buttons(bot.home("UARJUN")["blocks"]) == ["card_approve", "card_reject"]
     bot.clock.step(timedelta(minutes=31))
-    assert await sweeps.expire(bot.surface, bot.mounted, now=bot.clock()) == 2
+    assert await sweeps.expire(bot.services, bot.mounted, now=bot.clock()) == 2
     shown = bot.shown(card)
     validate(shown.blocks)
     assert shown.blocks[0]["text"]["text"] == "Expired" and buttons(shown.blocks) == []
@@ -238,7 +238,7 @@ async def test_an_escalated_batch_reaches_the_owner_once(bot: Bot) -> None:
     await bot.mention("URAVI", "approve requests 1 and 2")
     [card] = bot.cards()
     bot.clock.step(timedelta(minutes=16))
-    assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 2
+    assert await sweeps.escalate(bot.services, bot.mounted, now=bot.clock(), after=900) == 2
     wider = "Waiting for a manager or the owner: Arjun Mehta, Meera Iyer or Priya Raman"
     assert bot.shown(card).blocks[0]["text"]["text"] == wider
     [priya] = bot.cards(bot.dm("UPRIYA"))
@@ -251,13 +251,13 @@ async def test_an_escalated_batch_reaches_the_owner_once(bot: Bot) -> None:
 async def test_a_twenty_first_write_of_a_turn_gets_its_own_card(bot: Bot) -> None:
     """Twenty-one refunds proposed in one turn: the first twenty are one batch card, the
     twenty-first is a card of its own, so every one stays decidable."""
-    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
     proposals = []
     for order in range(1, 200):
         try:
             result = await bot.registry.call(
-                bot.surface.agent, "refund_order", {"order_id": order, "amount": "1"}, arjun
+                bot.services.agent, "refund_order", {"order_id": order, "amount": "1"}, arjun
             )
         except ConflictError:  # refunded in full, or cancelled
             continue
@@ -268,7 +268,7 @@ async def test_a_twenty_first_write_of_a_turn_gets_its_own_card(bot: Bot) -> Non
     client = AsyncWebClient(token=BOT_TOKEN, base_url=bot.slack.base_url)
     adapter = SlackAdapter(client, Where(TEAM, "UARJUN", channel=CHANNEL, thread_ts=bot.ts()))
     left = await post_turn_cards(
-        bot.surface, adapter, proposals, caller=arjun, conversation="c", installation=TEAM
+        bot.services, adapter, proposals, caller=arjun, conversation="c", installation=TEAM
     )
     assert [p.card_id for p in left] == [proposals[20].card_id]
     [card] = bot.cards()

@@ -203,7 +203,7 @@ async def test_failed_revalidation_is_shown_on_the_card(bot: Bot) -> None:
 
 async def test_audit_channel_gets_a_copy(bot: Bot) -> None:
     """With COUNTERSIGN_AUDIT_CHANNEL set, the decision is also posted there."""
-    bot.surface.audit_channel = "C0AUDIT"
+    bot.services.audit_channel = "C0AUDIT"
     _, card = await card_for(bot, "UARJUN")
     await bot.press("UARJUN", card)
     copies = [m for m in bot.slack.messages if m.channel == "C0AUDIT"]
@@ -230,7 +230,7 @@ async def test_a_presser_from_another_connected_workspace_of_the_merchant_counts
     """In a shared channel the presser's own team differs; it works when that team is the
     merchant's own too (connected to the same merchant)."""
     _, card = await card_for(bot, "UARJUN")
-    await bot.surface.directory.connections.connect(Platform.SLACK, "T0FIESTA2", 1)
+    await bot.services.directory.connections.connect(Platform.SLACK, "T0FIESTA2", 1)
     await bot.interact(_press_from_team(card, "UARJUN", "T0FIESTA2"))
     [view] = approve_modals(bot)  # the confirm, then its "Yes, approve", from the same team
     confirmed = view_submission("UARJUN", view, values={})
@@ -262,7 +262,7 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the
     from tools.merchant import DEFAULT_AGENT
 
     bot.registry.register(next(t for t in TOY_TOOLS if t.name == "explode"))
-    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
     result = await bot.registry.call(
         DEFAULT_AGENT, "explode", {"branch_id": 1, "name": "Kaboom"}, arjun
@@ -271,7 +271,7 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the
     client = AsyncWebClient(token=BOT_TOKEN, base_url=bot.slack.base_url, session=bot.http)
     adapter = SlackAdapter(client, Where(TEAM, "UARJUN", channel=CHANNEL))
     await post_card(
-        bot.surface, adapter, result.proposal, caller=arjun, conversation="c", installation=TEAM
+        bot.services, adapter, result.proposal, caller=arjun, conversation="c", installation=TEAM
     )
     [card] = bot.cards()
 

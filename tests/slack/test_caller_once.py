@@ -15,7 +15,7 @@ from tests.support.slack_requests import command, view_submission
 @pytest.fixture
 def lookups(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The Slack users the directory was asked to identify, one entry per lookup."""
-    directory = bot.surface.directory
+    directory = bot.services.directory
     real = directory.identify
     asked: list[str] = []
 

@@ -131,7 +131,7 @@ async def test_the_expiry_sweep_shows_every_copy_expired_and_refreshes_homes(bot
     published = len(bot.slack.called("views.publish"))
 
     bot.clock.step(timedelta(minutes=31))
-    assert await sweeps.expire(bot.surface, bot.mounted, now=bot.clock()) == 1
+    assert await sweeps.expire(bot.services, bot.mounted, now=bot.clock()) == 1
 
     for shown in (bot.shown(card), bot.shown(copy)):
         validate(shown.blocks)

@@ -110,7 +110,7 @@ async def _sams_edit(bot: Bot) -> tuple[str, dict[str, Any]]:
     """Sam, alone at Harbor Books in his own workspace, asks for a refund of 5 and presses Edit
     on its card; returns his thread and the modal that opened."""
     bot.slack.add_user("USAM", "Sam Lee", "sam@harbor.example", team=HARBOR_TEAM)
-    await bot.surface.directory.link("slack", HARBOR_TEAM, "USAM", "sam@harbor.example")
+    await bot.services.directory.link("slack", HARBOR_TEAM, "USAM", "sam@harbor.example")
     async with bot.registry.db.session() as session:
         stmt = select(Order.id).where(Order.tenant_id == 2, Order.status == "fulfilled")
         order = (await session.scalars(stmt.order_by(Order.id).limit(1))).one()

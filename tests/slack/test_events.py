@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from bot.adapter import Steps, Stream
-from bot.surface import ModelReply
+from bot.services import ModelReply
 from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import message
 from tools import Caller
@@ -40,7 +40,7 @@ async def test_mention_is_answered_in_a_thread_under_it(bot: Bot) -> None:
 
 async def test_quick_answer_gets_no_working_reaction(bot: Bot) -> None:
     """An answer posted within the typing delay is just posted: no hourglass put on and taken off."""
-    bot.surface.typing_after = 3600.0  # no machine is slow enough to reach it
+    bot.services.typing_after = 3600.0  # no machine is slow enough to reach it
     thread = await bot.mention("UARJUN", "branches")
     assert len(replies(bot, CHANNEL, thread)) == 1
     assert bot.slack.called("reactions.add") == []
@@ -92,8 +92,8 @@ class SlowModel:
 
 async def test_slow_answer_wears_a_working_reaction_until_posted(bot: Bot) -> None:
     """A message not answered within the typing delay wears an hourglass, taken off before the answer."""
-    bot.surface.typing_after = 0.05
-    bot.surface.assistant = SlowModel(bot)
+    bot.services.typing_after = 0.05
+    bot.services.assistant = SlowModel(bot)
     thread = await bot.mention("UARJUN", "branches")
     added = bot.slack.called("reactions.add")
     removed = bot.slack.called("reactions.remove")
@@ -228,7 +228,7 @@ async def test_first_contact_links_by_verified_email(bot: Bot) -> None:
     thread = await bot.mention("UNEWPRIYA", "branches")
     assert [c["user"] for c in bot.slack.called("users.info")] == ["UNEWPRIYA"]
     assert "Indiranagar" in replies(bot, CHANNEL, thread)[0]
-    linked = await bot.surface.directory.resolve("slack", "T0FIESTA", "UNEWPRIYA")
+    linked = await bot.services.directory.resolve("slack", "T0FIESTA", "UNEWPRIYA")
     assert linked is not None and linked.userid == 1
 
 

@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestServer
 from bot.agent import Assistant
 from bot.sandbox import WebApi
 from bot.server import application
-from bot.surface import Surface
+from bot.services import Services
 from tests.slack.conftest import (
     CARD_SECRET,
     CHANNEL,
@@ -98,8 +98,8 @@ async def test_healthz_is_503_when_the_database_is_down(slack: WebApi) -> None:
     db = Database("postgresql+asyncpg://nobody@127.0.0.1:1/countersign")
     registry = build_registry(db, CardSigner([CARD_SECRET]))
     settings = bot_settings(slack, str(db.url))
-    surface = Surface(registry, RecordingAssistant(Assistant(registry, settings)), Directory(db))
-    server = TestServer(application(settings, surface), host="127.0.0.1")
+    services = Services(registry, RecordingAssistant(Assistant(registry, settings)), Directory(db))
+    server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:
         async with (

@@ -90,7 +90,7 @@ async def test_only_a_confirmed_email_links(bot: Bot) -> None:
 async def test_a_workspace_not_connected_is_told_so_and_sees_nothing(bot: Bot) -> None:
     """Once the workspace is disconnected, even a linked manager is told it is not connected,
     and gets no data."""
-    await bot.surface.directory.connections.disconnect(Platform.SLACK, TEAM)
+    await bot.services.directory.connections.disconnect(Platform.SLACK, TEAM)
     thread = await bot.mention("UARJUN", "pending requests")
     replies = await _said_in_thread(bot, thread)
     assert len(replies) == 1 and "not connected to a merchant" in replies[0], replies
@@ -100,7 +100,7 @@ async def test_a_workspace_not_connected_is_told_so_and_sees_nothing(bot: Bot) -
 async def test_a_card_of_a_disconnected_workspace_cannot_be_approved(bot: Bot) -> None:
     """A card posted while connected is refused once the workspace is disconnected."""
     _, card = await card_for(bot, "UARJUN")
-    await bot.surface.directory.connections.disconnect(Platform.SLACK, TEAM)
+    await bot.services.directory.connections.disconnect(Platform.SLACK, TEAM)
     await bot.press("UARJUN", card)
     assert await request_status(bot, 3) == "pending"
     assert any("not connected" in text for text in bot.ephemerals("UARJUN"))
@@ -138,7 +138,7 @@ async def test_a_slack_connect_user_cannot_make_a_shared_channel_the_audit_chann
     _meeras_namesake(bot)
     await slash(bot, "UFOREIGN", "audit here")
     assert "don't know who you are" in bot.slack.responses[-1]["text"]
-    found = await bot.surface.directory.connections.connection("slack", TEAM)
+    found = await bot.services.directory.connections.connection("slack", TEAM)
     assert found is not None and found.audit_channel is None
 
 
@@ -218,7 +218,7 @@ async def test_a_user_of_a_workspace_connected_to_the_same_merchant_is_linked(bo
     """Slack Connect, legitimately: Meera's second account lives in T0FIESTA2, which Fiesta
     connected too; her first mention (naming the installation's team) links her and she is
     answered with data."""
-    await bot.surface.directory.connections.connect(Platform.SLACK, "T0FIESTA2", 1)
+    await bot.services.directory.connections.connect(Platform.SLACK, "T0FIESTA2", 1)
     bot.slack.add_user("UMEERA2", "Meera Iyer", "meera@fiesta.example", team="T0FIESTA2")
     thread = await bot.mention("UMEERA2", "pending requests")
     replies = [m.text for m in bot.slack.messages if m.thread_ts == thread and m.user == "UBOT"]

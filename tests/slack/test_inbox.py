@@ -15,8 +15,8 @@ from bot.runtime.inbox import answer_left
 from bot.sandbox import Message
 from bot.sandbox.workspace import BOT_USER
 from bot.server import application
+from bot.services import Services
 from bot.slack import texts
-from bot.surface import Surface
 from tests.slack.conftest import CHANNEL, DM, Bot, bot_settings, message
 from tools import ProcessLease
 from tools.db import INBOX, LEASES, Database
@@ -48,8 +48,8 @@ async def _acked_then_killed(
         never_run.append(work)
         work.close()
 
-    monkeypatch.setattr(bot.surface, "typing_after", 600.0)
-    monkeypatch.setattr(bot.surface.tasks, "turn", dropped)
+    monkeypatch.setattr(bot.services, "typing_after", 600.0)
+    monkeypatch.setattr(bot.services.tasks, "turn", dropped)
     ts = bot.ts()
     status = await bot.send(
         message("UARJUN", f"<@UBOT> {text}", channel=CHANNEL, ts=ts, kind="app_mention")
@@ -91,12 +91,12 @@ async def test_a_message_a_killed_process_acked_is_answered_once(
     thread = await _acked_then_killed(bot, db, monkeypatch, "approve request 1")
     assert _replies(bot, thread) == []
 
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 1
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
     await bot.settle()
 
     assert len(_replies(bot, thread)) == 1
     assert [c.thread_ts for c in bot.cards()] == [thread]
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
     await bot.settle()
     assert len(_replies(bot, thread)) == 1 and await _unanswered(db) == 0
 
@@ -108,8 +108,8 @@ async def test_a_message_whose_turn_had_started_is_told_lost_once(
     told it was lost and to send it again, once, and the model is not run a second time."""
     thread = await _acked_then_killed(bot, db, monkeypatch, "approve request 1", started=True)
 
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 1
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
     await bot.settle()
 
     assert _replies(bot, thread) == [texts.message_lost()]
@@ -126,7 +126,7 @@ async def test_a_live_process_keeps_its_unanswered_messages(
     async with db.begin() as conn:
         await conn.execute(update(INBOX).values(holder=alive.holder))
 
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
     assert await _unanswered(db) == 1
 
 
@@ -144,7 +144,7 @@ async def test_messages_kept_at_once_share_a_transaction(bot: Bot, db: Database)
     try:
         await asyncio.gather(
             *(
-                bot.surface.inbox.keep(f"k{i}", platform="slack", installation="T", message={})
+                bot.services.inbox.keep(f"k{i}", platform="slack", installation="T", message={})
                 for i in range(40)
             )
         )
@@ -171,7 +171,7 @@ async def test_a_silent_process_still_running_here_keeps_its_messages(
             update(LEASES).where(LEASES.c.holder == silent.holder).values(beat_at=long_ago)
         )
 
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
     assert await _unanswered(db) == 1
 
 
@@ -183,11 +183,11 @@ async def test_a_server_starting_answers_what_a_killed_one_acked(
     thread = await _acked_then_killed(bot, db, monkeypatch, "show branches")
     settings = bot_settings(bot.slack, database_url)
     registry = build_registry(db, bot.registry.signer, clock=bot.clock)
-    surface = Surface(registry, bot.assistant, bot.surface.directory)
-    server = TestServer(application(settings, surface), host="127.0.0.1")
+    services = Services(registry, bot.assistant, bot.services.directory)
+    server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:
-        await surface.tasks.idle()
+        await services.tasks.idle()
     finally:
         await server.close()
 
@@ -205,7 +205,7 @@ async def test_a_message_answered_before_its_mark_is_not_told_lost(
         Message(CHANNEL, bot.ts(), "Here are the branches", thread_ts=thread, user=BOT_USER)
     )
 
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 1
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
     await bot.settle()
 
     assert _replies(bot, thread) == ["Here are the branches"]
@@ -236,11 +236,11 @@ async def test_a_mention_in_the_bots_thread_leaves_no_row_taken_again_and_again(
             update(INBOX).where(INBOX.c.answered_at.is_(None)).values(holder=gone.holder)
         )
 
-    await answer_left(bot.surface.inbox, bot.mounted)
+    await answer_left(bot.services.inbox, bot.mounted)
     await bot.settle()
     assert _replies(bot, thread) == said  # nothing said again, and not told it was lost
     assert await _unanswered(db) == 0
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
 
 
 async def test_a_message_in_an_assistant_thread_is_kept(bot: Bot, db: Database) -> None:
@@ -269,7 +269,7 @@ async def test_an_answer_to_the_persons_next_message_is_not_this_ones(
         Message(CHANNEL, bot.ts(), "Hello, Arjun.", thread_ts=thread, user=BOT_USER)
     )
 
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 1
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
     await bot.settle()
 
     assert _replies(bot, thread)[-1] == texts.message_lost()

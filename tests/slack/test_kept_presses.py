@@ -22,7 +22,7 @@ async def _handed_over(bot: Bot, db: Database) -> int:
     await gone.stop()
     async with db.begin() as conn:
         await conn.execute(update(INBOX).values(holder=gone.holder, answered_at=None))
-    taken = await answer_left(bot.surface.inbox, bot.mounted)
+    taken = await answer_left(bot.services.inbox, bot.mounted)
     await bot.settle()
     return taken
 
@@ -56,7 +56,7 @@ async def test_a_press_its_server_died_before_deciding_is_decided_by_another(
         never_run.append(work)
         work.close()
 
-    monkeypatch.setattr(bot.surface.tasks, "press", dropped)
+    monkeypatch.setattr(bot.services.tasks, "press", dropped)
     assert await _approve(bot, card) == 200
     monkeypatch.undo()
     assert len(never_run) == 1 and buttons(bot.shown(card).blocks) != []

@@ -8,8 +8,8 @@ import json
 from bot.adapter import Steps, Stream
 from bot.sandbox import Message
 from bot.sandbox.payloads import block_action, event, form, message, view_submission
+from bot.services import ModelReply
 from bot.slack.blocks import APPROVE_ACTION, card_id_of_block
-from bot.surface import ModelReply
 from tests.slack.conftest import CHANNEL, Bot, RecordingAssistant, approve_modals
 from tests.slack.test_block_actions import card_for
 from tests.slack.test_events import reactions_added
@@ -91,9 +91,9 @@ async def test_press_is_decided_while_every_turn_slot_waits_on_the_model(bot: Bo
     an Approve was not shown after 40 s.
     """
     _, card = await card_for(bot, "UARJUN", "approve request 3")
-    turns = bot.surface.tasks.lanes["turn"]
+    turns = bot.services.tasks.lanes["turn"]
     stuck = StuckModel(bot.assistant, full_at=turns.limit)
-    bot.surface.assistant = stuck
+    bot.services.assistant = stuck
     asked = [bot.ts() for _ in range(turns.limit + 4)]
     for ts in asked:
         inner = message(
@@ -119,10 +119,10 @@ async def test_press_is_decided_while_every_turn_slot_waits_on_the_model(bot: Bo
 
 async def test_a_message_waiting_for_a_turn_slot_is_shown_typing_at_once(bot: Bot) -> None:
     """Messages queued behind a full turn lane get the hourglass at once, not after the delay."""
-    bot.surface.typing_after = 3600.0  # only a wait for a slot can show it within this test
-    turns = bot.surface.tasks.lanes["turn"]
+    bot.services.typing_after = 3600.0  # only a wait for a slot can show it within this test
+    turns = bot.services.tasks.lanes["turn"]
     stuck = StuckModel(bot.assistant, full_at=turns.limit)
-    bot.surface.assistant = stuck
+    bot.services.assistant = stuck
     asked = [bot.ts() for _ in range(turns.limit + 3)]
     queued = asked[turns.limit :]
     shown = reactions_added(bot, len(queued))

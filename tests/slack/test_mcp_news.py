@@ -43,7 +43,7 @@ async def sweep_until_told(bot: Bot, news: News) -> int:
     """Sweeps until the owner is told (the server lists its new tools within a few listings)."""
     sent = 0
     for _ in range(10):
-        sent = await news.tell(bot.surface, list(bot.mounted.values()))
+        sent = await news.tell(bot.services, list(bot.mounted.values()))
         if sent:
             break
     return sent
@@ -78,7 +78,7 @@ async def test_the_owner_gets_one_dm_naming_the_new_tools(bot: Bot, odd: Hostile
     assert "appearing_lookup (the server marks it read-only)" in shown
     assert "appearing_tool (the server marks it a write)" in shown
     assert REVIEW in shown
-    assert await news.tell(bot.surface, list(bot.mounted.values())) == 0
+    assert await news.tell(bot.services, list(bot.mounted.values())) == 0
     assert len(told(bot)) == 1
     assert [u for u in ("UARJUN", "UMEERA", "URAVI") if told(bot, u)] == []
 
@@ -87,7 +87,7 @@ async def test_the_owner_gets_one_dm_naming_the_new_tools(bot: Bot, odd: Hostile
 async def test_the_running_server_tells_the_owner_once(bot: Bot, odd: HostileState) -> None:
     """Nobody writes or sweeps by hand: the server's own sweep tells Priya, once, within a few
     of its rounds, and the rounds after it tell her nothing more."""
-    beat = bot.server.app[RUNTIME].surface.registry.lease.beat_every.total_seconds()
+    beat = bot.server.app[RUNTIME].services.registry.lease.beat_every.total_seconds()
     for _ in range(40):
         if told(bot):
             break
@@ -107,10 +107,10 @@ async def test_a_merchant_with_no_owner_in_chat_is_logged_once(bot: Bot, odd: Ho
     news = News(bot.mcp)
     with capture_logs() as logs:
         for _ in range(10):
-            await news.tell(bot.surface, list(bot.mounted.values()))
+            await news.tell(bot.services, list(bot.mounted.values()))
             if any(e["event"] == "mcp_news_unreached" for e in logs):
                 break
-        await news.tell(bot.surface, list(bot.mounted.values()))
+        await news.tell(bot.services, list(bot.mounted.values()))
     assert told(bot) == []
     [event] = [e for e in logs if e["event"] == "mcp_news_unreached"]
     assert event["log_level"] == "info"

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from sqlalchemy import text
 
 from bot.sandbox import WebApi
-from bot.server import application, build_surface
+from bot.server import application, build_services
 from bot.settings import Settings
 from tests.slack.conftest import bot_settings
 from tools.db import Database
@@ -32,7 +32,7 @@ async def test_install_page_links_to_slack_with_a_stored_state(
     """GET /slack/install answers with Slack's authorize link (our client id, the bot scopes)
     and a state that the state store kept in the product's database."""
     settings = oauth_settings(slack, database_url)
-    app = application(settings, build_surface(settings, db))
+    app = application(settings, build_services(settings, db))
     async with TestServer(app) as server, aiohttp.ClientSession() as http:
         response = await http.get(server.make_url("/slack/install"), allow_redirects=False)
         page = await response.text()
@@ -56,7 +56,7 @@ async def test_a_forged_redirect_is_refused_without_a_server_error(
 ) -> None:
     """A callback with a state this server never issued is refused as a 4xx, and nothing is installed."""
     settings = oauth_settings(slack, database_url)
-    app = application(settings, build_surface(settings, db))
+    app = application(settings, build_services(settings, db))
     async with TestServer(app) as server, aiohttp.ClientSession() as http:
         response = await http.get(
             server.make_url("/slack/oauth_redirect"), params={"code": "x", "state": "forged"}
@@ -95,12 +95,12 @@ async def test_an_install_through_an_invite_link_connects_that_workspace_once(
     """The owner's install link connects the workspace that installs through it; the same link
     used again (another workspace) installs but connects nothing."""
     settings = oauth_settings(slack, database_url)
-    surface = build_surface(settings, db)
-    connections = surface.directory.connections
+    services = build_services(settings, db)
+    connections = services.directory.connections
     code = await connections.invite(2)
     slack.workspace.add_team("T0BOOKS", "Harbor Books HQ")
     slack.workspace.add_team("T0ELSE", "Someone else")
-    app = application(settings, surface)
+    app = application(settings, services)
     async with TestServer(app) as server, aiohttp.ClientSession() as http:
         first = await _install(server, http, invite=code, team="T0BOOKS")
     async with TestServer(app) as server, aiohttp.ClientSession() as http:
@@ -116,13 +116,13 @@ async def test_an_install_without_an_invite_connects_nothing(
 ) -> None:
     """Installing from the plain install page installs the app and says how to connect it."""
     settings = oauth_settings(slack, database_url)
-    surface = build_surface(settings, db)
+    services = build_services(settings, db)
     slack.workspace.add_team("T0ELSE", "Someone else")
     async with (
-        TestServer(application(settings, surface)) as server,
+        TestServer(application(settings, services)) as server,
         aiohttp.ClientSession() as http,
     ):
         page = await _install(server, http, invite=None, team="T0ELSE")
     assert "not connected to a merchant yet" in page
     assert "countersign connect slack T0ELSE" in page
-    assert await surface.directory.connections.tenant_of("slack", "T0ELSE") is None
+    assert await services.directory.connections.tenant_of("slack", "T0ELSE") is None

@@ -30,7 +30,7 @@ OUTSIDER_TEAM = "T0OTHERCO"
 async def _org_wide(bot: Bot) -> None:
     """Fiesta's workspace is one of the org's, and the org (not the workspace) is connected."""
     bot.slack.workspace.add_team(TEAM, "Fiesta Foods", enterprise=ORG)
-    connections = bot.surface.directory.connections
+    connections = bot.services.directory.connections
     await connections.disconnect(Platform.SLACK, TEAM)
     await connections.connect(Platform.SLACK, ORG, 1)
 
@@ -68,7 +68,7 @@ async def test_a_member_is_answered_and_linked_on_first_contact(bot: Bot) -> Non
     assert not any("don't know who you are" in text for text in _replies(bot, thread))
     [card] = bot.cards()
     assert card.thread_ts == thread
-    linked = await bot.surface.directory.resolve("slack", ORG, "UARJUN")
+    linked = await bot.services.directory.resolve("slack", ORG, "UARJUN")
     assert linked is not None and linked.name == "Arjun Mehta"
 
 
@@ -128,7 +128,7 @@ async def test_a_user_outside_the_org_is_nobody(bot: Bot) -> None:
     replies = _replies(bot, thread)
     assert replies and all("don't know who you are" in text for text in replies), replies
     assert "don't know who you are" in await _slash(bot, "UFOREIGN", "pending")
-    assert await bot.surface.directory.resolve("slack", ORG, "UFOREIGN") is None
+    assert await bot.services.directory.resolve("slack", ORG, "UFOREIGN") is None
 
 
 def card_id_of(block: dict[str, object]) -> str:

@@ -60,9 +60,9 @@ def _said(bot: Bot, thread: str) -> list[str]:
 
 async def _resumed(bot: Bot, db: Database) -> None:
     await _left_by_a_dead_process(db)
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 1
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
     await bot.settle()
-    assert await answer_left(bot.surface.inbox, bot.mounted) == 0
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
     assert await _unanswered(db) == 0
 
 
@@ -178,7 +178,7 @@ async def test_a_turn_whose_cards_cannot_be_kept_tells_the_person(
     async def down(*_: Any) -> None:
         raise ConnectionRefusedError("the database is restarting")
 
-    monkeypatch.setattr(bot.surface.inbox, "proposed", down)
+    monkeypatch.setattr(bot.services.inbox, "proposed", down)
     thread = await bot.mention("UARJUN", "approve request 1")
 
     assert bot.cards() == []

@@ -173,7 +173,7 @@ async def test_an_escalation_keeps_every_copy_live_and_reaches_the_owner(bot: Bo
     bot.clock.step(timedelta(minutes=16))
     updates = len(bot.slack.called("chat.update"))
 
-    assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 1
+    assert await sweeps.escalate(bot.services, bot.mounted, now=bot.clock(), after=900) == 1
 
     wider = "Waiting for a manager or the owner: Arjun Mehta, Meera Iyer or Priya Raman"
     assert len(bot.slack.called("chat.update")) == updates + 3
@@ -227,7 +227,7 @@ async def test_an_escalation_never_reaches_the_owner_who_raised_the_request(bot:
         )
     card, _ = await routed(bot, "approve request 6")
     bot.clock.step(timedelta(minutes=16))
-    await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900)
+    await sweeps.escalate(bot.services, bot.mounted, now=bot.clock(), after=900)
     assert bot.cards(bot.dm("UPRIYA")) == []
     record = await bot.registry.card(card_id(card))
     assert record is not None and [i.name for i in record.issued_to] == list(APPROVERS.values())
@@ -249,7 +249,7 @@ async def test_an_escalation_records_the_owner_told_once_her_copy_went(bot: Bot)
     her: each line records what had happened when it was written."""
     card, _ = await routed(bot)
     bot.clock.step(timedelta(minutes=16))
-    await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900)
+    await sweeps.escalate(bot.services, bot.mounted, now=bot.clock(), after=900)
     assert len(bot.cards(bot.dm("UPRIYA"))) == 1
     assert await _escalations(bot, card) == [
         "issued to Priya Raman",
@@ -264,7 +264,7 @@ async def test_an_escalation_whose_copy_never_reached_the_owner_says_so(bot: Bot
     card, _ = await routed(bot)
     bot.slack.closed.add("UPRIYA")
     bot.clock.step(timedelta(minutes=16))
-    assert await sweeps.escalate(bot.surface, bot.mounted, now=bot.clock(), after=900) == 1
+    assert await sweeps.escalate(bot.services, bot.mounted, now=bot.clock(), after=900) == 1
     assert bot.cards(bot.dm("UPRIYA")) == []
     details = await _escalations(bot, card)
     assert not any("sent to" in d for d in details), details

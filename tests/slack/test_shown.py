@@ -16,7 +16,7 @@ from bot.runtime import receipts
 from bot.sandbox.payloads import TEAM
 from bot.sandbox.webapi import Message
 from bot.server import application
-from bot.surface import Surface
+from bot.services import Services
 from tests.slack.conftest import (
     CHANNEL,
     PEOPLE,
@@ -74,7 +74,7 @@ async def _decided_by_a_process_that_died(bot: Bot, card: Message, *, stop: bool
     the write and the card's move to done commit, and nothing reaches Slack."""
     other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
     await other.lease.start()
-    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
     decision = await other.approve(DEFAULT_AGENT, _token(card), arjun)
     assert decision.card.status is CardStatus.DONE
@@ -106,7 +106,7 @@ async def test_a_press_on_a_decided_card_slack_was_not_told_of_redraws_it(
     record = await bot.registry.card(cid)
     assert record is not None and record.shown_at is not None
     updates = len(slack.called("chat.update"))
-    await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock() + timedelta(hours=1))
+    await sweeps.redraw(bot.services, bot.mounted, now=bot.clock() + timedelta(hours=1))
     assert len(slack.called("chat.update")) == updates and len(_audit_lines(bot)) == 1
 
 
@@ -121,11 +121,11 @@ async def test_the_sweep_redraws_a_decision_slack_failed_to_show(
     await bot.press("UARJUN", card)
     assert buttons(bot.shown(card).blocks) != []
 
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 1
 
     assert buttons(bot.shown(card).blocks) == []
     assert len(_audit_lines(bot)) == 1
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0
     assert len(_audit_lines(bot)) == 1
 
 
@@ -141,11 +141,11 @@ async def test_start_up_redraws_what_a_stopped_process_decided_and_never_showed(
 
     settings = bot_settings(slack, database_url)
     registry = build_registry(db, bot.registry.signer, clock=clock)
-    surface = Surface(registry, bot.assistant, bot.surface.directory)
-    server = TestServer(application(settings, surface), host="127.0.0.1")
+    services = Services(registry, bot.assistant, bot.services.directory)
+    server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:
-        await surface.tasks.idle()
+        await services.tasks.idle()
     finally:
         await server.close()
 
@@ -163,11 +163,11 @@ async def test_a_live_process_keeps_its_decision_until_its_lease_runs_out(bot: B
     [card] = bot.cards()
     await _decided_by_a_process_that_died(bot, card, stop=False)
 
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0
     assert buttons(bot.shown(card).blocks) != []
 
     later = bot.clock() + bot.registry.lease.expiry + timedelta(seconds=1)
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=later) == 1
+    assert await sweeps.redraw(bot.services, bot.mounted, now=later) == 1
     assert buttons(bot.shown(card).blocks) == [] and len(_audit_lines(bot)) == 1
 
 
@@ -179,10 +179,10 @@ async def test_two_processes_sweeping_at_once_post_the_audit_line_once(bot: Bot)
     await _decided_by_a_process_that_died(bot, card)
     second: Registry = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
     await second.lease.start()
-    beside = Surface(second, bot.assistant, bot.surface.directory)
+    beside = Services(second, bot.assistant, bot.services.directory)
     try:
         redrawn = await asyncio.gather(
-            sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()),
+            sweeps.redraw(bot.services, bot.mounted, now=bot.clock()),
             sweeps.redraw(beside, bot.mounted, now=bot.clock()),
         )
     finally:
@@ -201,17 +201,17 @@ async def test_the_sweep_redraws_a_card_of_several_a_stopped_process_decided(bot
     [card] = bot.cards()
     other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
     await other.lease.start()
-    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
     await other.approve_batch(DEFAULT_AGENT, _token(card), arjun)
     await other.lease.stop()
     assert buttons(bot.shown(card).blocks) != []
 
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 1
 
     assert buttons(bot.shown(card).blocks) == []
     assert len(_audit_lines(bot)) == 1
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0
     assert len(_audit_lines(bot)) == 1
     assert [await request_status(bot, r) for r in (1, 2)] == ["approved", "approved"]
 
@@ -226,7 +226,7 @@ async def test_a_card_of_several_whose_line_a_killed_process_claimed_gets_its_li
     [card] = bot.cards()
     other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
     await other.lease.start()
-    arjun = await bot.surface.directory.resolve("slack", TEAM, "UARJUN")
+    arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
     decided = await other.approve_batch(DEFAULT_AGENT, _token(card), arjun)
     whole = await cards.load(bot.registry, decided.batch.batch_id)
@@ -234,11 +234,11 @@ async def test_a_card_of_several_whose_line_a_killed_process_claimed_gets_its_li
     assert await receipts.claim(bot.registry.db, whole.once("settled"), bot.clock())
     await other.lease.stop()
 
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 1
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 1
 
     assert buttons(bot.shown(card).blocks) == []
     assert len(_audit_lines(bot)) == 1
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0
     assert len(_audit_lines(bot)) == 1
 
 
@@ -255,13 +255,13 @@ async def test_the_sweep_records_no_decision_shown_on_no_copy(bot: Bot) -> None:
     await bot.registry.cards.update(cid, surface=None)  # not recorded yet
     await _decided_by_a_process_that_died(bot, card)
 
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0
     unshown = await bot.registry.card(cid)
     assert unshown is not None and unshown.shown_at is None
 
     await bot.registry.cards.attach_posting(cid, record.posting)  # the turn records it now
     later = bot.clock() + bot.registry.lease.expiry
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=later) == 1
+    assert await sweeps.redraw(bot.services, bot.mounted, now=later) == 1
     assert buttons(bot.shown(card).blocks) == []
     assert len(_audit_lines(bot)) == 1
 
@@ -286,4 +286,4 @@ async def test_a_card_its_server_never_recorded_is_shown_on_the_message_pressed(
     assert line.startswith(":white_check_mark: Approved and done (Arjun Mehta): Approve request 1")
     record = await bot.registry.card(cid)
     assert record is not None and record.shown_at is not None
-    assert await sweeps.redraw(bot.surface, bot.mounted, now=bot.clock()) == 0
+    assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0

@@ -215,7 +215,7 @@ async def _whole_answer(bot: Bot, text: str) -> str:
     """What the offline model answers to ``text``, unstreamed, in a conversation of its own."""
     settings = Settings(countersign_model="offline", countersign_secret=CARD_SECRET)
     offline = Assistant(bot.registry, settings)
-    _, caller = await bot.surface.directory.identify("slack", bot.slack.team_id, "UARJUN")
+    _, caller = await bot.services.directory.identify("slack", bot.slack.team_id, "UARJUN")
     assert caller is not None
     return (await offline.reply(conversation="whole", caller=caller, text=text)).text
 

@@ -20,8 +20,8 @@ from pydantic import SecretStr
 
 from bot.agent import Assistant
 from bot.server import application
+from bot.services import Services
 from bot.settings import Settings
-from bot.surface import Surface
 from tools import CardSigner
 from tools.db import Database
 from tools.directory import Directory
@@ -51,17 +51,17 @@ async def _hold(released: asyncio.Event) -> None:
     await released.wait()
 
 
-async def _serve(surface: Surface, configured: Settings, *, waiting: int, running: int) -> None:
-    runner = web.AppRunner(application(configured, surface))
+async def _serve(services: Services, configured: Settings, *, waiting: int, running: int) -> None:
+    runner = web.AppRunner(application(configured, services))
     await runner.setup()
     released = asyncio.Event()
     try:
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         for _ in range(waiting):
-            surface.tasks.lanes["turn"].queue()
+            services.tasks.lanes["turn"].queue()
         for n in range(running):
-            surface.tasks.spawn(_hold(released), name=f"held {n}", lane="press")
+            services.tasks.spawn(_hold(released), name=f"held {n}", lane="press")
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         print("ready", os.getpid(), port, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
@@ -76,10 +76,10 @@ async def main(database_url: str, turns: int, waiting: int, running: int) -> Non
     try:
         configured = _settings(database_url)
         registry = build_registry(db, CardSigner([_SECRET]))
-        surface = Surface(registry, Assistant(registry, configured), Directory(db))
+        services = Services(registry, Assistant(registry, configured), Directory(db))
         for _ in range(turns):
-            surface.metrics.turn_seconds.labels(platform="slack").observe(1.0)
-        await _serve(surface, configured, waiting=waiting, running=running)
+            services.metrics.turn_seconds.labels(platform="slack").observe(1.0)
+        await _serve(services, configured, waiting=waiting, running=running)
     finally:
         await db.dispose()
 

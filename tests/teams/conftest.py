@@ -16,7 +16,7 @@ from pydantic_ai.models import Model
 from bot.agent import Assistant
 from bot.sandbox import WebApi as FakeSlack
 from bot.server import application
-from bot.surface import Surface
+from bot.services import Services
 from bot.teams import TEAMS
 from tests.slack.conftest import (
     CARD_SECRET,
@@ -54,7 +54,7 @@ class TeamsBot:
     slack: FakeSlack
     server: TestServer
     http: aiohttp.ClientSession
-    surface: Surface
+    services: Services
     registry: Registry
     assistant: RecordingAssistant
     clock: SteppedClock
@@ -76,7 +76,7 @@ class TeamsBot:
         async with self.http.post(url, json=activity, headers=headers or {}) as response:
             text = await response.text()
             body = await response.json() if text else None
-        await self.surface.tasks.idle()
+        await self.services.tasks.idle()
         return response.status, body
 
     async def say(
@@ -178,11 +178,11 @@ async def running_bot(
     # The tenant the activities come from is Fiesta Foods' connected Teams organisation.
     await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
     connector.tenant = TENANT
-    surface = Surface(registry, assistant, directory)
+    services = Services(registry, assistant, directory)
     # No app registration, so the SDK asks Microsoft for no tokens of its own (tests only).
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
     app = application(
-        settings, surface, teams_auth=anonymous, teams_tokens=checker() if signed else None
+        settings, services, teams_auth=anonymous, teams_tokens=checker() if signed else None
     )
     if stream_interval is not None:
         app[TEAMS].stream_interval = stream_interval
@@ -191,7 +191,7 @@ async def running_bot(
     async with aiohttp.ClientSession() as http:
         try:
             yield TeamsBot(
-                connector, slack, server, http, surface, registry, assistant, clock, signed
+                connector, slack, server, http, services, registry, assistant, clock, signed
             )
         finally:
             await server.close()

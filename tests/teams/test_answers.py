@@ -41,7 +41,7 @@ async def test_a_streamed_answer_above_a_rejected_card_says_not_approved(
 ) -> None:
     """In Arjun's 1:1 chat the streamed answer above the card he declined reads that it was
     not approved and nothing was changed."""
-    streaming.surface.typing_after = 60.0
+    streaming.services.typing_after = 60.0
     streaming.connector.chats[ARJUN.aad] = CHAT
     assert await streaming.say(ARJUN, "approve request 3", conversation=CHAT, personal=True) == 202
     answer = _answer(streaming, CHAT)

@@ -13,7 +13,7 @@ from tests.teams.conftest import ARJUN, MEERA, TeamsBot
 @pytest.fixture
 def lookups(teams: TeamsBot, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The AAD object ids the directory was asked to identify, one entry per lookup."""
-    directory = teams.surface.directory
+    directory = teams.services.directory
     real = directory.identify
     asked: list[str] = []
 

@@ -51,7 +51,7 @@ async def test_the_expiry_sweep_shows_every_copy_expired_without_a_press(signed:
     later = signed.clock() + timedelta(minutes=31)
     runtime = signed.server.app[RUNTIME]
     said = len(signed.connector.messages())
-    assert await sweeps.expire(signed.surface, runtime.mounted, now=later) == 1
+    assert await sweeps.expire(signed.services, runtime.mounted, now=later) == 1
     shown = shown_everywhere(signed, posted)
     assert len(shown) == 3
     for update in shown.values():

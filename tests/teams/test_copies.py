@@ -68,10 +68,10 @@ async def test_an_escalated_card_is_shown_still_pending_on_every_copy(signed: Te
     copies keep their buttons, the channel's card its refresh for the asker, and Priya (the
     owner) gets a 1:1 copy of her own."""
     posted = await routed(signed)
-    await signed.surface.directory.link("teams", TENANT, PRIYA.aad, PRIYA.email or "")
+    await signed.services.directory.link("teams", TENANT, PRIYA.aad, PRIYA.email or "")
     now = signed.clock() + timedelta(minutes=20)  # past the delay, within the card's 30 minutes
     runtime = signed.server.app[RUNTIME]
-    assert await sweeps.escalate(signed.surface, runtime.mounted, now=now, after=60) == 1
+    assert await sweeps.escalate(signed.services, runtime.mounted, now=now, after=60) == 1
     shown = shown_everywhere(signed, posted)
     assert len(shown) == 3
     for update in shown.values():
@@ -123,10 +123,10 @@ async def test_an_approver_never_linked_in_teams_is_found_by_email_and_gets_a_co
     directory by the email Countersign knows her by, so she is linked and gets her copy in
     a 1:1 chat, as Slack finds a manager by email. A Teams card used to reach only approvers
     linked beforehand."""
-    await signed.surface.directory.link("teams", TENANT, ARJUN.aad, ARJUN.email or "")
+    await signed.services.directory.link("teams", TENANT, ARJUN.aad, ARJUN.email or "")
     await signed.card_for(RAVI, "approve request 1")
     assert copy_for(signed, MEERA).cards
     lookups = [c.member for c in signed.connector.lookups()]
     assert MEERA.email in lookups, lookups
-    found = await signed.surface.directory.addresses(3, "teams")
+    found = await signed.services.directory.addresses(3, "teams")
     assert found == [(TENANT, MEERA.aad)]

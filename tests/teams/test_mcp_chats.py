@@ -64,7 +64,7 @@ async def kept(bot: TeamsBot) -> list[tuple[str, str]]:
 
 async def fiesta_in_teams_only(bot: TeamsBot) -> None:
     """Fiesta Foods' sandbox Slack workspace disconnected: its people are in Teams only."""
-    await bot.surface.directory.connections.disconnect(Platform.SLACK, "T0FIESTA")
+    await bot.services.directory.connections.disconnect(Platform.SLACK, "T0FIESTA")
 
 
 @asynccontextmanager
@@ -161,8 +161,8 @@ async def test_a_chat_kept_in_another_tenant_is_never_used(signed: TeamsBot) -> 
     """Arjun's only kept chat is in a tenant connected to Harbor Books: Fiesta's card for him
     is not posted there, and the agent is told he could not be reached."""
     await fiesta_in_teams_only(signed)
-    await signed.surface.directory.connections.connect(Platform.TEAMS, ELSEWHERE, HARBOR)
-    await signed.surface.directory.link("teams", TENANT, ARJUN.aad, ARJUN.email or "")
+    await signed.services.directory.connections.connect(Platform.TEAMS, ELSEWHERE, HARBOR)
+    await signed.services.directory.link("teams", TENANT, ARJUN.aad, ARJUN.email or "")
     await writes_in_chat(signed, ARJUN, tenant=ELSEWHERE)
     assert await kept(signed) == [(ELSEWHERE, ARJUN.aad)]
     before = len(signed.connector.calls)

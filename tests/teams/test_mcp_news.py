@@ -43,9 +43,9 @@ async def test_the_owner_gets_one_message_in_her_chat(
         hostile_state.show_appearing(True)
         news = News(mcp)
         for _ in range(10):
-            if await news.tell(teams.surface, reaches):
+            if await news.tell(teams.services, reaches):
                 break
-        assert await news.tell(teams.surface, reaches) == 0
+        assert await news.tell(teams.services, reaches) == 0
     finally:
         hostile_state.show_appearing(False)
         await mcp.aclose()

@@ -26,7 +26,7 @@ async def test_first_message_links_by_directory_email(teams: TeamsBot) -> None:
     await teams.say(ARJUN, "branches")
     lookups = teams.connector.lookups()
     assert [(c.conversation, c.member) for c in lookups] == [(TEAM, ARJUN.address)]
-    caller = await teams.surface.directory.resolve("teams", TENANT, ARJUN.aad)
+    caller = await teams.services.directory.resolve("teams", TENANT, ARJUN.aad)
     assert caller is not None and caller.name == "Arjun Mehta"
     assert len(teams.connector.texts()) == 2
 
@@ -37,12 +37,12 @@ async def test_unknown_person_gets_no_data(teams: TeamsBot) -> None:
     assert teams.connector.texts() == [teams.connector.texts()[0]]
     assert "don't know who you are" in teams.connector.texts()[0]
     assert "countersign link teams" in teams.connector.texts()[0]
-    assert await teams.surface.directory.resolve("teams", TENANT, STRANGER.aad) is None
+    assert await teams.services.directory.resolve("teams", TENANT, STRANGER.aad) is None
 
 
 async def test_cli_style_link_needs_no_lookup(teams: TeamsBot) -> None:
     """A person linked by `countersign link teams` is resolved without asking the connector."""
-    await teams.surface.directory.link("teams", TENANT, MEERA.aad, "meera@fiesta.example")
+    await teams.services.directory.link("teams", TENANT, MEERA.aad, "meera@fiesta.example")
     await teams.say(MEERA, "branches")
     assert teams.connector.lookups() == []
     assert "Whitefield" in teams.connector.texts()[-1]
@@ -108,7 +108,7 @@ async def test_without_test_auth_an_unsigned_activity_is_401(
         microsoft_app_id="00000000-0000-0000-0000-00000000b07a",
         microsoft_app_password=SecretStr("not-a-real-secret"),
     )
-    server = TestServer(application(settings, teams.surface), host="127.0.0.1")
+    server = TestServer(application(settings, teams.services), host="127.0.0.1")
     await server.start_server()
     try:
         activity = message(ARJUN, "branches", service_url=teams.connector.url)
@@ -160,15 +160,15 @@ class Gated:
 async def test_a_message_is_answered_202_before_the_model_runs(teams: TeamsBot) -> None:
     """A slow model no longer holds the HTTP request (the Bot Framework gives up after ~15 s):
     the activity is answered 202 at once and the answer follows as a proactive reply."""
-    gated = Gated(teams.surface.assistant)
-    teams.surface.assistant = gated
+    gated = Gated(teams.services.assistant)
+    teams.services.assistant = gated
     activity = message(ARJUN, "branches", service_url=teams.connector.url)
     url = teams.server.make_url("/api/messages")
     async with asyncio.timeout(60), teams.http.post(url, json=activity) as response:
         assert response.status == 202
     assert not any("Whitefield" in t for t in teams.connector.texts())
     gated.open.set()
-    await teams.surface.tasks.idle()
+    await teams.services.tasks.idle()
     reply = [c for c in teams.connector.messages() if c.body.get("text")][-1]
     assert "Whitefield" in reply.body["text"]
     assert reply.conversation == activity["conversation"]["id"]
@@ -192,7 +192,7 @@ async def test_a_member_of_another_tenant_claiming_the_owners_email_sees_nothing
     assert len(said) == 2 and all("not connected to a merchant" in text for text in said), said
     assert teams.connector.card_posts() == []
     assert teams.connector.lookups() == []
-    assert await teams.surface.directory.resolve("teams", other, mallory.aad) is None
+    assert await teams.services.directory.resolve("teams", other, mallory.aad) is None
 
 
 async def test_an_external_member_whose_directory_tenant_is_not_connected_is_not_linked(
@@ -215,18 +215,18 @@ async def test_an_external_member_whose_directory_tenant_is_not_connected_is_not
     said = teams.connector.texts()
     assert len(said) == 2 and all("don't know who you are" in text for text in said), said
     assert teams.connector.card_posts() == []
-    assert await teams.surface.directory.resolve("teams", TENANT, mallory.aad) is None
+    assert await teams.services.directory.resolve("teams", TENANT, mallory.aad) is None
 
 
 async def test_a_member_of_another_tenant_of_the_same_merchant_is_linked(teams: TeamsBot) -> None:
     """A member whose directory entry is of a second tenant Fiesta connected too is linked by
     her directory email and answered."""
     second = "5ec0d0de-0000-4000-8000-00000000f1e5"
-    await teams.surface.directory.connections.connect("teams", second, 1)
+    await teams.services.directory.connections.connect("teams", second, 1)
     meera = teams.connector.add(
         Member("29:2meera", "aad-0033-meera", "Meera Iyer", "meera@fiesta.example", tenant=second)
     )
     await teams.say(meera, "branches")
     assert "Whitefield" in teams.connector.texts()[-1]
-    caller = await teams.surface.directory.resolve("teams", TENANT, meera.aad)
+    caller = await teams.services.directory.resolve("teams", TENANT, meera.aad)
     assert caller is not None and caller.name == "Meera Iyer"

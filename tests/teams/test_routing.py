@@ -26,7 +26,7 @@ async def approvers(bot: TeamsBot, posted: Call) -> str:
 async def routed(bot: TeamsBot, text: str = "approve request 1") -> Call:
     """Arjun and Meera are linked in the tenant; Ravi (staff) asks in the channel."""
     for manager in (ARJUN, MEERA):
-        await bot.surface.directory.link("teams", TENANT, manager.aad, manager.email or "")
+        await bot.services.directory.link("teams", TENANT, manager.aad, manager.email or "")
     return await bot.card_for(RAVI, text)
 
 

@@ -31,7 +31,7 @@ async def _ask(bot: TeamsBot, text: str) -> list[Call]:
     """Arjun writes ``text`` in his 1:1 chat; returns what the bot sent there, in order."""
     # Never shown typing: a turn slower than the threshold (a loaded machine) began its stream
     # with "Thinking…" instead of its step (tests/teams/test_stream.py pins that).
-    bot.surface.typing_after = 60.0
+    bot.services.typing_after = 60.0
     bot.connector.chats[ARJUN.aad] = CHAT
     assert await bot.say(ARJUN, text, conversation=CHAT, personal=True) == 202
     return bot.connector.in_conversation(CHAT)
@@ -245,7 +245,7 @@ async def test_a_card_with_no_words_before_it_still_comes_after_the_stream_ends(
 ) -> None:
     """A stream showing only "Preparing a card…" is ended before the card is posted (never
     left open above it, nor the card put in it)."""
-    signed.surface.assistant = Speechless(signed.surface.assistant)
+    signed.services.assistant = Speechless(signed.services.assistant)
     sent = await _ask(signed, "approve request 3")
     kinds = [(c.body["type"], c.stream and c.stream["streamType"], len(c.cards)) for c in sent]
     assert kinds == [("typing", "informative", 0), ("message", "final", 0), ("message", None, 1)]

@@ -28,13 +28,13 @@ async def slack_post(teams: TeamsBot, body: str, content_type: str) -> int:
     url = teams.server.make_url("/slack/events")
     async with teams.http.post(url, data=body.encode(), headers=headers) as response:
         status = response.status
-    await teams.surface.tasks.idle()  # bolt's listeners ran before it answered
+    await teams.services.tasks.idle()  # bolt's listeners ran before it answered
     return status
 
 
 async def slack_card_approved(teams: TeamsBot, text: str) -> str:
     """Arjun asks in Slack and approves there; returns the card id."""
-    await teams.surface.directory.link("slack", TEAM, "UARJUN", "arjun@fiesta.example")
+    await teams.services.directory.link("slack", TEAM, "UARJUN", "arjun@fiesta.example")
     inner = message(
         "UARJUN", f"<@UBOT> {text}", channel=CHANNEL, ts="1800000000.000100", kind="app_mention"
     )

@@ -219,7 +219,7 @@ async def _served_with_tokens(teams: TeamsBot, database_url: str) -> TestServer:
     settings = bot_settings(teams.slack, database_url)
     checker = TokenChecker(TokenPolicy(APP_ID, None), StaticKeys())
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
-    app = application(settings, teams.surface, teams_auth=anonymous, teams_tokens=checker)
+    app = application(settings, teams.services, teams_auth=anonymous, teams_tokens=checker)
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     return server
@@ -242,7 +242,7 @@ async def test_over_the_endpoint_a_signed_activity_is_answered_and_forgeries_get
             headers = {"Authorization": f"Bearer {token}"}
             async with teams.http.post(url, json=activity, headers=headers) as response:
                 assert response.status == status, await response.text()
-            await teams.surface.tasks.idle()
+            await teams.services.tasks.idle()
             if status == 401:
                 assert teams.connector.calls == []
     finally:

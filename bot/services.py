@@ -23,9 +23,9 @@ from bot.runtime.metrics import Metrics
 from bot.runtime.turn_order import TurnOrder
 from tools import ALL_TOOLS, Agent, Caller, Directory, Proposal, Registry
 
-__all__ = ["TYPING_AFTER", "Background", "Conversing", "ModelReply", "Surface"]
+__all__ = ["TYPING_AFTER", "Background", "Conversing", "ModelReply", "Services"]
 
-log = structlog.get_logger("bot.surface")
+log = structlog.get_logger("bot.services")
 
 # An answer within a second needs no "working on it": it is there before anyone looks for one.
 TYPING_AFTER = 1.0
@@ -174,7 +174,7 @@ class Background:
 
 
 @dataclass
-class Surface:
+class Services:
     """The dependencies of every handler, built once at start-up."""
 
     registry: Registry
