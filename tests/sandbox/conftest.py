@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from bot.agent import Assistant
 from bot.sandbox import BOT_TOKEN, Acting, Delivery, Message, WebApi, demo_workspace
-from bot.sandbox.delivery import Outcome
+from bot.sandbox.delivery import Answer
 from bot.sandbox.page import add_page_routes
 from bot.server import application
 from bot.services import Services
@@ -50,7 +50,7 @@ class Stack:
     def cards(self, channel: str) -> list[Message]:
         return [m for m in self.api.messages if m.channel == channel and _actions(m)]
 
-    async def approve(self, user: str, **where: Any) -> Outcome:
+    async def approve(self, user: str, **where: Any) -> Answer:
         """``user`` presses Approve on a card's message (``where``: its block, channel, ts) and,
         on a channel's card, "Yes, approve" in the confirm modal it opens."""
         outcome = await self.acting.press(user, action_id="card_approve", **where)
