@@ -25,7 +25,7 @@ from tqdm import tqdm
 from bench.stage import CARD_SECRET
 from bench.stats import Figure
 from tools import CardClaims, CardSigner
-from tools.tokens import args_digest
+from tools.cards.tokens import args_digest
 
 __all__ = ["profile", "run"]
 

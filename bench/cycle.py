@@ -35,7 +35,7 @@ from bench.stats import Figure
 from tests.support.driver_calls import Step, driver_calls
 from tools import Caller, CardSigner, Registry, Role
 from tools.db import Database
-from tools.merchant import DEFAULT_AGENT, build_registry
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
 __all__ = ["Recording", "Step", "record_cycle", "run"]
 

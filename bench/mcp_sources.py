@@ -1,6 +1,6 @@
 """A merchant's MCP server behind Countersign, against a bare MCP client of the same server.
 
-The server is the demo supplier ledger (``tools.ledger``) over streamable HTTP on loopback, one
+The server is the demo supplier ledger (``ledger``) over streamable HTTP on loopback, one
 process for both sides. Each run times the product and its baseline in turn, on the same server:
 
 - **read**: ``Registry.call`` of ``ledger__supplier_balance`` (the catalogue lookup, the schema,
@@ -36,10 +36,10 @@ from bench.stats import Figure
 from tests.support.clock import SteppedClock
 from tests.support.mcp_servers import HostileState, hostile_command, ledger_command, serving_http
 from tools import Caller, CardSigner, Registry, Role
-from tools.audit import AuditEntry, AuditLog
+from tools.audit.log import AuditEntry, AuditLog
 from tools.db import Database
-from tools.mcp import McpTools, SourceClients, SourceConfig, Sources
-from tools.merchant import build_registry
+from tools.toolsets.mcp import McpTools, SourceClients, SourceConfig, Sources
+from tools.toolsets.merchant import build_registry
 
 __all__ = ["run"]
 

@@ -60,7 +60,7 @@ async def _conversations(url: str, count: int) -> list[Any]:
     from bot.settings import Settings
     from tools import Caller, CardSigner, Role
     from tools.db import ConversationRow, Database
-    from tools.merchant import build_registry
+    from tools.toolsets.merchant import build_registry
 
     db = Database(url)
     registry = build_registry(db, CardSigner([CARD_SECRET]))
@@ -88,7 +88,7 @@ async def _cards(url: str, count: int) -> list[Any]:
     from bench.stage import CARD_SECRET, own_target
     from tools import Caller, CardSigner, Role
     from tools.db import Database
-    from tools.merchant import DEFAULT_AGENT, build_registry
+    from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
     db = Database(url)
     registry = build_registry(db, CardSigner([CARD_SECRET]))

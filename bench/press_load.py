@@ -39,7 +39,7 @@ from bot.slack.blocks import APPROVE_ACTION
 from bot.turns.answer import post_card
 from tests.support.slack_requests import block_action, event, message, signed
 from tools import Caller, CardStatus, Role
-from tools.merchant import DEFAULT_AGENT
+from tools.toolsets.merchant import DEFAULT_AGENT
 
 __all__ = ["run"]
 

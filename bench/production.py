@@ -37,7 +37,7 @@ from bot.settings import Settings
 from tests.support.postgres import PostgresCluster
 from tests.support.slack_requests import TEAM
 from tools.db import Database
-from tools.directory import Directory
+from tools.people.directory import Directory
 
 __all__ = ["Served", "serving", "tree_cpu_seconds"]
 

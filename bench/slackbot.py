@@ -37,8 +37,8 @@ from bot.services import Background, Services
 from tests.support.slack_requests import TEAM, form
 from tools import CardSigner, Registry
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
 
 __all__ = ["Request", "RunningBot", "fire", "running_bot"]
 

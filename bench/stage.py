@@ -34,7 +34,7 @@ from tests.support.postgres import PostgresCluster
 from tests.support.slack_requests import TEAM
 from tools.db import PROPOSALS, Database
 from tools.db.migrate import upgrade_async
-from tools.merchant.demo import load_demo
+from tools.toolsets.merchant.demo import load_demo
 
 __all__ = [
     "CARD_SECRET",

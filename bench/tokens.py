@@ -43,7 +43,7 @@ from bot.agent.offline import respond
 from bot.settings import Settings
 from tools import Caller, CardSigner, Role, schema
 from tools.db import Database
-from tools.merchant import DEFAULT_AGENT, build_registry
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
 __all__ = ["encoding", "run"]
 

@@ -50,8 +50,8 @@ from bot.services import Background, Services
 from bot.settings import Settings, SettingsError
 from tools import CardRecord, CardSigner, Directory
 from tools.db import Database
-from tools.mcp import McpTools, SecretBox, SourceClients
-from tools.merchant import build_registry
+from tools.toolsets.mcp import McpTools, SecretBox, SourceClients
+from tools.toolsets.merchant import build_registry
 
 if TYPE_CHECKING:
     from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration

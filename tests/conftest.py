@@ -14,7 +14,7 @@ from pydantic_ai import models
 from tests.support.databases import Templates, build_templates
 from tests.support.postgres import PostgresCluster
 from tools.db import Database
-from tools.mcp import provider
+from tools.toolsets.mcp import provider
 
 # The MCP servers' fixtures (the ledger, the hostile server, npm's filesystem server).
 pytest_plugins = ["tests.support.mcp_servers"]

@@ -8,27 +8,27 @@ rest are the values that pass through it and the stores of the bot's own rows.
 """
 
 from tools.agent import Agent
-from tools.approval import Decision
-from tools.audit import AuditEntry, AuditLog, Outcome
-from tools.batch_approval import BatchDecision, ItemOutcome
-from tools.batching import MAX_ITEMS, Batch, BatchRecord
+from tools.approving.approval import Decision
+from tools.audit.feedback import FEEDBACK, Feedback, FeedbackLog
+from tools.audit.log import AuditEntry, AuditLog, Outcome
+from tools.batches.deciding import BatchDecision, ItemOutcome
+from tools.batches.grouping import MAX_ITEMS, Batch, BatchRecord
 from tools.caller import Caller, Role
-from tools.card_door import Covers, PostingChange
-from tools.card_record import CardRecord, CardStatus, Issuee
-from tools.card_store import DECIDED, CardStore
-from tools.connections import Connection, Connections, Platform
-from tools.directory import Directory, identify_on
-from tools.feedback import FEEDBACK, Feedback, FeedbackLog
-from tools.lease import LeaseState, ProcessLease
-from tools.mcp_tokens import Bearer, McpToken, McpTokens
-from tools.policy import Policies, Policy, SelfApproval
-from tools.proposing import NOT_DONE_NOTE, write_tool
+from tools.cards.lease import LeaseState, ProcessLease
+from tools.cards.record import CardRecord, CardStatus, Issuee
+from tools.cards.store import DECIDED, CardStore
+from tools.cards.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
+from tools.cards.visible import MARKED, hides, marked, one_line, too_long
+from tools.keeping.door import Covers, PostingChange
+from tools.people.connections import Connection, Connections, Platform
+from tools.people.directory import Directory, identify_on
+from tools.people.mcp_tokens import Bearer, McpToken, McpTokens
+from tools.people.policy import Policies, Policy, SelfApproval
+from tools.proposing.write import NOT_DONE_NOTE, write_tool
 from tools.registry import ALL_TOOLS, Registry
 from tools.schema import Args, json_schema
 from tools.times import engine_time, find_times, in_zone, time_of, time_stamp, zone_of
-from tools.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
 from tools.tool import PREVIEW, Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
-from tools.visible import MARKED, hides, marked, one_line, too_long
 
 __all__ = [
     "ALL_TOOLS",

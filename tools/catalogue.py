@@ -1,8 +1,8 @@
 """Each merchant's tools: the reference ones every merchant has, and those of its own sources.
 
-A merchant's sources (its MCP servers, ``tools.mcp``) are offered only to that merchant: every
+A merchant's sources (its MCP servers, ``tools.toolsets.mcp``) are offered only to that merchant: every
 lookup names the tenant, and a source answers for one tenant at a time. The names of a source's
-tools cannot collide with the reference ones (``tools.mcp.config.model_name``), and a collision
+tools cannot collide with the reference ones (``tools.toolsets.mcp.config.model_name``), and a collision
 would be refused here anyway, so a server cannot stand in for a reference tool.
 """
 

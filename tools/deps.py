@@ -1,7 +1,7 @@
 """What the engine's steps share: the database, the signer, cards, audit, clock, lease, tools.
 
-Every step of a card's life (``tools.proposing``, ``tools.approval``, ``tools.decline``,
-``tools.editing``, ``tools.batching``, ``tools.showing``, ``tools.reconcile``) takes a ``Deps``
+Every step of a card's life (``tools.proposing.write``, ``tools.approving.approval``, ``tools.approving.decline``,
+``tools.proposing.editing``, ``tools.batches.grouping``, ``tools.keeping.showing``, ``tools.keeping.reconcile``) takes a ``Deps``
 and nothing wider: none of them sees ``Registry``, which sits above them and builds one
 ``EngineDeps`` for all of them. Never runs a tool or decides a card itself.
 """
@@ -15,13 +15,13 @@ from typing import Protocol
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.agent import Agent
-from tools.audit import AuditLog
+from tools.audit.log import AuditLog
 from tools.caller import Caller
-from tools.card_store import CardStore
+from tools.cards.lease import ProcessLease
+from tools.cards.store import CardStore
+from tools.cards.tokens import CardSigner, Clock
 from tools.catalogue import Catalogue
 from tools.db import Database
-from tools.lease import ProcessLease
-from tools.tokens import CardSigner, Clock
 from tools.tool import Tool, ToolContext
 
 __all__ = ["Deps", "EngineDeps", "TenantNames"]

@@ -2,7 +2,7 @@
 
 ``Registry.call`` is the model's only door. It checks, in order, that the tool exists, that the
 agent may use it, that the caller's role is enough and that the arguments fit the schema; then a
-read runs and a write resolves into a card (``tools.approval``). Every call is audited, the
+read runs and a write resolves into a card (``tools.approving.approval``). Every call is audited, the
 refusals too: a proposal in the transaction that stores its card, everything else on its own.
 """
 
@@ -15,13 +15,15 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tools import approval, decline, editing, proposing, schema
+from tools import schema
 from tools.agent import Agent
-from tools.audit import AuditEntry, AuditLog, Outcome
+from tools.approving import approval, decline
+from tools.audit.log import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
-from tools.card_door import CardDoor
-from tools.card_record import CardRecord
-from tools.card_store import CardStore
+from tools.cards.lease import ProcessLease
+from tools.cards.record import CardRecord
+from tools.cards.store import CardStore
+from tools.cards.tokens import CardSigner, Clock, utcnow
 from tools.catalogue import Catalogue, ToolSource
 from tools.db import Database
 from tools.deps import EngineDeps, TenantNames
@@ -33,8 +35,9 @@ from tools.errors import (
     RoleRequiredError,
     UnknownToolError,
 )
-from tools.lease import ProcessLease
-from tools.tokens import CardSigner, Clock, utcnow
+from tools.keeping.door import CardDoor
+from tools.proposing import editing
+from tools.proposing import write as proposing
 from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
 
 __all__ = ["ALL_TOOLS", "Registry"]
@@ -182,7 +185,7 @@ class Registry(CardDoor):
     ) -> Result:
         """Runs a read, or turns a write into a proposal with a signed card. Always audited.
 
-        ``edited``: the card this proposal is an edit of (only ``tools.editing`` passes it).
+        ``edited``: the card this proposal is an edit of (only ``tools.proposing.editing`` passes it).
         """
         started, timer = self.clock(), time.perf_counter()
         entry = AuditEntry(
@@ -266,7 +269,7 @@ class Registry(CardDoor):
         """The allow-list, then the role of a read: asked at every call.
 
         A write's role is not the asker's to have: a staff member may ask, and the card goes
-        to the people whose role is enough (``tools.routing``); the presser's role is checked
+        to the people whose role is enough (``tools.people.routing``); the presser's role is checked
         at approval.
         """
         if not agent.allows(tool.name):
@@ -290,7 +293,7 @@ class Registry(CardDoor):
         return self._deps.card_ttl
 
     async def approve(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
-        """Runs an approved card once; see ``tools.approval.approve``.
+        """Runs an approved card once; see ``tools.approving.approval.approve``.
 
         ``agent`` is the presenting surface's agent; the allow-list checked is that of the
         agent that proposed the card (``proposer``).
@@ -300,18 +303,18 @@ class Registry(CardDoor):
     async def reject(
         self, agent: Agent, token: str, caller: Caller, reason: str = ""
     ) -> approval.Decision:
-        """Declines a card; see ``tools.decline.reject``."""
+        """Declines a card; see ``tools.approving.decline.reject``."""
         return await decline.reject(self._deps, agent, token, caller, reason)
 
     async def edit(
         self, agent: Agent, token: str, caller: Caller, changes: Mapping[str, Any]
     ) -> Result:
-        """Proposes a card again with a person's changes, replacing it; see ``tools.editing``."""
+        """Proposes a card again with a person's changes, replacing it; see ``tools.proposing.editing``."""
         edit = await editing.prepare(self._deps, agent, token, caller, changes)
         return await self.call(edit.proposer, edit.tool, edit.args, caller, edited=edit.card)
 
     async def withdraw(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
-        """Takes back a card its asker no longer wants; see ``tools.decline.withdraw``."""
+        """Takes back a card its asker no longer wants; see ``tools.approving.decline.withdraw``."""
         return await decline.withdraw(self._deps, agent, token, caller)
 
     async def card(self, card_id: str) -> CardRecord | None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.caller import Caller, Role
-from tools.card_record import Issuee
+from tools.cards.record import Issuee
 from tools.errors import NeedsApprovalError
 
 __all__ = [
@@ -72,7 +72,7 @@ class Proposal:
     # window ("branch:1:expense": a branch's expenses); None: the target (an order's refunds).
     tally: str | None = None
     # Whose request this is (the person who raised it): they do not approve it while someone
-    # else's role suffices (``tools.policy.SelfApproval``).
+    # else's role suffices (``tools.people.policy.SelfApproval``).
     raised_by: int | None = None
     # Filled in by the registry: the signed token, its card id and when it stops being valid,
     # who it is issued to, and the live cards of the same target it replaced.
@@ -120,7 +120,7 @@ class Routing:
     approvals: int = 1
     role: str | None = None
     routed: bool = False
-    # Who may not approve it although their role would (``tools.policy.Route.kept_out``), and
+    # Who may not approve it although their role would (``tools.people.policy.Route.kept_out``), and
     # whether that left out the asker (their own request, or their own card under "never").
     kept_out: tuple[int, ...] = ()
     kept_asker: bool = False
@@ -140,7 +140,7 @@ class ToolContext:
     now: datetime
     tenant_name: str = ""
     # The merchant's currency and locale, set where ``session`` cannot be used (an external
-    # write's call, made with no database transaction open: ``tools.sending``); "": read them.
+    # write's call, made with no database transaction open: ``tools.approving.sending``); "": read them.
     currency: str = ""
     locale: str = ""
     # Set only when executing an approved card: the idempotency key of the write.
@@ -152,7 +152,7 @@ class ToolContext:
     @property
     def executing(self) -> bool:
         """Whether this runs for an approved card: ``propose`` then re-reads what its card showed
-        (``tools.as_shown``) and takes the row locks the write will take, so nothing can move
+        (``tools.approving.as_shown``) and takes the row locks the write will take, so nothing can move
         between that comparison and the write."""
         return self.card_id is not None
 
@@ -204,7 +204,7 @@ async def refuse_plain_call(ctx: ToolContext, args: Any) -> Result:
 class Tool:
     """A named capability with an argument schema, a scope and the role it needs.
 
-    Build reads directly with a ``handler``; build writes only with ``tools.proposing.write_tool``.
+    Build reads directly with a ``handler``; build writes only with ``tools.proposing.write.write_tool``.
     There is no shape of Tool that writes when called.
     """
 
@@ -225,7 +225,7 @@ class Tool:
     # or known for a reference tool); None: not known, which the MCP spec reads as true.
     destructive: bool | None = None
     # The arguments a person the card is issued to may change before approving (Edit on the
-    # card): each one proposes again, re-resolved and re-checked (``tools.editing``).
+    # card): each one proposes again, re-resolved and re-checked (``tools.proposing.editing``).
     editable: tuple[str, ...] = ()
     # The JSON schema the model reads, when the tool brings its own (an MCP server's input
     # schema says more than the arguments model built from it); None: the model's own schema.

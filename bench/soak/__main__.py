@@ -44,7 +44,7 @@ from bench.stage import postgres_database, quiet_logs, scratch, settings_for
 from tests.support.postgres import PostgresCluster
 from tests.support.slack_requests import TEAM
 from tools.db import Database
-from tools.directory import Directory
+from tools.people.directory import Directory
 
 SERVERS = 3
 LANES = int(os.environ.get("COUNTERSIGN_SOAK_LANES", "16"))

@@ -1,6 +1,6 @@
 """The soak's MCP phase: writes to a merchant's MCP server, the server killed mid-call each time.
 
-The demo supplier ledger (``tools.ledger``) serves streamable HTTP on loopback behind a tap of
+The demo supplier ledger (``ledger``) serves streamable HTTP on loopback behind a tap of
 the soak's own, and is connected as the merchant's ``ledger`` source. Arjun asks in Slack for
 a payment (``use ledger__record_payment with …``) and approves its card; the server that
 executes it calls the ledger through the tap. The tap lets every request through but the
@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.soak.load import Load
 from bench.soak.slack import card_of
 from tools.db import Database
-from tools.mcp import SourceConfig, Sources
+from tools.toolsets.mcp import SourceConfig, Sources
 
 __all__ = ["CARDS", "LedgerPhase", "ledger_phase"]
 
@@ -83,7 +83,7 @@ class LedgerPhase:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "tools.ledger",
+                "ledger",
                 "--db",
                 str(self.db),
                 "--http",

@@ -4,7 +4,7 @@ never cuts a row or a line, and never hides a field.
 The server knows how its answer reads best. Where it wrote words ("SUP-001 Nandi Dairy
 (Bengaluru): owed ₹32,140.50"), those are the answer; where it gave rows alone, each row is one
 line with every field, its ids included (the next step, "pay SUP-001", needs them). Money is
-already the merchant's by then (``tools.mcp.reading``). An answer too long for one message stops
+already the merchant's by then (``tools.toolsets.mcp.reading``). An answer too long for one message stops
 after a whole line and says how many were left out, and how to ask for them.
 """
 

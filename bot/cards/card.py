@@ -1,7 +1,7 @@
 """What a card is to the core, one write or several, loaded whole; never decides, words or shows one.
 
 A card holds one or several items (writes). A single card is a card of one item, its stored
-record; a card of several is a batch (``tools.batching``): one Approve for all of them, its
+record; a card of several is a batch (``tools.batches.grouping``): one Approve for all of them, its
 copies stored with the batch rather than with its items. Whether a card is one or several is
 decided here and nowhere else: where a record or an id comes in (``of_record``, ``load``),
 and where a press's signed token goes to the engine (``decide``). Everything after that reads
@@ -209,7 +209,7 @@ def fresh_one(proposal: Proposal) -> Fresh:
 
 
 def fresh_several(batch: Batch, proposals: Sequence[Proposal]) -> Fresh:
-    """A card of several writes, just grouped (``tools.batching.bundle``)."""
+    """A card of several writes, just grouped (``tools.batches.grouping.bundle``)."""
     return Fresh(
         batch.record.batch_id,
         batch.token,

@@ -2,7 +2,7 @@
 
 A ``CardSpec`` holds the words and values a card shows and the actions a person may still take.
 Our own words are cut to the limits every surface can carry; a value a tool will be sent never
-is (the engine refuses a card too long to show whole, ``tools.visible``). Every character that
+is (the engine refuses a card too long to show whole, ``tools.cards.visible``). Every character that
 does not show is marked in it (``⟦U+200B⟧``), once, here, so every surface and copy marks the
 same ones. Renderers (Block Kit, Adaptive Cards) turn it into a payload; they add markup and
 escaping, never words or values of their own.
@@ -48,7 +48,7 @@ class Limits:
 
     A detail is never cut: Approve sends it whole, so a card cut one (a memo at 500 characters,
     details past the 25th) sent what nobody saw. The engine bounds details instead, refusing a
-    card that could not show them whole (``tools.visible``). A text cut here is cut everywhere,
+    card that could not show them whole (``tools.cards.visible``). A text cut here is cut everywhere,
     so two surfaces never show two different cards.
     """
 

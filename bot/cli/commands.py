@@ -19,11 +19,11 @@ from bot.cli.lookup import person_names, tenant_names
 from bot.cli.session import open_database, probe_database
 from bot.settings import Settings, SettingsError
 from tools import CardRecord, CardSigner, Directory
-from tools.mcp import McpTools
-from tools.mcp.demo import connect_demo_ledger
-from tools.merchant import build_registry
-from tools.merchant.demo import FIESTA, load_demo
-from tools.merchant.demo_reset import reset_demo
+from tools.toolsets.mcp import McpTools
+from tools.toolsets.mcp.demo import connect_demo_ledger
+from tools.toolsets.merchant import build_registry
+from tools.toolsets.merchant.demo import FIESTA, load_demo
+from tools.toolsets.merchant.demo_reset import reset_demo
 
 __all__ = ["db_upgrade", "demo", "link", "reconcile_cards", "reset_demo_data", "serve"]
 

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.cli.failures import CliError
 from tools.db import AuditRow, Database
-from tools.merchant.models import Person, Tenant
+from tools.toolsets.merchant.models import Person, Tenant
 
 __all__ = ["find_card_id", "find_person", "find_tenant", "person_names", "tenant_names"]
 

@@ -33,7 +33,7 @@ from bot.cli.mcp_secrets import (
 from bot.cli.mcp_sentences import check_sentences, set_source
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools.mcp import Sealed, SourceConfig, Sources, ToolRule
+from tools.toolsets.mcp import Sealed, SourceConfig, Sources, ToolRule
 
 __all__ = [
     "COMMANDS",

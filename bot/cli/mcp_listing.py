@@ -1,7 +1,7 @@
 """Lists a merchant's MCP servers' tools for ``countersign mcp``: the only request it sends them.
 
 Listing a source for the first time since it was stored records what it lists as the tools the
-owner connected (``tools.mcp``); nothing here runs a tool.
+owner connected (``tools.toolsets.mcp``); nothing here runs a tool.
 """
 
 from __future__ import annotations
@@ -12,7 +12,15 @@ from typing import TypeVar
 from bot.cli.failures import CliError
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp import Listed, McpTools, SecretBox, Source, SourceClients, SourceConfig, Sources
+from tools.toolsets.mcp import (
+    Listed,
+    McpTools,
+    SecretBox,
+    Source,
+    SourceClients,
+    SourceConfig,
+    Sources,
+)
 
 __all__ = ["Listing", "lines", "listings", "on_source"]
 

@@ -1,7 +1,7 @@
 """``countersign mcp review``: the owner accepts the tools a server listed since it was
 connected or last reviewed; it never runs a tool.
 
-Until then such a tool is a write, whatever the server says of it (``tools.mcp``): a trusted
+Until then such a tool is a write, whatever the server says of it (``tools.toolsets.mcp``): a trusted
 server that added a tool marked read-only, or marked a write read-only, would otherwise have it
 run at the model's word before the owner ever saw it.
 """
@@ -19,7 +19,7 @@ from bot.cli.session import open_database
 from bot.settings import Settings
 from tools import Scope
 from tools.errors import NotFoundError
-from tools.mcp import McpTools, Reviewed, SourceClients, Sources
+from tools.toolsets.mcp import McpTools, Reviewed, SourceClients, Sources
 
 __all__ = ["review_source"]
 

@@ -21,7 +21,7 @@ from bot.cli.failures import CliError
 from bot.cli.mcp_import import Imported
 from bot.cli.mcp_options import SCHEME, looks_secret, written_as_variables
 from bot.settings import SECRETS_KEY_HELP, Settings
-from tools.mcp import Sealed, SecretBox, SourceConfig
+from tools.toolsets.mcp import Sealed, SecretBox, SourceConfig
 
 __all__ = [
     "Written",

@@ -21,7 +21,7 @@ from bot.cli.session import open_database
 from bot.settings import Settings
 from tools.db import Database
 from tools.errors import NotFoundError
-from tools.mcp import (
+from tools.toolsets.mcp import (
     McpTools,
     SecretBox,
     SourceClients,

@@ -11,8 +11,8 @@ from bot.cli.lookup import find_tenant
 from bot.cli.session import open_database
 from bot.settings import Settings
 from tools import Policies, Policy, Role, SelfApproval
-from tools.merchant.models import Tenant
-from tools.merchant.money import format_money, parse_money
+from tools.toolsets.merchant.models import Tenant
+from tools.toolsets.merchant.money import format_money, parse_money
 
 __all__ = ["set_policy", "show_policy", "time_zone"]
 

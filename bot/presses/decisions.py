@@ -12,9 +12,9 @@ can see it.
 
 A card of several writes is shown the same way, as one card: its copies are the batch's, its
 audit line is one line for all its writes, posted once it has settled. A decision is shown by
-one process, the one that takes its showing (``tools.showing``; for a card of several, its
+one process, the one that takes its showing (``tools.keeping.showing``; for a card of several, its
 settled line's receipt), and is recorded shown only once its copies and its audit line went
-out, and only for the copies stored at that moment (``tools.showing.record``): a copy recorded
+out, and only for the copies stored at that moment (``tools.keeping.showing.record``): a copy recorded
 meanwhile is drawn too before it is. A process that dies after the write committed, or Slack
 failing the update, leaves the card unshown, never decided with live buttons for good, until a
 press on it or the sweep redraws it. A copy recorded after the card was
@@ -52,7 +52,7 @@ async def show(services: Services, adapter: Adapter, card: Card) -> None:
     """Updates every copy on this surface, posts the audit line once and tells the model once.
 
     A decided card is shown by one process only, the one that takes its showing
-    (``tools.showing``), and recorded shown once all of it went out; a card still waiting for
+    (``tools.keeping.showing``), and recorded shown once all of it went out; a card still waiting for
     a second approval has nothing to record.
     """
     if card.several:
@@ -75,7 +75,7 @@ async def show_recorded(services: Services, adapter: Adapter, card: Card) -> Non
 
     Pressed on the message its turn had just posted, a decision found no copy to update; the
     turn then recorded the copy with live buttons, and nobody drew it again. Whoever else is
-    showing it records it shown only with this copy drawn too (``tools.showing.record``).
+    showing it records it shown only with this copy drawn too (``tools.keeping.showing.record``).
     """
     if card.open:
         return
@@ -97,7 +97,7 @@ async def _take_and_show(services: Services, adapter: Adapter, card: Card) -> bo
 
 
 async def redraw(services: Services, adapter: Adapter, card: Card) -> list[Placement] | None:
-    """Shows a decision whose showing this process took (``tools.showing``) on this surface;
+    """Shows a decision whose showing this process took (``tools.keeping.showing``) on this surface;
     the copies it went out on, or None when not all of it did. The caller records it shown.
 
     A card of several is shown as a press shows it: its line posted by whoever claims it

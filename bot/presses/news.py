@@ -45,7 +45,7 @@ class Notice(Protocol):
 
 
 class Untold(Protocol):
-    """The merchants' sources as the sweep asks them (``tools.mcp.McpTools`` is one)."""
+    """The merchants' sources as the sweep asks them (``tools.toolsets.mcp.McpTools`` is one)."""
 
     async def merchants(self) -> Sequence[int]: ...
 

@@ -97,7 +97,7 @@ async def redraw(services: Services, mounted: Mapping[str, Shows], *, now: datet
 
     A process that died after a card's write committed, before its copies were updated, left
     live buttons on a decided card for good, and no audit line. Each such card is taken by
-    one conditional UPDATE (``tools.showing``): whichever process takes it redraws every copy
+    one conditional UPDATE (``tools.keeping.showing``): whichever process takes it redraws every copy
     and posts the audit line; the others do nothing. It is recorded shown only once all of it
     went out, so a failure here leaves it for a later sweep.
     """

@@ -9,7 +9,7 @@ taken reads it, a little less often each time, until it is gone, then tries agai
 processes this makes turns take turns; it does not promise arrival order (a follow-up whose
 process reaches the row first goes first).
 
-No thread is held for ever. A hold is taken over once its process's lease (``tools.lease``)
+No thread is held for ever. A hold is taken over once its process's lease (``tools.cards.lease``)
 has stopped or gone silent; a hold of this process that no turn here holds any more (its
 hand-on failed) at once; and any hold older than a turn can last, whatever its lease says.
 Waiting is bounded too: past ``WAIT_LIMIT_S``, or when the database cannot be asked, the turn

@@ -126,7 +126,7 @@ def _details(details: Sequence[tuple[str, str]]) -> list[Block]:
     on a phone, ten to a block and no block past a section's 3,000 characters.
 
     Neither is cut nor read for times, mentions or links: they are what the tool will be sent
-    (the engine refuses a card whose details could not fit, ``tools.visible``). An argument
+    (the engine refuses a card whose details could not fit, ``tools.cards.visible``). An argument
     "at 2026-05-01T10:15:59Z" was drawn as a date in the reader's zone, its "at" gone.
     """
     lines = [

@@ -6,7 +6,7 @@ card in a person's DM with the app. Every message goes out with ``parse="none"``
 no unfurls: what the data says is what the channel sees, and a link in a product name grows no
 preview. Slack's errors here are logged and swallowed: a missing update, copy or audit line is
 better than a half-told story. An update or audit line Slack failed on its side is reported
-back, so the decision is shown again later (``tools.showing``).
+back, so the decision is shown again later (``tools.keeping.showing``).
 """
 
 from __future__ import annotations

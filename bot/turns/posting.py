@@ -2,7 +2,7 @@
 
 A turn whose model proposed two or more writes (offline: "approve requests 1, 2 and 3") gets
 one card listing them all, with one Approve, instead of a card per write. The cards themselves
-are made exactly as alone (``tools.proposing``); ``tools.batching`` groups them and mints the
+are made exactly as alone (``tools.proposing.write``); ``tools.batches.grouping`` groups them and mints the
 one token the buttons carry. Every card, of one write or several, is then posted the same way:
 where the request came from, its placement recorded, the cards it replaced shown replaced, and
 a private copy sent to each person it is issued to besides the asker.

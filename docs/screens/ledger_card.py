@@ -33,7 +33,7 @@ from bot.teams.adaptive import render
 from tests.browser.conftest import ARGS, CHROMIUM, free_port, launch, open_as
 from tools import CardSigner
 from tools.db import Database
-from tools.merchant import build_registry
+from tools.toolsets.merchant import build_registry
 
 PHONE = {"width": 390, "height": 844}
 HERE = Path(__file__).resolve().parent

@@ -20,7 +20,7 @@ from bot.agent.offline import respond
 from bot.settings import Settings
 from tools import Caller, CardSigner, Registry, Role
 from tools.db import Database
-from tools.merchant import build_registry
+from tools.toolsets.merchant import build_registry
 
 SECRET = "test-secret-0123456789"
 

@@ -12,7 +12,7 @@ from bot.agent.offline import normalise, understand
 from bot.settings import Settings
 from tests.agent.conftest import ARJUN, PRIYA, RAVI, Recorder, tool_calls
 from tools import Caller, Registry, time_stamp
-from tools.merchant import READ_ONLY_AGENT
+from tools.toolsets.merchant import READ_ONLY_AGENT
 
 PHRASINGS: list[tuple[Caller, str, str | None, dict[str, Any], list[str]]] = [
     (ARJUN, "help", None, {}, ["pending requests", "refund order <number> [amount]"]),

@@ -9,7 +9,7 @@ from sqlalchemy import update
 from bot.agent import Assistant
 from tests.agent.conftest import ARJUN
 from tools.db import Database
-from tools.merchant.models import Branch, Order
+from tools.toolsets.merchant.models import Branch, Order
 
 LONG = "Sri Venkateshwara Catering and Events for Weddings, Namings and Housewarmings " * 2
 

@@ -15,8 +15,8 @@ from bot.agent.toolset import compact_schema, inline_definitions
 from bot.settings import Settings
 from tests.agent.conftest import ARJUN
 from tools import Agent, Registry
-from tools.merchant import DEFAULT_AGENT, READ_ONLY_AGENT
 from tools.tool import Scope
+from tools.toolsets.merchant import DEFAULT_AGENT, READ_ONLY_AGENT
 
 # cl100k tokens of the instructions and every tool definition, as `make bench` counts them.
 TOKEN_BUDGET = 2_000

@@ -12,7 +12,7 @@ from bot.settings import Settings
 from tests.agent.conftest import ARJUN, RAVI, Recorder, tool_calls
 from tools import Registry
 from tools.db import Database
-from tools.merchant.models import BranchRequest
+from tools.toolsets.merchant.models import BranchRequest
 
 
 async def _status(db: Database, request_id: int) -> str:

@@ -24,14 +24,14 @@ from pydantic import BaseModel
 from sqlalchemy import func, select
 
 from tests.support.postgres import PostgresCluster
-from tools.audit import AuditEntry, AuditLog, Outcome
+from tools.audit.log import AuditEntry, AuditLog, Outcome
+from tools.cards.tokens import CardSigner
 from tools.db import Database, ProposalRow
-from tools.directory import Directory
 from tools.errors import UnknownToolError
-from tools.merchant import DEFAULT_AGENT, build_registry
-from tools.merchant.models import Branch, Identity, Order, Person, Tenant
-from tools.tokens import CardSigner
+from tools.people.directory import Directory
 from tools.tool import Result, Tool, ToolContext
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
+from tools.toolsets.merchant.models import Branch, Identity, Order, Person, Tenant
 
 # Each test starts `countersign` in a process of its own, at least once.
 pytestmark = pytest.mark.slow

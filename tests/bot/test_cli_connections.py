@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from tests.bot.test_cli import assert_one_line_failure, cli
-from tools.connections import Connections, Platform
 from tools.db import Database
+from tools.people.connections import Connections, Platform
 
 
 async def _tenant_of(url: str, platform: str, installation: str) -> int | None:

@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from tests.bot.test_cli import Ran, _closed_port, assert_one_line_failure, cli
 from tools.db import Database, McpSourceRow
-from tools.mcp import SourceConfig, Sources
+from tools.toolsets.mcp import SourceConfig, Sources
 
 # Most tests start the MCP server in a process of its own.
 pytestmark = pytest.mark.slow

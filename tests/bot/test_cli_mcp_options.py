@@ -10,7 +10,7 @@ from bot.cli.failures import CliError
 from bot.cli.mcp_options import pairs, rules
 from bot.cli.mcp_secrets import refused_lines, written_secrets
 from bot.cli.parser import build_parser
-from tools.mcp import SourceConfig
+from tools.toolsets.mcp import SourceConfig
 
 
 def _parsed(*options: str) -> argparse.Namespace:

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from tests.bot.test_cli import assert_one_line_failure, cli
 from tests.bot.test_cli_mcp import FIESTA, _lines, _put, _rows
 from tools.db import Database, McpSourceRow
-from tools.mcp import SourceConfig, ToolRule
+from tools.toolsets.mcp import SourceConfig, ToolRule
 
 pytestmark = pytest.mark.slow
 

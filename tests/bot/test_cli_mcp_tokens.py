@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.bot.test_cli import assert_one_line_failure, cli
 from tools.db import Database
-from tools.mcp_tokens import Bearer, McpTokens
+from tools.people.mcp_tokens import Bearer, McpTokens
 
 _TOKEN = re.compile(r"cs_mcp_[A-Za-z0-9_-]{43}")
 LAPTOP = "Claude Desktop on Arjun's laptop"

@@ -16,8 +16,8 @@ from bot.services import Services
 from bot.settings import Settings, SettingsError
 from tools import CardSigner
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
 
 CARD_SECRET = "card-secret-for-server-tests-0123456789"
 APP_ID = "00000000-0000-0000-0000-00000000b07a"

@@ -10,8 +10,8 @@ from structlog.testing import capture_logs
 from bot.runtime.turn_order import HOLD_LIMIT, TurnOrder
 from tests.reliability.harness import wait_until
 from tests.support.clock import SteppedClock
+from tools.cards.lease import ProcessLease
 from tools.db import Database, TurnHoldRow
-from tools.lease import ProcessLease
 
 THREAD = "T0FIESTA:C0OPS:1800000000.000001"
 

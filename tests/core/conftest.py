@@ -17,8 +17,8 @@ from tests.support.clock import SteppedClock
 from tests.support.fake_surface import FakePlatform, Member
 from tools import Caller, CardSigner, Proposal, Registry
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import DEFAULT_AGENT, build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
 TEAM = "T0FIESTA"  # connected to Fiesta Foods by the demo data
 MEMBERS = {

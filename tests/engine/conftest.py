@@ -10,7 +10,7 @@ from tests.engine.toy import TOY_TOOLS
 from tests.support.clock import SteppedClock
 from tools import Agent, Caller, CardSigner, Registry, Role
 from tools.db import Database
-from tools.merchant.scope import tenant_name
+from tools.toolsets.merchant.scope import tenant_name
 
 SECRET = "engine-test-secret-0123456789"
 

@@ -12,7 +12,7 @@ from tests.support.clock import SteppedClock
 from tools import MAX_ITEMS, CardSigner, Registry
 from tools.db import PROPOSALS, Database
 from tools.errors import ConflictError, InvalidCardError
-from tools.merchant import DEFAULT_AGENT, build_registry
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
 
 @pytest.fixture

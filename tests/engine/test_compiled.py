@@ -30,12 +30,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from tools.card_record import CardStatus
-from tools.card_store import CardStore
+from tools.cards.record import CardStatus
+from tools.cards.store import CardStore
 from tools.db import AUDIT, PROPOSALS, Database, compiled
 from tools.db.compiled import CompiledStatementError
 from tools.db.tenancy import UnscopedStatementError
-from tools.merchant.models import Stock
+from tools.toolsets.merchant.models import Stock
 
 NOW = datetime(2026, 12, 1, 7, 30, 15, 123456, tzinfo=UTC)
 _STOCK = cast("Table", Stock.__table__)

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from tests.support.clock import SteppedClock
-from tools.connections import Connections, Platform
 from tools.db import Database
 from tools.errors import ConflictError, NotFoundError
+from tools.people.connections import Connections, Platform
 
 FIESTA, HARBOR = 1, 2
 
@@ -125,7 +125,7 @@ async def test_demo_connects_the_sandbox_workspaces_even_on_an_older_database(
 ) -> None:
     """The demo's workspaces are connected to their merchants, and `demo` on a database loaded
     before connections existed connects them, so the sandbox keeps working."""
-    from tools.merchant.demo import DEMO_WORKSPACES, load_demo
+    from tools.toolsets.merchant.demo import DEMO_WORKSPACES, load_demo
 
     for team, tenant in DEMO_WORKSPACES:
         assert await connections.tenant_of("slack", team) == tenant
@@ -139,6 +139,6 @@ async def test_demo_connects_the_sandbox_workspaces_even_on_an_older_database(
 def test_the_sandbox_names_the_demos_workspaces() -> None:
     """The sandbox (which imports nothing of the engine) uses the ids the demo connects."""
     from bot.sandbox.people import FIESTA_TEAM, HARBOR_TEAM
-    from tools.merchant.demo import DEMO_WORKSPACES, FIESTA, HARBOR
+    from tools.toolsets.merchant.demo import DEMO_WORKSPACES, FIESTA, HARBOR
 
     assert dict(DEMO_WORKSPACES) == {FIESTA_TEAM: FIESTA, HARBOR_TEAM: HARBOR}

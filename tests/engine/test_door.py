@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from tests.engine.conftest import ARJUN, EVERYTHING, PRIYA, RAVI, SteppedClock
 from tools import Caller, CardStatus, Issuee, Proposal, Registry
-from tools.audit import Outcome
+from tools.audit.log import Outcome
 
 RENAME = {"branch_id": 1, "name": "Indiranagar"}
 

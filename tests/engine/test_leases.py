@@ -15,10 +15,10 @@ from sqlalchemy import select
 from tests.engine.conftest import ARJUN, EVERYTHING, SteppedClock
 from tests.engine.test_reconcile import ROOT, _wait_for
 from tools import CardStatus, Registry
-from tools.audit import Outcome
+from tools.audit.log import Outcome
+from tools.cards.lease import pid_space
 from tools.db import LEASES
-from tools.lease import pid_space
-from tools.merchant.models import Branch
+from tools.toolsets.merchant.models import Branch
 
 RENAME = {"branch_id": 1, "name": "X"}
 

@@ -13,8 +13,8 @@ from sqlalchemy import select, update
 from tests.support.clock import SteppedClock
 from tools.db import Database, McpTokenRow
 from tools.errors import AmbiguousError, NotFoundError
-from tools.mcp_tokens import Bearer, McpToken, McpTokens
-from tools.people import Person
+from tools.people.mcp_tokens import Bearer, McpToken, McpTokens
+from tools.people.tables import Person
 
 FIESTA, HARBOR = 1, 2
 ARJUN, SAM = 2, 5

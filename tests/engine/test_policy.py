@@ -10,7 +10,7 @@ from tests.engine.conftest import ARJUN, MEERA, PRIYA, RAVI, SAM
 from tools.caller import Role
 from tools.db import Database
 from tools.errors import ConflictError
-from tools.policy import Policies, Policy, SelfApproval, route
+from tools.people.policy import Policies, Policy, SelfApproval, route
 
 FIESTA_PEOPLE = (PRIYA, ARJUN, MEERA, RAVI)
 FIESTA_POLICY = Policy(Role.MANAGER, two_approvers_from=2_500_000)

@@ -18,7 +18,7 @@ from sqlalchemy import Table, bindparam, insert, select, text, update
 from tools.db import Database, prescoped
 from tools.db.prescoped import TENANT_PARAM, tenant_statement
 from tools.db.tenancy import CrossTenantWriteError, TenantScopeError, UnscopedStatementError
-from tools.merchant.models import Branch, Product, Stock, Tenant
+from tools.toolsets.merchant.models import Branch, Product, Stock, Tenant
 
 FIESTA, HARBOR = 1, 2
 _B, _P, _S = (cast("Table", m.__table__) for m in (Branch, Product, Stock))

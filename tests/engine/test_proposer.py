@@ -7,9 +7,9 @@ import pytest
 from tests.engine.conftest import ARJUN, EVERYTHING
 from tests.engine.toy import TOY_TOOLS
 from tools import Agent, CardStatus, Registry
-from tools.audit import Outcome
+from tools.audit.log import Outcome
 from tools.errors import NotAllowedError
-from tools.merchant.models import Branch
+from tools.toolsets.merchant.models import Branch
 
 RENAME_ARGS = {"branch_id": 1, "name": "Indiranagar East"}
 

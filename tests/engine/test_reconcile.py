@@ -12,9 +12,9 @@ from pathlib import Path
 
 from tests.engine.conftest import ARJUN, EVERYTHING, SteppedClock
 from tools import CardStatus, Registry
-from tools.audit import Outcome
-from tools.merchant.models import Branch
-from tools.reconcile import INTERRUPTED_NOTE, UNKNOWN_NOTE
+from tools.audit.log import Outcome
+from tools.keeping.reconcile import INTERRUPTED_NOTE, UNKNOWN_NOTE
+from tools.toolsets.merchant.models import Branch
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,8 @@ from sqlalchemy import select, update
 from tests.engine import toy
 from tests.engine.conftest import ARJUN, EVERYTHING, MEERA, RAVI, SAM, SECRET, SteppedClock
 from tools import NOT_DONE_NOTE, Agent, CardClaims, CardSigner, CardStatus, Registry, Scope, Tool
-from tools.audit import Outcome
+from tools.audit.log import Outcome
+from tools.cards.tokens import args_digest
 from tools.db import AuditRow, ProposalRow
 from tools.errors import (
     CardDecidedError,
@@ -29,10 +30,9 @@ from tools.errors import (
     RoleRequiredError,
     UnknownToolError,
 )
-from tools.merchant.models import Branch
-from tools.proposing import write_tool
-from tools.tokens import args_digest
+from tools.proposing.write import write_tool
 from tools.tool import refuse_plain_call
+from tools.toolsets.merchant.models import Branch
 
 RENAME = {"branch_id": 1, "name": "Indiranagar East"}
 
@@ -292,7 +292,7 @@ async def test_state_changed_since_proposal_is_refused_at_execution(registry: Re
     """A branch closed between proposal and approval: the card fails with a reason, no write.
 
     The reason is the tool's own refusal: the card is resolved again before its write runs
-    (``tools.as_shown``), and resolving refuses a closed branch as it would have at proposal.
+    (``tools.approving.as_shown``), and resolving refuses a closed branch as it would have at proposal.
     """
     token = await _card(registry)
     async with registry.db.session() as session, session.begin():

@@ -13,8 +13,8 @@ from itsdangerous import Signer, TimestampSigner, URLSafeTimedSerializer
 from tests.engine.conftest import ARJUN, EVERYTHING, SECRET
 from tests.support.clock import SteppedClock
 from tools import CardClaims, CardSigner, Registry
+from tools.cards.tokens import BatchClaims
 from tools.errors import CardExpiredError, InvalidCardError
-from tools.tokens import BatchClaims
 
 CLAIMS = CardClaims("ab" * 16, "rename_branch", 2, 1, "d" * 43)
 

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from tools import Args, Proposal, ProposalDetail, Result, Role, Tool, ToolContext, write_tool
 from tools.errors import ConflictError, NotFoundError
-from tools.merchant.models import Branch, BranchStatus, RequestKind, Stock
+from tools.toolsets.merchant.models import Branch, BranchStatus, RequestKind, Stock
 
 SEEN_TYPES: list[tuple[type, ...]] = []
 

@@ -11,8 +11,8 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
+from ledger import IDEMPOTENCY_KEY, Ledger, build_server
 from tests.support.mcp_servers import held, payments_with_key
-from tools.ledger import IDEMPOTENCY_KEY, Ledger, build_server
 
 READS = {"list_suppliers", "supplier_balance", "list_invoices", "preview_payment"}
 WRITES = {"record_payment", "void_invoice"}

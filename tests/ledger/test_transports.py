@@ -8,8 +8,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
+from ledger import IDEMPOTENCY_KEY
 from tests.support.mcp_servers import payments_with_key
-from tools.ledger import IDEMPOTENCY_KEY
 
 # Each file on one xdist worker, so its module-scoped servers start once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("mcp-ledger-transports")]

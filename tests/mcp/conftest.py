@@ -11,10 +11,10 @@ import pytest
 from tests.engine.conftest import SECRET
 from tests.support.clock import SteppedClock
 from tools import Registry
+from tools.cards.tokens import CardSigner
 from tools.db import Database
-from tools.mcp import McpTools, SourceClients, SourceConfig, Sources
-from tools.merchant import build_registry
-from tools.tokens import CardSigner
+from tools.toolsets.mcp import McpTools, SourceClients, SourceConfig, Sources
+from tools.toolsets.merchant import build_registry
 
 
 @pytest.fixture(params=["sqlite"])

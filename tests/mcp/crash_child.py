@@ -12,8 +12,8 @@ import sys
 
 from tools import Caller, CardSigner, Role
 from tools.db import Database
-from tools.mcp import McpTools, SourceClients
-from tools.merchant import build_registry
+from tools.toolsets.mcp import McpTools, SourceClients
+from tools.toolsets.merchant import build_registry
 
 PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")
 

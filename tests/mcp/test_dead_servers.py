@@ -14,12 +14,12 @@ from tests.engine.conftest import PRIYA
 from tests.mcp.conftest import offered_soon
 from tests.support.mcp_servers import payments_with_key
 from tools import Registry
-from tools.card_record import CardStatus
+from tools.cards.record import CardStatus
 from tools.db import Database
-from tools.mcp import Sources
-from tools.mcp.connection import SourceClient
-from tools.mcp.demo import demo_ledger
 from tools.tool import Proposal
+from tools.toolsets.mcp import Sources
+from tools.toolsets.mcp.connection import SourceClient
+from tools.toolsets.mcp.demo import demo_ledger
 
 pytestmark = pytest.mark.slow
 
@@ -112,7 +112,7 @@ async def test_a_ledger_that_stays_down_fails_approve_in_plain_words(
     ledger_db, up = tmp_path / "ledger.db", tmp_path / "up"
     up.touch()
     # The ledger behind a switch: with the file gone, starting it again fails.
-    script = f'test -f "{up}" && exec "{sys.executable}" -m tools.ledger --db "{ledger_db}"'
+    script = f'test -f "{up}" && exec "{sys.executable}" -m ledger --db "{ledger_db}"'
     config = demo_ledger(ledger_db).model_copy(update={"command": "sh", "args": ("-c", script)})
     await Sources(db).put(1, config)
     proposal = await _payment_card(registry, "DOWN-1")

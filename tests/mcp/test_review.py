@@ -10,8 +10,8 @@ from tests.mcp.conftest import connect
 from tests.support.mcp_servers import HostileState
 from tools import Registry
 from tools.db import Database
-from tools.mcp import McpTools, NewTools, SourceClients, Sources
 from tools.tool import Scope
+from tools.toolsets.mcp import McpTools, NewTools, SourceClients, Sources
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ from tests.engine.conftest import ARJUN
 from tests.mcp.conftest import connect
 from tools import Registry
 from tools.db import Database
-from tools.mcp import Sources
-from tools.mcp.demo import demo_ledger
+from tools.toolsets.mcp import Sources
+from tools.toolsets.mcp.demo import demo_ledger
 
 pytestmark = pytest.mark.slow
 

@@ -13,14 +13,14 @@ from tests.engine.conftest import ARJUN, MEERA, PRIYA, RAVI, SAM
 from tests.mcp.conftest import connect, connect_url
 from tests.support.mcp_servers import HostileState, payments_with_key
 from tools import Registry
-from tools.audit import Outcome
-from tools.card_record import CardStatus
+from tools.audit.log import Outcome
+from tools.cards.record import CardStatus
 from tools.db import AuditRow, Database
 from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError, UnknownToolError
-from tools.mcp import IDEMPOTENCY_KEY, Sources
-from tools.policy import Policies
-from tools.reconcile import UNKNOWN_NOTE
+from tools.keeping.reconcile import UNKNOWN_NOTE
+from tools.people.policy import Policies
 from tools.tool import Scope
+from tools.toolsets.mcp import IDEMPOTENCY_KEY, Sources
 
 pytestmark = pytest.mark.slow
 

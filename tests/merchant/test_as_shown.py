@@ -17,12 +17,12 @@ from tests.merchant.writes_support import (
     snapshot,
     update,
 )
-from tools.as_shown import _changed
-from tools.card_record import CardRecord, CardStatus
+from tools.approving.as_shown import _changed
+from tools.cards.record import CardRecord, CardStatus
 from tools.db import Database
 from tools.errors import ChangedSinceShownError
-from tools.merchant.models import Branch, BranchRequest, Order, Product, Refund, Stock
 from tools.tool import Proposal, ProposalDetail
+from tools.toolsets.merchant.models import Branch, BranchRequest, Order, Product, Refund, Stock
 
 
 async def _refused(db: Database, tool: str, args: dict[str, Any], change: Any) -> str:

@@ -8,9 +8,9 @@ from sqlalchemy import delete, func, select
 from tests.merchant.writes_support import ARJUN, approve, count, make_registry, propose, row
 from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import ConflictError
-from tools.merchant.demo import load_demo
-from tools.merchant.demo_reset import reset_demo
-from tools.merchant.models import BranchRequest, Tenant
+from tools.toolsets.merchant.demo import load_demo
+from tools.toolsets.merchant.demo_reset import reset_demo
+from tools.toolsets.merchant.models import BranchRequest, Tenant
 
 
 async def test_a_reset_brings_back_an_approved_request_and_keeps_the_audit(db: Database) -> None:

@@ -19,7 +19,7 @@ from tests.merchant.writes_support import (
     propose,
     snapshot,
 )
-from tools.card_record import CardStatus
+from tools.cards.record import CardStatus
 from tools.db import Database
 from tools.errors import (
     CardDecidedError,
@@ -27,10 +27,10 @@ from tools.errors import (
     InvalidArgumentsError,
     NotYourCardError,
 )
-from tools.merchant import DEFAULT_AGENT
-from tools.merchant.models import Order, Refund
 from tools.registry import Registry
 from tools.tool import Proposal
+from tools.toolsets.merchant import DEFAULT_AGENT
+from tools.toolsets.merchant.models import Order, Refund
 
 
 async def _order(db: Database) -> Order:

@@ -12,12 +12,15 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy import update as sa_update
 
-from tools.audit import Outcome
+from tools.audit.log import Outcome
 from tools.caller import Caller, Role
+from tools.cards.tokens import CardSigner, Clock
 from tools.db import Database
 from tools.errors import AmbiguousError, InvalidArgumentsError, NotFoundError
-from tools.merchant import DEFAULT_AGENT, READ_ONLY_AGENT, READ_TOOLS, build_registry
-from tools.merchant.models import (
+from tools.registry import Registry
+from tools.tool import Result, Scope
+from tools.toolsets.merchant import DEFAULT_AGENT, READ_ONLY_AGENT, READ_TOOLS, build_registry
+from tools.toolsets.merchant.models import (
     Branch,
     BranchRequest,
     Order,
@@ -28,10 +31,7 @@ from tools.merchant.models import (
     RequestKind,
     Tenant,
 )
-from tools.merchant.reads_sales import Period
-from tools.registry import Registry
-from tools.tokens import CardSigner, Clock
-from tools.tool import Result, Scope
+from tools.toolsets.merchant.reads_sales import Period
 
 RAVI = Caller(userid=4, tenantid=1, role=Role.STAFF, name="Ravi Kumar")
 SAM = Caller(userid=5, tenantid=2, role=Role.OWNER, name="Sam Lee")

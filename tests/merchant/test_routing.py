@@ -24,9 +24,9 @@ from tests.merchant.writes_support import (
     snapshot,
 )
 from tests.support.clock import SteppedClock
-from tools.audit import Outcome
+from tools.audit.log import Outcome
 from tools.caller import Role
-from tools.card_record import CardStatus, Issuee
+from tools.cards.record import CardStatus, Issuee
 from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import (
     AlreadyApprovedError,
@@ -36,10 +36,10 @@ from tools.errors import (
     NotYourCardError,
     RoleRequiredError,
 )
-from tools.merchant import DEFAULT_AGENT
-from tools.merchant.models import BranchRequest, Person, Refund
 from tools.registry import Registry
 from tools.tool import Proposal
+from tools.toolsets.merchant import DEFAULT_AGENT
+from tools.toolsets.merchant.models import BranchRequest, Person, Refund
 
 
 async def _outcomes(db: Database, card_id: str) -> list[tuple[str, str]]:

@@ -17,11 +17,11 @@ from tests.merchant.writes_support import (
 )
 from tests.support.clock import SteppedClock
 from tools.db import Database
-from tools.merchant import DEFAULT_AGENT
-from tools.merchant.models import BranchRequest, Order
-from tools.policy import Policies
+from tools.people.policy import Policies
 from tools.registry import Registry
 from tools.tool import Proposal
+from tools.toolsets.merchant import DEFAULT_AGENT
+from tools.toolsets.merchant.models import BranchRequest, Order
 
 ORDER = 5
 

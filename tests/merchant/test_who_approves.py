@@ -19,12 +19,12 @@ from tests.merchant.writes_support import (
     row,
     update,
 )
-from tools.card_record import CardStatus, Issuee
+from tools.cards.record import CardStatus, Issuee
 from tools.db import Database
 from tools.errors import CardHeldError, NotYourCardError
-from tools.merchant import DEFAULT_AGENT
-from tools.merchant.models import BranchRequest
-from tools.policy import Policies, SelfApproval
+from tools.people.policy import Policies, SelfApproval
+from tools.toolsets.merchant import DEFAULT_AGENT
+from tools.toolsets.merchant.models import BranchRequest
 
 
 async def _self_approval(db: Database, rule: SelfApproval) -> None:

@@ -21,11 +21,11 @@ from tests.merchant.writes_support import (
     untargeted,
 )
 from tools.caller import Caller
-from tools.card_record import CardStatus
+from tools.cards.record import CardStatus
 from tools.db import Database
 from tools.errors import AmbiguousError, ConflictError, NotFoundError
-from tools.merchant.models import Branch, BranchRequest, Order
-from tools.merchant.writes_branches import CloseBranchArgs
+from tools.toolsets.merchant.models import Branch, BranchRequest, Order
+from tools.toolsets.merchant.writes_branches import CloseBranchArgs
 
 
 async def _add_branch(db: Database, name: str) -> int:

@@ -23,7 +23,7 @@ from tests.merchant.writes_support import (
     snapshot,
     untargeted,
 )
-from tools.card_record import CardStatus
+from tools.cards.record import CardStatus
 from tools.db import Database
 from tools.errors import (
     AmbiguousError,
@@ -31,8 +31,8 @@ from tools.errors import (
     InvalidArgumentsError,
     NotFoundError,
 )
-from tools.merchant.models import PriceChange, Product, Stock, StockMovement
-from tools.merchant.writes_catalog import AdjustStockArgs, SetPriceArgs
+from tools.toolsets.merchant.models import PriceChange, Product, Stock, StockMovement
+from tools.toolsets.merchant.writes_catalog import AdjustStockArgs, SetPriceArgs
 
 _WRAP = "FF-PANEER-WRAP"
 

@@ -25,8 +25,8 @@ from tests.merchant.writes_support import (
     untargeted,
     update,
 )
-from tools.approval import Decision
-from tools.card_record import CardStatus
+from tools.approving.approval import Decision
+from tools.cards.record import CardStatus
 from tools.db import Database
 from tools.errors import (
     CardDecidedError,
@@ -34,9 +34,9 @@ from tools.errors import (
     InvalidArgumentsError,
     NotFoundError,
 )
-from tools.merchant.models import Order, Refund
-from tools.merchant.money import format_money
-from tools.merchant.writes_orders import RefundOrderArgs
+from tools.toolsets.merchant.models import Order, Refund
+from tools.toolsets.merchant.money import format_money
+from tools.toolsets.merchant.writes_orders import RefundOrderArgs
 
 _FIESTA_BRANCHES = {1: "Indiranagar", 2: "Koramangala", 3: "Whitefield"}
 

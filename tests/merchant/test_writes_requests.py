@@ -17,11 +17,11 @@ from tests.merchant.writes_support import (
     snapshot,
     untargeted,
 )
-from tools.card_record import CardStatus
+from tools.cards.record import CardStatus
 from tools.db import Database, ProposalRow
 from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError
-from tools.merchant.models import BranchRequest
-from tools.merchant.writes_requests import ApproveRequestArgs, RejectRequestArgs
+from tools.toolsets.merchant.models import BranchRequest
+from tools.toolsets.merchant.writes_requests import ApproveRequestArgs, RejectRequestArgs
 
 
 async def test_approve_card_names_request_branch_and_requester(db: Database) -> None:

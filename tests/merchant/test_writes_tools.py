@@ -10,10 +10,10 @@ from tests.merchant.writes_support import PRIYA, make_registry, propose
 from tools.caller import Role
 from tools.db import Database
 from tools.errors import InvalidArgumentsError
-from tools.merchant import DEFAULT_AGENT, READ_TOOLS, WRITE_TOOLS
-from tools.merchant.money import parse_money
 from tools.schema import MAX_MINOR
 from tools.tool import Scope, Tool
+from tools.toolsets.merchant import DEFAULT_AGENT, READ_TOOLS, WRITE_TOOLS
+from tools.toolsets.merchant.money import parse_money
 
 _CONTRACT = {
     "approve_request": ({"request_id", "note"}, Role.MANAGER),

@@ -9,12 +9,15 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy import update as sa_update
 
-from tools.approval import Decision
+from tools.approving.approval import Decision
 from tools.caller import Caller, Role
+from tools.cards.tokens import CardSigner, Clock, utcnow
 from tools.db import Database, ProposalRow
 from tools.errors import NotYourCardError
-from tools.merchant import DEFAULT_AGENT, build_registry
-from tools.merchant.models import (
+from tools.registry import Registry
+from tools.tool import Proposal
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
+from tools.toolsets.merchant.models import (
     Branch,
     BranchRequest,
     Order,
@@ -24,9 +27,6 @@ from tools.merchant.models import (
     Stock,
     StockMovement,
 )
-from tools.registry import Registry
-from tools.tokens import CardSigner, Clock, utcnow
-from tools.tool import Proposal
 
 __all__ = [
     "ARJUN",

@@ -46,8 +46,8 @@ from tests.support.slack_requests import (
 )
 from tools import CardSigner, Registry
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNING_SECRET = "reliability-signing-secret-0123"

@@ -40,13 +40,13 @@ from tests.support.teams_activities import TENANT, invoke, message
 from tests.teams.adaptive import texts
 from tests.teams.conftest import ARJUN, MEMBERS
 from tools import CardSigner, CardStatus
-from tools.connections import Platform
 from tools.db import Database
 from tools.db.migrate import upgrade_async
-from tools.directory import Directory
-from tools.merchant import build_registry
-from tools.merchant.demo import FIESTA, load_demo
-from tools.reconcile import INTERRUPTED_NOTE
+from tools.keeping.reconcile import INTERRUPTED_NOTE
+from tools.people.connections import Platform
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
+from tools.toolsets.merchant.demo import FIESTA, load_demo
 
 pytestmark = pytest.mark.slow
 _names = itertools.count()

@@ -22,7 +22,7 @@ from tests.reliability.harness import CHANNEL, InProcessBot, in_process_bot
 from tests.support.slack_requests import TEAM
 from tools import CardStatus
 from tools.db import Database
-from tools.merchant import DEFAULT_AGENT
+from tools.toolsets.merchant import DEFAULT_AGENT
 
 
 @pytest.fixture

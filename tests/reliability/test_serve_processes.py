@@ -24,7 +24,7 @@ from tests.reliability.harness import (
 )
 from tests.support.slack_requests import message
 from tools.db import Database
-from tools.reconcile import INTERRUPTED_NOTE
+from tools.keeping.reconcile import INTERRUPTED_NOTE
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("backend", ["postgresql"], indirect=True)]
 

@@ -17,7 +17,7 @@ from sqlalchemy.orm import aliased, selectinload
 from sqlalchemy.sql.selectable import Join
 
 from tools.db.tenancy import _final_froms
-from tools.merchant.models import Branch, BranchRequest, Order, Product, Stock
+from tools.toolsets.merchant.models import Branch, BranchRequest, Order, Product, Stock
 
 _orders, _branches = Order.__table__, Branch.__table__
 _other = aliased(Branch)

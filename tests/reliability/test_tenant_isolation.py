@@ -11,7 +11,7 @@ from sqlalchemy import text
 from tools import Caller, CardSigner, CardStatus, Registry, Role
 from tools.db import Database
 from tools.errors import NotFoundError, NotYourCardError
-from tools.merchant import DEFAULT_AGENT, READ_TOOLS, WRITE_TOOLS, build_registry
+from tools.toolsets.merchant import DEFAULT_AGENT, READ_TOOLS, WRITE_TOOLS, build_registry
 
 SECRET = "tenant-isolation-secret-0123456789"
 PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")  # Fiesta Foods

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tools.db import Database
 from tools.db.tenancy import TenantScopeError
-from tools.merchant.models import Branch, Order, Product, Stock
+from tools.toolsets.merchant.models import Branch, Order, Product, Stock
 
 _TABLES = ("branches", "branch_requests", "orders", "products", "stock", "people", "refunds")
 _names = itertools.count()

@@ -14,7 +14,7 @@ from tests.engine.toy import TOY_TOOLS
 from tools import CardClaims, CardSigner, Registry
 from tools.db import AuditRow, Database
 from tools.errors import CardError
-from tools.merchant.scope import tenant_name
+from tools.toolsets.merchant.scope import tenant_name
 
 EXAMPLES = 2_500  # per strategy; four strategies make 10,000 tokens
 

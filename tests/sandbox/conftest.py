@@ -21,8 +21,8 @@ from bot.services import Services
 from bot.settings import Settings
 from tools import CardSigner, Registry
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
 
 SECRET = "sandbox-signing-secret-for-tests"
 CARD_SECRET = "card-secret-for-sandbox-tests-0123456789"

@@ -8,8 +8,8 @@ from bot.sandbox import FIESTA_OPS, FIESTA_TEAM
 from bot.slack.blocks import card_id_of_block
 from tests.sandbox.conftest import Stack
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant.models import BranchRequest
+from tools.people.directory import Directory
+from tools.toolsets.merchant.models import BranchRequest
 
 
 async def status_of(db: Database, request_id: int) -> str:

@@ -20,8 +20,8 @@ from bot.services import Services
 from tests.sandbox.conftest import CARD_SECRET, SECRET, settings_for
 from tools import CardSigner
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
 
 
 @asynccontextmanager

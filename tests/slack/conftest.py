@@ -35,10 +35,10 @@ from bot.slack.blocks import APPROVE_VIEW, card_id_of_block
 from tests.support.clock import SteppedClock
 from tools import Caller, CardSigner, Registry
 from tools.db import Database
-from tools.directory import Directory
-from tools.mcp import McpTools, SourceClients
-from tools.merchant import build_registry
-from tools.merchant.models import BranchRequest
+from tools.people.directory import Directory
+from tools.toolsets.mcp import McpTools, SourceClients
+from tools.toolsets.merchant import build_registry
+from tools.toolsets.merchant.models import BranchRequest
 
 SIGNING_SECRET = "slack-signing-secret-for-tests"
 CARD_SECRET = "card-secret-for-slack-tests-0123456789"

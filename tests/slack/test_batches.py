@@ -29,7 +29,7 @@ from tests.support.slack_requests import view_submission
 from tools import CardStatus
 from tools.db import AuditRow
 from tools.errors import ConflictError
-from tools.merchant.models import BranchRequest
+from tools.toolsets.merchant.models import BranchRequest
 
 
 def approve_button(card: Message) -> dict[str, object]:

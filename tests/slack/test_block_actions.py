@@ -18,8 +18,8 @@ from tests.slack.conftest import (
 )
 from tests.support.slack_requests import view_submission
 from tools import CardStatus
-from tools.connections import Platform
-from tools.merchant.models import BranchRequest
+from tools.people.connections import Platform
+from tools.toolsets.merchant.models import BranchRequest
 
 
 async def card_for(bot: Bot, user: str, text: str = "approve request 3") -> tuple[str, Message]:
@@ -259,7 +259,7 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_channel_and_to_the
     from bot.slack import SlackAdapter, Where
     from bot.turns.answer import post_card
     from tests.engine.toy import TOY_TOOLS
-    from tools.merchant import DEFAULT_AGENT
+    from tools.toolsets.merchant import DEFAULT_AGENT
 
     bot.registry.register(next(t for t in TOY_TOOLS if t.name == "explode"))
     arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")

@@ -9,7 +9,7 @@ from bot.sandbox.payloads import TEAM, block_action, message
 from bot.sandbox.webapi import RESPONSE_USES
 from tests.slack.conftest import CHANNEL, DM, Bot
 from tests.support.slack_requests import command, event
-from tools.connections import Connections, Platform
+from tools.people.connections import Connections, Platform
 
 
 async def slash(bot: Bot, user: str, text: str) -> int:

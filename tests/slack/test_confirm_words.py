@@ -10,7 +10,7 @@ from bot.cards import several
 from bot.cards.cardspec import of_record
 from bot.slack.blocks import render_pending
 from tests.support.cards import AT, card_record
-from tools.card_record import Approval, Issuee
+from tools.cards.record import Approval, Issuee
 
 ARJUN, MEERA = Issuee(2, "Arjun Mehta"), Issuee(3, "Meera Iyer")
 

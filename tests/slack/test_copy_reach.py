@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 
 from tests.slack.conftest import TEAM, Bot, card_id
-from tools.people import Identity
+from tools.people.tables import Identity
 
 
 async def _forget(bot: Bot, *users: str) -> None:

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, said
 from tests.support.slack_requests import block_action, event, message, view_submission
-from tools.card_record import CardStatus
-from tools.merchant.models import Order, Refund
+from tools.cards.record import CardStatus
+from tools.toolsets.merchant.models import Order, Refund
 
 
 async def _order(bot: Bot) -> Order:

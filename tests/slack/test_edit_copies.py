@@ -8,7 +8,7 @@ from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status,
 from tests.slack.test_routed_cards import routed
 from tests.slack.test_two_approvers import big_card
 from tests.support.slack_requests import block_action, view_submission
-from tools.card_record import CardStatus
+from tools.cards.record import CardStatus
 
 
 def _note(value: str) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from tests.slack.conftest import (
 from tests.support.slack_requests import event, message, signed
 from tools import CardSigner
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
 
 
 def mention_body(bot: Bot) -> str:

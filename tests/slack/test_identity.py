@@ -13,8 +13,8 @@ from bot.sandbox.payloads import TEAM, home_opened, message
 from tests.slack.conftest import CHANNEL, Bot, card_id
 from tests.slack.test_block_actions import _press_from_team, card_for, request_status
 from tests.slack.test_commands import slash
-from tools.connections import Platform
-from tools.merchant.models import Branch, Identity
+from tools.people.connections import Platform
+from tools.toolsets.merchant.models import Branch, Identity
 
 FOREIGN_TEAM = "T0OTHERCO"
 

@@ -20,7 +20,7 @@ from bot.slack import texts
 from tests.slack.conftest import CHANNEL, DM, Bot, bot_settings, message
 from tools import ProcessLease
 from tools.db import INBOX, LEASES, Database
-from tools.merchant import build_registry
+from tools.toolsets.merchant import build_registry
 
 
 def _replies(bot: Bot, thread: str) -> list[str]:

@@ -32,8 +32,8 @@ from tests.slack.conftest import (
 from tests.support.mcp_servers import REPO, HostileState
 from tools import CardRecord, CardStatus
 from tools.db import Database
-from tools.mcp import IDEMPOTENCY_KEY
-from tools.reconcile import UNKNOWN_NOTE
+from tools.keeping.reconcile import UNKNOWN_NOTE
+from tools.toolsets.mcp import IDEMPOTENCY_KEY
 
 pytestmark = pytest.mark.slow
 

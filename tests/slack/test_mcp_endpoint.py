@@ -20,7 +20,7 @@ from tests.slack.conftest import Bot, buttons, card_id, request_status, said, va
 from tests.support.mcp_servers import HostileState
 from tools import McpTokens
 from tools.db import PROPOSALS, AuditRow, Database
-from tools.mcp import IDEMPOTENCY_KEY
+from tools.toolsets.mcp import IDEMPOTENCY_KEY
 
 pytestmark = pytest.mark.slow
 

@@ -17,8 +17,8 @@ from tests.mcp.conftest import connect
 from tests.slack.conftest import Bot
 from tests.support.mcp_servers import HostileState
 from tools.db import Database
-from tools.merchant.demo import FIESTA
-from tools.people import Identity
+from tools.people.tables import Identity
+from tools.toolsets.merchant.demo import FIESTA
 
 pytestmark = pytest.mark.slow
 

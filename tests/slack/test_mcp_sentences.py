@@ -9,8 +9,8 @@ import pytest
 
 from tests.slack.conftest import CHANNEL, Bot, buttons, said, validate
 from tools.db import Database
-from tools.mcp import Sources
-from tools.mcp.demo import demo_ledger
+from tools.toolsets.mcp import Sources
+from tools.toolsets.mcp.demo import demo_ledger
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ PAY = {"supplier_id": "SUP-001", "amount": 7800.5, "reference": "INV-2026-001"}
 
 def _where(ledger_db: Path) -> tuple[str, ...]:
     """What of the server's command line a person must never read on a card."""
-    return ("tools.ledger", "--db", str(ledger_db), ledger_db.name, "python")
+    return ("ledger", "--db", str(ledger_db), ledger_db.name, "python")
 
 
 def _nowhere(text: str, ledger_db: Path) -> None:
@@ -35,7 +35,7 @@ async def test_a_payment_card_reads_the_owners_sentence_with_money_and_no_comman
     INV-2026-001" on the card, with "amount: 7800.5 (₹7,800.50)" below it; its server is
     "ledger", never the command line that starts it, on the card, on Arjun's copy, on the
     decided card or on the channel's line, which reads "Approved and done (Priya Raman): …".
-    The card used to show "Server: ledger (python -m tools.ledger --db …)"."""
+    The card used to show "Server: ledger (python -m ledger --db …)"."""
     await Sources(db).put(1, demo_ledger(ledger_db))
 
     thread = await bot.mention("UPRIYA", "use ledger__record_payment with " + json.dumps(PAY))

@@ -21,7 +21,7 @@ from bot.sandbox.payloads import (
     view_submission,
 )
 from tests.slack.conftest import CHANNEL, Bot, approve_modals, buttons, card_id, request_status
-from tools.connections import Platform
+from tools.people.connections import Platform
 
 ORG = "E0FIESTA"
 OUTSIDER_TEAM = "T0OTHERCO"

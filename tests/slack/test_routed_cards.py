@@ -21,7 +21,7 @@ from tests.slack.conftest import (
 )
 from tools import CardStatus
 from tools.db import AuditRow
-from tools.merchant.models import BranchRequest
+from tools.toolsets.merchant.models import BranchRequest
 
 # The Fiesta Foods policy: a manager approves. Priya, the owner, hears of a card only when it
 # waits too long (escalation).

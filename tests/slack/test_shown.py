@@ -30,7 +30,7 @@ from tests.slack.conftest import (
 from tests.support.clock import SteppedClock
 from tools import CardStatus, Registry
 from tools.db import Database
-from tools.merchant import DEFAULT_AGENT, build_registry
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
 # What Slack answers when it fails on its side; a later try may well succeed.
 _SLACK_FAILED = {"ok": False, "error": "internal_error"}

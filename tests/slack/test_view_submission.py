@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from tests.slack.conftest import CHANNEL, Bot, rich_said
 from tests.support.slack_requests import view_submission
-from tools.merchant.models import BranchRequest
+from tools.toolsets.merchant.models import BranchRequest
 
 
 async def test_reject_with_a_reason_through_the_modal(bot: Bot) -> None:

@@ -21,7 +21,7 @@ _counter = itertools.count()
 
 
 async def _seed(url: str) -> None:
-    from tools.merchant.demo import load_demo
+    from tools.toolsets.merchant.demo import load_demo
 
     db = Database(url)
     try:

@@ -56,7 +56,7 @@ _STARTUP_SECONDS = 30.0
 
 
 def ledger_command(db: Path) -> list[str]:
-    return [sys.executable, "-m", "tools.ledger", "--db", str(db)]
+    return [sys.executable, "-m", "ledger", "--db", str(db)]
 
 
 def hostile_command(state: Path) -> list[str]:

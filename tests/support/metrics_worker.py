@@ -24,8 +24,8 @@ from bot.services import Services
 from bot.settings import Settings
 from tools import CardSigner
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
 
 _SECRET = "card-secret-for-metrics-workers-0123456789"
 

@@ -30,11 +30,11 @@ from tests.support.paced_model import paced_offline
 from tests.support.teams_activities import CHANNEL, TENANT, invoke, message
 from tests.support.teams_tokens import checker, token
 from tools import CardSigner, Registry
-from tools.connections import Platform
 from tools.db import Database
-from tools.directory import Directory
-from tools.merchant import build_registry
-from tools.merchant.demo import FIESTA
+from tools.people.connections import Platform
+from tools.people.directory import Directory
+from tools.toolsets.merchant import build_registry
+from tools.toolsets.merchant.demo import FIESTA
 
 Json = dict[str, Any]
 

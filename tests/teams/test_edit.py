@@ -12,8 +12,8 @@ from tests.support.teams_activities import CHANNEL, invoke, submit
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, MEERA, TeamsBot, card_data
 from tests.teams.test_routing import copy_for, routed
-from tools.card_record import CardStatus
-from tools.merchant.models import Order, Refund
+from tools.cards.record import CardStatus
+from tools.toolsets.merchant.models import Order, Refund
 
 Json = dict[str, Any]
 

@@ -11,7 +11,7 @@ from tests.support.teams_activities import CHANNEL, TENANT
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, MEERA, TeamsBot
 from tools import CardStatus
-from tools.merchant.models import BranchRequest
+from tools.toolsets.merchant.models import BranchRequest
 
 
 async def request_status(teams: TeamsBot, request_id: int) -> str:
@@ -193,7 +193,7 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_chat_and_to_the_pr
     from tests.engine.toy import TOY_TOOLS
     from tests.support.teams_activities import invoke
     from tools import Caller, Role
-    from tools.merchant import DEFAULT_AGENT
+    from tools.toolsets.merchant import DEFAULT_AGENT
 
     teams.registry.register(next(t for t in TOY_TOOLS if t.name == "explode"))
     arjun = Caller(2, 1, Role.MANAGER, "Arjun Mehta")

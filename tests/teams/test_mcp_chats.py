@@ -20,9 +20,9 @@ from tests.teams.adaptive import actions
 from tests.teams.conftest import ARJUN, MEERA, RAVI, TeamsBot, card_data
 from tests.teams.test_invoke import request_status
 from tools import McpTokens
-from tools.connections import Platform
 from tools.db import AuditRow, TeamsChatRow
-from tools.merchant.demo import FIESTA, HARBOR
+from tools.people.connections import Platform
+from tools.toolsets.merchant.demo import FIESTA, HARBOR
 
 # Fiesta Foods' people, as the demo numbers them.
 ARJUN_ID, RAVI_ID = 2, 4

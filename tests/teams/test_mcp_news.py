@@ -12,8 +12,8 @@ from tests.support.mcp_servers import HostileState
 from tests.teams.conftest import PRIYA, TeamsBot
 from tests.teams.test_mcp_chats import chat_id, fiesta_in_teams_only, writes_in_chat
 from tools.db import Database
-from tools.mcp import McpTools, SourceClients
-from tools.merchant.demo import FIESTA
+from tools.toolsets.mcp import McpTools, SourceClients
+from tools.toolsets.merchant.demo import FIESTA
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ import pytest
 from tests.teams.adaptive import texts, validate
 from tests.teams.conftest import PRIYA, TeamsBot
 from tools.db import Database
-from tools.mcp import McpTools, SourceClients, Sources
-from tools.mcp.demo import demo_ledger
+from tools.toolsets.mcp import McpTools, SourceClients, Sources
+from tools.toolsets.mcp.demo import demo_ledger
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ PAY = {"supplier_id": "SUP-001", "amount": 7800.5, "reference": "INV-2026-001"}
 
 
 def _nowhere(text: str, ledger_db: Path) -> None:
-    for part in ("tools.ledger", "--db", str(ledger_db), ledger_db.name, "python"):
+    for part in ("ledger", "--db", str(ledger_db), ledger_db.name, "python"):
         assert part not in text, (part, text)
 
 

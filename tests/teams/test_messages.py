@@ -17,7 +17,7 @@ from tests.support.teams_activities import TEAM, TENANT, message, submit
 from tests.teams.adaptive import texts
 from tests.teams.conftest import ARJUN, MEERA, RAVI, STRANGER, TeamsBot
 from tools import Caller
-from tools.merchant.models import BranchRequest
+from tools.toolsets.merchant.models import BranchRequest
 
 
 async def test_first_message_links_by_directory_email(teams: TeamsBot) -> None:

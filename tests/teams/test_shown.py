@@ -6,7 +6,7 @@ from bot.server import RUNTIME, settle
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, TeamsBot, card_data
 from tools import Caller, CardStatus, Role
-from tools.merchant import DEFAULT_AGENT, build_registry
+from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
 
 async def test_a_decision_a_stopped_process_never_showed_is_redrawn_in_teams(

@@ -10,8 +10,8 @@
   ``mcp_sources`` (their MCP servers) and ``mcp_tokens`` (tokens for our ``/mcp`` endpoint).
 - Processes: ``process_leases`` (who may be executing a card, and when it last said so).
 
-Merchants and their people are in ``tools.people``; the demo merchant's data in
-``tools.merchant.models``.
+Merchants and their people are in ``tools.people.tables``; the demo merchant's data in
+``tools.toolsets.merchant.models``.
 """
 
 from __future__ import annotations
@@ -106,12 +106,12 @@ class ProposalRow(Base):
     # When its decision was shown: every copy updated and the channel's audit line posted
     # (NULL on a decided card: not yet, and the sweep redraws it). ``showing_by`` is the process
     # (``LeaseRow.holder``) that took the showing at ``showing_at``; another process takes it
-    # over only once that one is gone (``tools.showing``).
+    # over only once that one is gone (``tools.keeping.showing``).
     shown_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     showing_by: Mapped[str | None] = mapped_column(String(32))
     showing_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # What the write moves in the merchant's minor units, and what it adds up with toward the
-    # two-approver amount ("order:12:refund", "branch:1:expense"); see ``tools.routing``.
+    # two-approver amount ("order:12:refund", "branch:1:expense"); see ``tools.people.routing``.
     amount: Mapped[int | None] = mapped_column(BigId)
     tally: Mapped[str | None] = mapped_column(String(200))
     # People who may not approve it although their role would (who raised the request): the
@@ -122,7 +122,7 @@ class ProposalRow(Base):
         Index("ix_proposals_tenant_status", "tenant_id", "status"),
         # What moved on one tally is read on every proposal that has an amount.
         Index("ix_proposals_tally", "tenant_id", "tally"),
-        # One live card per target (see ``tools.routing.replace_live``).
+        # One live card per target (see ``tools.people.routing.replace_live``).
         Index(
             "ux_proposals_live_target",
             "tenant_id",
@@ -137,7 +137,7 @@ class ProposalRow(Base):
 
 
 class BatchRow(Base):
-    """Several cards of one turn shown as one card, with one Approve (``tools.batching``).
+    """Several cards of one turn shown as one card, with one Approve (``tools.batches.grouping``).
 
     Each item stays its own row in ``proposals`` (own arguments, digest, status, audit lines);
     this row is what the batch's one signed token names, and where its message was posted.
@@ -313,14 +313,14 @@ class PolicyRow(Base):
     approver_role: Mapped[str] = mapped_column(String(20), default="staff")
     two_approvers_from: Mapped[int | None] = mapped_column(BigId)
     escalate_after: Mapped[int | None] = mapped_column(Integer)
-    # ``tools.policy.SelfApproval``; NULL: the default, not-own-requests.
+    # ``tools.people.policy.SelfApproval``; NULL: the default, not-own-requests.
     self_approval: Mapped[str | None] = mapped_column(String(20))
     # Seconds back that what the same thing moved counts toward the amount; NULL: a day.
     two_approvers_window: Mapped[int | None] = mapped_column(Integer)
 
 
 class McpSourceRow(Base):
-    """One MCP server a merchant connected: its ``tools.mcp.config.SourceConfig`` as JSON.
+    """One MCP server a merchant connected: its ``tools.toolsets.mcp.config.SourceConfig`` as JSON.
 
     Header values written ``$VAR`` are stored as written; the secret itself never is.
     """
@@ -333,7 +333,7 @@ class McpSourceRow(Base):
     added_at: Mapped[datetime] = mapped_column(UTCDateTime)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # Each tool the owner accepted, with what its annotations said then ("read" / "write");
-    # NULL until first listed (``tools.mcp.store``). SQL NULL, never JSON null, for None.
+    # NULL until first listed (``tools.toolsets.mcp.store``). SQL NULL, never JSON null, for None.
     reviewed: Mapped[dict[str, str] | None] = mapped_column(JSON(none_as_null=True))
     # The tools the owner was told of as new, with what the server said of each then.
     told: Mapped[dict[str, str] | None] = mapped_column(JSON(none_as_null=True))
@@ -351,7 +351,7 @@ class McpTokenRow(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     tenant_id: Mapped[int] = mapped_column(Integer, index=True)
-    # The person the token means (``tools.people.Person``); their live role decides what it sees.
+    # The person the token means (``tools.people.tables.Person``); their live role decides what it sees.
     person_id: Mapped[int] = mapped_column(Integer)
     name: Mapped[str] = mapped_column(String(100))
     hash: Mapped[str] = mapped_column(String(64), unique=True)
@@ -380,7 +380,7 @@ class LeaseRow(Base):
     stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-# The tables themselves, for Core statements on the approval path (see ``tools.card_store``).
+# The tables themselves, for Core statements on the approval path (see ``tools.cards.store``).
 PROPOSALS = cast("Table", ProposalRow.__table__)
 AUDIT = cast("Table", AuditRow.__table__)
 BATCHES = cast("Table", BatchRow.__table__)

@@ -8,7 +8,7 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-import tools.merchant.models  # noqa: F401  (registers the merchant tables on Base.metadata)
+import tools.toolsets.merchant.models  # noqa: F401  (registers the merchant tables on Base.metadata)
 from tools.db import Base
 
 target_metadata = Base.metadata

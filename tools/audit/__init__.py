@@ -1,0 +1,1 @@
+"""The audit log and the thumbs people give answers; rows are appended, never edited."""
