@@ -21,7 +21,7 @@ sync: uv
 	elif [ uv.lock -nt .venv/.synced ] || [ pyproject.toml -nt .venv/.synced ]; then \
 	  echo "Updating the environment from uv.lock…"; fi
 	@$(UV) sync --frozen --quiet --compile-bytecode && touch .venv/.synced
-	@$(RUN) python -m compileall -q bot tools tests bench >/dev/null
+	@$(RUN) python -m compileall -q bot tools ledger tests bench >/dev/null
 
 # System packages the tests need: PostgreSQL (and, for the browser tests, Chromium and fonts).
 deps:

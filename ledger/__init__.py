@@ -17,8 +17,8 @@ Run it by hand::
     python -m ledger --db ledger.db                                  # stdio
     python -m ledger --db ledger.db --http --host 127.0.0.1 --port 8765  # http://…/mcp
 
-It imports nothing of the bot or of the rest of the engine (an import-linter contract holds it
-to that): it is someone else's server, only shipped in this repository for the demo.
+It imports nothing of the bot or the engine (an import-linter contract holds it to that): it is
+someone else's server, only shipped in this repository for the demo, so it lives beside them.
 """
 
 from ledger.server import IDEMPOTENCY_KEY, build_server

@@ -5,6 +5,12 @@ model's tool calls and ``Registry.approve`` / ``Registry.reject`` for a person's
 ``__all__`` is what the bot may import of the engine, besides ``tools.errors`` and the tables of
 ``tools.db`` (an import-linter contract holds it to that): the registry is its one door, the
 rest are the values that pass through it and the stores of the bot's own rows.
+
+Its folders, each importing only those below it: ``toolsets`` (the tools a merchant's catalogue
+offers) on ``registry``, then ``keeping`` (cards between proposal and after decision),
+``batches`` and ``proposing``, ``approving``, the ``deps`` every step shares, ``people`` and
+``catalogue``, the shape of a ``tool`` and its ``schema``, ``cards`` and ``audit``, and at the
+bottom the errors, times, caller, agent and database.
 """
 
 from tools.agent import Agent

@@ -1,2 +1,5 @@
-"""Several cards of one turn shown as one batch with one token, and decided with one press,
-each card through its own single-card path."""
+"""Several cards of one turn as one batch: one token, one press; never a path of its own to a write.
+
+``grouping`` joins the cards into a batch under the strictest approval any of them needs;
+``deciding`` takes each of them through the single-card path of ``tools.approving``.
+"""
