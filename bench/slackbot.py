@@ -109,7 +109,7 @@ async def _serving(
     directory = Directory(db)
     for user, (_name, email) in PEOPLE.items():
         await directory.link("slack", TEAM, user, email)
-    # The lanes as the production composition root sizes them (``bot.server.build_surface``).
+    # The lanes as the production composition root sizes them (``bot.server.build_services``).
     lanes = Background(
         turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit
     )

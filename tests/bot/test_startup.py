@@ -25,7 +25,7 @@ _HEAVY = ("microsoft_agents", "msal", "openai", "anthropic", "slack_bolt", "pyda
 _SLACK_ONLY = """
 import json, sys
 from pydantic import SecretStr
-from bot.server import application, build_surface
+from bot.server import application, build_services
 from bot.settings import Settings
 from tools.db import Database
 
@@ -38,7 +38,7 @@ configured = Settings(
     countersign_model="offline",
     database_url=sys.argv[1],
 )
-application(configured, build_surface(configured, Database(sys.argv[1])))
+application(configured, build_services(configured, Database(sys.argv[1])))
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules} & set(sys.argv[2:]))))
 """
 

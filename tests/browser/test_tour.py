@@ -112,9 +112,14 @@ Step = Callable[[Walk, str], Awaitable[None]]
 async def arjun_approves_request_1(walk: Walk, words: str) -> None:
     card = walk.card()
     await walk.shows(card, "Approval needed")
-    await walk.press(card, "Approve")
+    thread = walk.page.locator("#thread")
+    await walk.shows(thread, "Not done yet: it is waiting for your approval on the card below.")
+    await walk.press(card, "Approve", confirm=False)
+    await walk.shows(walk.page.locator("#modal-root .dialog"), "It runs as soon as you confirm")
+    await confirm_approve(walk.page)
     await walk.shows(walk.page.locator("#messages"), "Approved and done (Arjun Mehta)")
     await expect(card.locator(".bk-button")).to_have_count(0)
+    await walk.shows(thread, "Done: see the card below.")
     await settled(walk.page)
     # The README's picture comes from this step; it is written over only when asked
     # (`make readme-shot`), so a test run leaves the checkout as it found it.

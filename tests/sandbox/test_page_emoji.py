@@ -8,7 +8,7 @@ from pathlib import Path
 from bot.sandbox.page import STATIC
 
 SLACK = Path(__file__).resolve().parents[2] / "bot" / "slack"
-_NAME = re.compile(r":([a-z][a-z0-9_]*):")
+_NAME = re.compile(r"(?<![\w:]):([a-z][a-z0-9_]*):")
 
 
 def test_every_emoji_the_slack_surface_posts_is_drawn_on_the_page() -> None:

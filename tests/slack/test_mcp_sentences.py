@@ -20,7 +20,7 @@ PAY = {"supplier_id": "SUP-001", "amount": 7800.5, "reference": "INV-2026-001"}
 
 def _where(ledger_db: Path) -> tuple[str, ...]:
     """What of the server's command line a person must never read on a card."""
-    return ("ledger", "--db", str(ledger_db), ledger_db.name, "python")
+    return ("-m ledger", "--db", str(ledger_db), ledger_db.name, "python")
 
 
 def _nowhere(text: str, ledger_db: Path) -> None:

@@ -20,7 +20,7 @@ PAY = {"supplier_id": "SUP-001", "amount": 7800.5, "reference": "INV-2026-001"}
 
 
 def _nowhere(text: str, ledger_db: Path) -> None:
-    for part in ("ledger", "--db", str(ledger_db), ledger_db.name, "python"):
+    for part in ("-m ledger", "--db", str(ledger_db), ledger_db.name, "python"):
         assert part not in text, (part, text)
 
 
