@@ -36,7 +36,8 @@ async def _token(db: Database, tenantid: int, personid: int, **options: Any) -> 
 async def _client(
     bot: Bot, token: str, *, mode: str = "auto", name: str = "claude-desktop"
 ) -> AsyncIterator[Client]:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    # The SDK's 5 s default read timeout is shorter than a loaded machine's slowest answer.
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30.0)
     url = str(bot.server.make_url("/mcp"))
     async with (
         http,

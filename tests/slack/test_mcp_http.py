@@ -62,7 +62,7 @@ async def _post(
 
 @asynccontextmanager
 async def _client(bot: Bot, token: str, **headers: str) -> AsyncIterator[Client]:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers})
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers}, timeout=30.0)
     async with (
         http,
         Client(

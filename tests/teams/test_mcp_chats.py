@@ -71,7 +71,8 @@ async def fiesta_in_teams_only(bot: TeamsBot) -> None:
 async def mcp_client(bot: TeamsBot, personid: int) -> AsyncIterator[Client]:
     """An MCP client of the official SDK at /mcp, with a token of ``personid``'s."""
     token, _ = await McpTokens(bot.registry.db).create(FIESTA, personid, name="Laptop")
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    # The SDK's 5 s default read timeout is shorter than a loaded machine's slowest answer.
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30.0)
     url = str(bot.server.make_url("/mcp"))
     async with (
         http,
