@@ -31,7 +31,7 @@ import asyncpg
 from tqdm import tqdm
 
 from bench.stage import CARD_SECRET, postgres_cluster, postgres_database, sqlite_database
-from bench.stats import Figure
+from bench.stats import Figure, Spread
 from tests.support.driver_calls import Step, driver_calls
 from tools import Caller, CardSigner, Registry, Role
 from tools.db import Database
@@ -192,14 +192,33 @@ class PostgresReplay:
         await self.conn.close()
 
 
-async def _rate(cycles: int, one: Callable[[], Awaitable[Any]]) -> float:
-    started = time.perf_counter()
+async def _rate(cycles: int, one: Callable[[], Awaitable[Any]], cpu: list[float]) -> float:
+    """Cycles per second; appends to ``cpu`` the main thread's CPU time per cycle, in ms.
+
+    CPU time leaves out the database's own work (another process, or aiosqlite's thread) and
+    the time other processes took the CPU: on a shared machine it moves far less than the rate.
+    """
+    started, cpu_started = time.perf_counter(), time.thread_time()
     for _ in range(cycles):
         await one()
+    cpu.append((time.thread_time() - cpu_started) * 1000 / cycles)
     return cycles / (time.perf_counter() - started)
 
 
-async def _measure(label: str, url: str, figure: Figure, *, runs: int, cycles: int) -> str:
+def _cpu_note(ours: list[float], raw: list[float]) -> str:
+    ratios = Spread.of([o / r for o, r in zip(ours, raw, strict=True)])
+    return (
+        f"main-thread CPU per cycle {Spread.of(ours).show(2)} ms against "
+        f"{Spread.of(raw).show(2)} ms by hand, {ratios.show(2)}×"
+    )
+
+
+async def _measure(
+    label: str, url: str, figure: Figure, *, runs: int, cycles: int
+) -> tuple[str, str]:
+    """Runs the pairs of runs into ``figure``; the recorded cycle's shape and the CPU note."""
+    cpu_ours: list[float] = []
+    cpu_raw: list[float] = []
     db = Database(url)
     registry = build_registry(db, CardSigner([CARD_SECRET]))
     try:
@@ -215,28 +234,28 @@ async def _measure(label: str, url: str, figure: Figure, *, runs: int, cycles: i
         try:
             await replay.cycle()
             for _ in tqdm(range(runs), desc=f"cycle {label}", unit="run", leave=False):
-                ours = await _rate(cycles, lambda: cycle(registry))
-                raw = await _rate(cycles, replay.cycle)
+                ours = await _rate(cycles, lambda: cycle(registry), cpu_ours)
+                raw = await _rate(cycles, replay.cycle, cpu_raw)
                 figure.add(ours, raw)
         finally:
             await replay.close()
     finally:
         await db.dispose()
-    return recording.shape
+    return recording.shape, _cpu_note(cpu_ours, cpu_raw)
 
 
 async def run(workdir: Path, *, runs: int = RUNS, cycles: int = CYCLES) -> list[Figure]:
     sqlite = Figure("approval cycle, SQLite", "cycles/s", "higher", target_ratio=1.5)
     postgres = Figure("approval cycle, PostgreSQL", "cycles/s", "higher", target_ratio=1.5)
-    shape = await _measure(
+    shape, cpu = await _measure(
         "sqlite", await sqlite_database(workdir, "cycle.db"), sqlite, runs=runs, cycles=cycles
     )
-    sqlite.note = f"same SQL by hand through aiosqlite ({shape})"
+    sqlite.note = f"same SQL by hand through aiosqlite ({shape}); {cpu}"
     with postgres_cluster() as cluster:
         url = await postgres_database(cluster, "cs_bench_cycle")
-        shape = await _measure("postgresql", url, postgres, runs=runs, cycles=cycles)
+        shape, cpu = await _measure("postgresql", url, postgres, runs=runs, cycles=cycles)
     postgres.note = (
-        f"same SQL by hand through asyncpg ({shape}); the cluster runs with fsync and "
+        f"same SQL by hand through asyncpg ({shape}); {cpu}; the cluster runs with fsync and "
         "synchronous_commit off"
     )
     return [sqlite, postgres]

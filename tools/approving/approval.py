@@ -308,7 +308,11 @@ async def _write(
         ctx = await deps.context(session, caller, at, card_id, approved_by=record.decided_by_name)
         await ensure_as_shown(tool, ctx, clean, record)
         result = await execute(ctx, clean)
-        await session.flush()
+        if session.new or session.dirty or session.deleted:
+            # ORM changes of the write go out before the card's move, so a row the database
+            # refuses fails the write, not the move; a write made of Core statements has none,
+            # and an empty flush still costs a greenlet.
+            await session.flush()
         conn, outcome = await prescoped.connection(session), described(result)
         if not await deps.cards.move(
             card_id, frm=CardStatus.EXECUTING, to=CardStatus.DONE, conn=conn, outcome=outcome

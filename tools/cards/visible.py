@@ -65,6 +65,11 @@ def marked(text: str, *, lines: bool = False) -> str:
 
     ``lines``: a line break or a tab is kept as it is (a multi-line value stays readable).
     """
+    # str.isprintable is false exactly for the categories above and true for the plain
+    # space; checked in C, it spares the character-by-character walk for the texts nearly
+    # every card holds, which have nothing to mark.
+    if text.isprintable() and _BLANK.isdisjoint(text):
+        return text
     if not any(_hidden(char) for char in text):
         return text
     return "".join(

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.util.concurrency import await_
 
-from tools.db import compiled, tenancy
+from tools.db import compiled, ends, tenancy
 
 __all__ = ["DEFAULT_URL", "Database"]
 
@@ -50,8 +50,10 @@ class Database:
         else:
             _ping_when_idle(self.engine)
         self._writer = self.engine.execution_options(**{_IMMEDIATE: True})
-        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._writes = async_sessionmaker(self._writer, expire_on_commit=False)
+        self._sessions = async_sessionmaker(
+            self.engine, expire_on_commit=False, class_=ends.Session
+        )
+        self._writes = async_sessionmaker(self._writer, expire_on_commit=False, class_=ends.Session)
 
     @property
     def writing_engine(self) -> AsyncEngine:
@@ -76,9 +78,9 @@ class Database:
 
         For the engine's own tables (cards, audit, leases) on the approval path, where an ORM
         session's unit of work would cost more than the statements themselves. ``write=True``
-        as for ``session``.
+        as for ``session``. Opened and ended in one greenlet each (``tools.db.ends``).
         """
-        return (self._writer if write else self.engine).begin()
+        return ends.begin(self._writer if write else self.engine)
 
     def tenant_session(self, tenantid: int, *, write: bool = False) -> AsyncSession:
         """A session whose every ORM statement sees only ``tenantid``'s rows."""
