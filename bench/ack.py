@@ -41,7 +41,7 @@ async def _cards(bot: RunningBot, count: int) -> list[Request]:
         proposal = result.proposal
         assert proposal is not None
         assert proposal.card is not None
-        await own_target(bot.registry.db, proposal.card_id)
+        await own_target(bot.services.db, proposal.card_id)
         adapter = SlackAdapter(bot.client, Where("T0FIESTA", "UARJUN", channel=CHANNEL))
         conversation = f"T0FIESTA:{CHANNEL}:{proposal.card_id}"
         await post_card(
@@ -66,7 +66,7 @@ async def _cards(bot: RunningBot, count: int) -> list[Request]:
 
 
 async def _check_done(bot: RunningBot, expected: int) -> None:
-    done = await bot.registry.cards.in_state(CardStatus.DONE)
+    done = await bot.card_store.in_state(CardStatus.DONE)
     if len(done) != expected:
         raise RuntimeError(f"{expected} cards approved, {len(done)} done")
 

@@ -37,7 +37,7 @@ async def run(workdir: Path) -> list[Figure]:
     read.note = "a real MCP client over loopback HTTP vs Registry.call in-process; SQLite"
     url = await sqlite_database(workdir, "endpoint.db")
     async with aiohttp.ClientSession() as http, running_bot(url, http) as bot:
-        token, _ = await McpTokens(bot.registry.db).create(1, ARJUN.userid, name="bench")
+        token, _ = await McpTokens(bot.services.db).create(1, ARJUN.userid, name="bench")
         headers = {"Authorization": f"Bearer {token}"}
         async with (
             httpx2.AsyncClient(headers=headers) as client_http,

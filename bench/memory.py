@@ -64,7 +64,7 @@ async def _conversations(url: str, count: int) -> list[Any]:
 
     db = Database(url)
     registry = build_registry(db, CardSigner([CARD_SECRET]))
-    assistant = Assistant(registry, Settings(_env_file=None, countersign_model="offline"))  # type: ignore[call-arg]
+    assistant = Assistant(registry, db, Settings(_env_file=None, countersign_model="offline"))  # type: ignore[call-arg]
     priya = Caller(1, 1, Role.OWNER, "Priya Raman")
     for text in _TURNS:  # a real conversation to copy, and the warm-up of every code path
         await assistant.reply(conversation="template", caller=priya, text=text)

@@ -142,7 +142,7 @@ async def _cards(bot: RunningBot, count: int) -> list[tuple[str, Request]]:
         proposal = (await bot.registry.call(DEFAULT_AGENT, "adjust_stock", ADJUST, ARJUN)).proposal
         assert proposal is not None
         assert proposal.card is not None
-        await own_target(bot.registry.db, proposal.card_id)
+        await own_target(bot.services.db, proposal.card_id)
         adapter = SlackAdapter(bot.client, Where("T0FIESTA", "UARJUN", channel=CHANNEL))
         conversation = f"T0FIESTA:{CHANNEL}:{proposal.card_id}"
         await post_card(
@@ -271,7 +271,7 @@ def _turn_slots(bot: RunningBot) -> int:
 
 
 async def _check(bot: RunningBot, approved: int, channels: list[str]) -> None:
-    done = await bot.registry.cards.in_state(CardStatus.DONE)
+    done = await bot.card_store.in_state(CardStatus.DONE)
     if len(done) != approved:
         raise RuntimeError(f"{approved} cards approved, {len(done)} done")
     if _answered(bot, channels) != len(channels):

@@ -35,7 +35,7 @@ from bot.sandbox import BOT_TOKEN, WebApi
 from bot.server import application
 from bot.services import Background, Services
 from tests.support.slack_requests import TEAM, form
-from tools import CardSigner, Registry
+from tools import CardSigner, CardStore, ProcessLease, Registry
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import build_registry
@@ -71,6 +71,11 @@ class RunningBot:
     client: AsyncWebClient
     url: str
 
+    @property
+    def card_store(self) -> CardStore:
+        """The engine's card store, read straight from the database (the registry keeps its own)."""
+        return CardStore(self.services.db)
+
     async def drain(self) -> None:
         """Waits (bounded) for every task the acks started: approvals, answers."""
         await _drain(self.services)
@@ -105,7 +110,8 @@ async def _serving(
 ) -> AsyncIterator[tuple[Services, Registry, str]]:
     settings = settings_for(slack, database_url, **overrides)
     db = Database(database_url)
-    registry = build_registry(db, CardSigner([CARD_SECRET]))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([CARD_SECRET]), lease=lease)
     directory = Directory(db)
     for user, (_name, email) in PEOPLE.items():
         await directory.link("slack", TEAM, user, email)
@@ -115,8 +121,10 @@ async def _serving(
     )
     services = Services(
         registry,
-        Assistant(registry, settings),
+        Assistant(registry, db, settings),
         directory,
+        db=db,
+        lease=lease,
         tasks=lanes,
         typing_after=settings.countersign_typing_after,
     )

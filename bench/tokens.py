@@ -122,9 +122,9 @@ async def _drive(url: str, *, max_messages: int | None) -> Recorder:
     registry = build_registry(db, CardSigner([CARD_SECRET]))
     settings = Settings(_env_file=None, countersign_model="offline")  # type: ignore[call-arg]
     assistant = (
-        Assistant(registry, settings, model=recorder.model, max_messages=max_messages)
+        Assistant(registry, db, settings, model=recorder.model, max_messages=max_messages)
         if max_messages is not None
-        else Assistant(registry, settings, model=recorder.model)
+        else Assistant(registry, db, settings, model=recorder.model)
     )
     priya = Caller(1, 1, Role.OWNER, "Priya Raman")
     key = f"bench-{max_messages}-{os.urandom(4).hex()}"
@@ -152,12 +152,13 @@ async def run(workdir: Path, *, runs: int = RUNS) -> list[Figure]:
         digits=0,
         note="baseline: the same turns with the history unbounded",
     )
-    registry = build_registry(Database(url), CardSigner([CARD_SECRET]))
+    db = Database(url)
+    registry = build_registry(db, CardSigner([CARD_SECRET]))
     full = [
         {"name": t.name, "description": t.description, "parameters": schema.json_schema(t.args)}
-        for t in registry.tools_for(DEFAULT_AGENT)
+        for t in await registry.offered(DEFAULT_AGENT, 1)
     ]
-    await registry.db.dispose()
+    await db.dispose()
     for _ in tqdm(range(runs), desc="tokens", unit="run", leave=False):
         bounded = await _drive(url, max_messages=None)
         unbounded = await _drive(url, max_messages=10**9)

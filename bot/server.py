@@ -48,7 +48,7 @@ from bot.runtime.metrics import (
 from bot.runtime.workers import LISTEN_BACKLOG, watch_parent
 from bot.services import Background, Services
 from bot.settings import Settings, SettingsError
-from tools import CardRecord, CardSigner, Directory
+from tools import CardRecord, CardSigner, Directory, ProcessLease
 from tools.db import Database
 from tools.toolsets.mcp import McpTools, SecretBox, SourceClients
 from tools.toolsets.merchant import build_registry
@@ -164,7 +164,7 @@ def _mount_metrics(web_app: web.Application, settings: Settings, services: Servi
     """``GET /metrics`` (``bot.runtime.metrics``): this machine only, or anyone with the metrics token."""
     token = settings.countersign_metrics_token
     web_app[METRICS] = services.metrics
-    web_app[METRICS_DB] = services.registry.db
+    web_app[METRICS_DB] = services.db
     web_app[METRICS_TOKEN] = token.get_secret_value() if token is not None else ""
     for lane in services.tasks.lanes.values():
         _watch(services.metrics, lane)
@@ -184,7 +184,7 @@ async def _start(web_app: web.Application) -> None:
         await mounted.start(runtime.session)
     # Before this server accepts a press: its claims carry a lease other processes see alive,
     # so a new process starting beside it (a rolling deploy) never settles its presses.
-    lease = runtime.services.registry.lease
+    lease = runtime.services.lease
     lease.expiry = timedelta(seconds=runtime.settings.countersign_reconcile_after)
     await lease.start()
     runtime.services.tasks.spawn(settle(runtime), name="reconcile")
@@ -201,7 +201,7 @@ async def _stop(web_app: web.Application) -> None:
     if runtime.news is not None:
         await runtime.news.stop()
     await runtime.services.tasks.drain()
-    await runtime.services.registry.lease.stop()  # after the drain: nothing of ours in flight
+    await runtime.services.lease.stop()  # after the drain: nothing of ours in flight
     for mounted in runtime.mounted.values():
         await mounted.stop()
     # A real model provider keeps HTTP connections open until told; without this a stopped
@@ -215,7 +215,7 @@ async def _stop(web_app: web.Application) -> None:
 
 
 async def _healthz(request: web.Request) -> web.Response:
-    db = request.app[RUNTIME].services.registry.db
+    db = request.app[RUNTIME].services.db
     try:
         async with asyncio.timeout(_HEALTH_TIMEOUT), db.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
@@ -229,7 +229,7 @@ async def settle(runtime: Runtime, *, now: datetime | None = None) -> None:
     """Settles cards whose process is gone and shows each copy where it was posted; then
     shows the decisions a process gone (or failing) never showed (``sweeps.redraw``), and
     answers the messages a gone process acknowledged and never answered (``bot.runtime.inbox``)."""
-    for record in await runtime.services.registry.reconcile(now=now):
+    for record in await runtime.services.registry.sweeps.reconcile(now=now):
         shown = False
         card = await cards.of_record(runtime.services.registry, record)
         for placement in card.placements:
@@ -250,7 +250,7 @@ async def _sweep(runtime: Runtime) -> None:
     Without it a card claimed just before the database connection dropped kept its buttons
     and answered "already approved" until some process restarted.
     """
-    lease = runtime.services.registry.lease
+    lease = runtime.services.lease
     while True:
         await asyncio.sleep(lease.beat_every.total_seconds())
         try:
@@ -284,12 +284,15 @@ def build_services(settings: Settings, db: Database, *, mcp: McpTools | None = N
     from bot.agent import Assistant  # pydantic-ai and the providers: only a server needs them
 
     ttl = timedelta(seconds=settings.countersign_card_ttl)
-    registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl))
+    lease = ProcessLease(db)  # its expiry is the settings', set when the server starts
+    registry = build_registry(db, CardSigner(settings.card_secrets(), ttl=ttl), lease=lease)
     registry.add_source(mcp or _mcp_tools(settings, db))
     return Services(
         registry,
-        Assistant(registry, settings),
+        Assistant(registry, db, settings),
         Directory(db),
+        db=db,
+        lease=lease,
         audit_channel=settings.countersign_audit_channel,
         tasks=Background(
             turns=settings.countersign_turn_limit, presses=settings.countersign_press_limit

@@ -21,7 +21,8 @@ from bot.runtime.inbox import Inbox
 from bot.runtime.lanes import Conversations, Lane, LaneName
 from bot.runtime.metrics import Metrics
 from bot.runtime.turn_order import TurnOrder
-from tools import ALL_TOOLS, Agent, Caller, Directory, Proposal, Registry
+from tools import ALL_TOOLS, Agent, Caller, Directory, ProcessLease, Proposal, Registry
+from tools.db import Database
 
 __all__ = ["TYPING_AFTER", "Background", "Conversing", "ModelReply", "Services"]
 
@@ -175,11 +176,18 @@ class Background:
 
 @dataclass
 class Services:
-    """The dependencies of every handler, built once at start-up."""
+    """The dependencies of every handler, built once at start-up.
+
+    ``db`` and ``lease`` are the ones ``registry`` was built with: the bot keeps its own rows
+    (receipts, conversations, turn holds, the inbox, installations) in that database under this
+    process's lease, and reaches neither through the registry.
+    """
 
     registry: Registry
     assistant: Conversing
     directory: Directory
+    db: Database = field(kw_only=True)
+    lease: ProcessLease = field(kw_only=True)
     audit_channel: str | None = None
     agent: Agent = ALL_TOOLS
     tasks: Background = field(default_factory=Background)
@@ -192,6 +200,6 @@ class Services:
     inbox: Inbox = field(init=False)
 
     def __post_init__(self) -> None:
-        registry = self.registry
-        self.turn_order = TurnOrder(registry.db, registry.lease, clock=registry.now)
-        self.inbox = Inbox(registry.db, registry.lease, clock=registry.now)
+        now = self.registry.now
+        self.turn_order = TurnOrder(self.db, self.lease, clock=now)
+        self.inbox = Inbox(self.db, self.lease, clock=now)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,12 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tools import schema
 from tools.agent import Agent
 from tools.approving import approval, decline
-from tools.audit.log import AuditEntry, AuditLog, Outcome
+from tools.audit.log import AuditEntry, Outcome
 from tools.caller import Caller
 from tools.cards.lease import ProcessLease
 from tools.cards.record import CardRecord
-from tools.cards.store import CardStore
-from tools.cards.tokens import CardSigner, Clock, utcnow
+from tools.cards.tokens import CardSigner, Clock, is_batch_token, utcnow
 from tools.catalogue import Catalogue, ToolSource
 from tools.db import Database
 from tools.deps import EngineDeps, TenantNames
@@ -35,10 +34,11 @@ from tools.errors import (
     RoleRequiredError,
     UnknownToolError,
 )
-from tools.keeping.door import CardDoor
+from tools.keeping.door import Batches, PostingChange, Showing, Sweeps
+from tools.people.policy import Policies, Policy
 from tools.proposing import editing
 from tools.proposing import write as proposing
-from tools.tool import Result, Scope, Tool, ToolContext, refuse_plain_call
+from tools.tool import Result, Scope, Tool, refuse_plain_call
 
 __all__ = ["ALL_TOOLS", "Registry"]
 
@@ -49,12 +49,16 @@ __all__ = ["ALL_TOOLS", "Registry"]
 ALL_TOOLS = Agent("countersign", excluded=frozenset({"card_status"}))
 
 
-class Registry(CardDoor):
-    """The tools, the agents, the card signer, the audit log and the database they share.
+class Registry:
+    """The bot's one door to the engine: the model's calls, a person's decisions, the cards.
 
-    The bot's one door to the engine: the model's calls and a person's decisions here, the
-    rest of what the bot asks of cards in ``CardDoor``. It builds one ``EngineDeps`` and hands
-    it to every step of a card's life (``tools.deps``); none of those steps sees the registry.
+    Its public surface is what the bot asks, and no more: setting up the catalogue, proposing
+    (``call``), deciding (``approve``, ``reject``, ``withdraw``, ``edit``), reading cards, and
+    three small doors, ``batches``, ``showing`` and ``sweeps`` (``tools.keeping.door``). The
+    database, signer, clock, lease, card store and audit log it is built with stay inside: the
+    bot keeps its own rows through the database and lease it built this registry with, never
+    through the registry. It builds one ``EngineDeps`` and hands it to every step of a card's
+    life (``tools.deps``); none of those steps sees the registry.
 
     ``agents`` are the agents whose cards this registry may approve beyond the one a surface
     presents (see ``proposer``); ``lease`` names this process on the cards it claims.
@@ -85,37 +89,28 @@ class Registry(CardDoor):
             agents=self._agents,
             names=TenantNames(tenant_names, clock=clock),
         )
+        self._batches = Batches(self._deps)
+        self._showing = Showing(self._deps)
+        self._sweeps = Sweeps(self._deps)
         for tool in tools:
             self.register(tool)
         for agent in agents:
-            self.register_agent(agent)
+            self._register_agent(agent)
 
     @property
-    def db(self) -> Database:
-        """The database, which the bot's own tables (receipts, conversations, turn holds,
-        installations) share with the engine's."""
-        return self._deps.db
+    def batches(self) -> Batches:
+        """Several cards of one turn behind one Approve."""
+        return self._batches
 
     @property
-    def signer(self) -> CardSigner:
-        return self._deps.signer
+    def showing(self) -> Showing:
+        """Who shows a decision, and the record that it was shown."""
+        return self._showing
 
     @property
-    def cards(self) -> CardStore:
-        return self._deps.cards
-
-    @property
-    def audit(self) -> AuditLog:
-        return self._deps.audit
-
-    @property
-    def clock(self) -> Clock:
-        return self._deps.clock
-
-    @property
-    def lease(self) -> ProcessLease:
-        """This process's lease: started and stopped with the server, shared with turn holds."""
-        return self._deps.lease
+    def sweeps(self) -> Sweeps:
+        """What moves cards on without a press: settling, expiry, escalation."""
+        return self._sweeps
 
     def register(self, tool: Tool) -> None:
         """Adds a reference tool: one every merchant has."""
@@ -135,7 +130,7 @@ class Registry(CardDoor):
         """Closes what the merchants' sources hold open (stdio servers, HTTP connections)."""
         await self._catalogue.aclose()
 
-    def register_agent(self, agent: Agent) -> None:
+    def _register_agent(self, agent: Agent) -> None:
         if agent.name in self._agents:
             raise ValueError(f"agent {agent.name} is registered twice")
         self._agents[agent.name] = agent
@@ -150,25 +145,10 @@ class Registry(CardDoor):
         (``EngineDeps.proposer``)."""
         return self._deps.proposer(name, presented)
 
-    @property
-    def tools(self) -> Mapping[str, Tool]:
-        """The reference tools, which every merchant has."""
-        return self._catalogue.reference
-
-    def tools_for(self, agent: Agent) -> list[Tool]:
-        """The reference tools ``agent`` may use."""
-        return [tool for name, tool in self.tools.items() if agent.allows(name)]
-
     async def offered(self, agent: Agent, tenantid: int) -> list[Tool]:
         """Every tool of one merchant that ``agent`` may use: the reference ones and its own."""
         tools = await self._catalogue.of(tenantid)
         return [tool for name, tool in tools.items() if agent.allows(name)]
-
-    def lookup(self, name: str) -> Tool:
-        try:
-            return self.tools[name]
-        except KeyError:
-            raise UnknownToolError(name) from None
 
     async def card_tool(self, tenantid: int, name: str) -> Tool | None:
         """The write a card of ``name`` runs with in that merchant's catalogue, or None."""
@@ -187,7 +167,7 @@ class Registry(CardDoor):
 
         ``edited``: the card this proposal is an edit of (only ``tools.proposing.editing`` passes it).
         """
-        started, timer = self.clock(), time.perf_counter()
+        started, timer = self._deps.clock(), time.perf_counter()
         entry = AuditEntry(
             at=started,
             agent=agent.name,
@@ -216,7 +196,7 @@ class Registry(CardDoor):
         finally:
             if not audited:
                 entry.took_ms = (time.perf_counter() - timer) * 1000
-                await self.audit.write(entry)
+                await self._deps.audit.write(entry)
 
     async def _call(
         self,
@@ -233,12 +213,12 @@ class Registry(CardDoor):
         tool = await self._find(caller.tenantid, name, edited=edited)
         entry.scope = str(tool.scope)
         # A registered agent's allow-list is the one that counts, here as at approval.
-        self.check_access(self._agents.get(agent.name, agent), tool, caller)
+        self._check_access(self._agents.get(agent.name, agent), tool, caller)
         clean = schema.validate(tool.name, tool.args, args)
         entry.args = clean.model_dump(mode="json")
         writes = tool.scope is Scope.WRITE  # a proposal reads, then stores its card
-        async with self.db.tenant_session(caller.tenantid, write=writes) as session:
-            ctx = await self.context(session, caller, now)
+        async with self._deps.db.tenant_session(caller.tenantid, write=writes) as session:
+            ctx = await self._deps.context(session, caller, now)
             if tool.scope is Scope.READ:
                 return await tool.handler(ctx, clean)
             return await proposing.propose(
@@ -259,13 +239,14 @@ class Registry(CardDoor):
         tool = (
             await self._catalogue.card_tool(tenantid, name)
             if edited is not None
-            else self.tools.get(name) or (await self._catalogue.of(tenantid)).get(name)
+            else self._catalogue.reference.get(name)
+            or (await self._catalogue.of(tenantid)).get(name)
         )
         if tool is None:
             raise UnknownToolError(name)
         return tool
 
-    def check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
+    def _check_access(self, agent: Agent, tool: Tool, caller: Caller) -> None:
         """The allow-list, then the role of a read: asked at every call.
 
         A write's role is not the asker's to have: a staff member may ask, and the card goes
@@ -276,21 +257,6 @@ class Registry(CardDoor):
             raise NotAllowedError(agent.name, tool.name, title=tool.title)
         if tool.scope is Scope.READ and not caller.role.satisfies(tool.role):
             raise RoleRequiredError(tool.name, str(tool.role), str(caller.role), title=tool.title)
-
-    async def context(
-        self,
-        session: AsyncSession,
-        caller: Caller,
-        now: datetime,
-        card_id: str | None = None,
-        *,
-        approved_by: str | None = None,
-    ) -> ToolContext:
-        return await self._deps.context(session, caller, now, card_id, approved_by=approved_by)
-
-    @property
-    def card_ttl(self) -> timedelta:
-        return self._deps.card_ttl
 
     async def approve(self, agent: Agent, token: str, caller: Caller) -> approval.Decision:
         """Runs an approved card once; see ``tools.approving.approval.approve``.
@@ -317,8 +283,15 @@ class Registry(CardDoor):
         """Takes back a card its asker no longer wants; see ``tools.approving.decline.withdraw``."""
         return await decline.withdraw(self._deps, agent, token, caller)
 
+    # Reading cards: a person's, one by its id or its signed token, and where its copies are.
+
+    def now(self) -> datetime:
+        """The engine's time: the time cards are made, decided and swept by."""
+        return self._deps.clock()
+
     async def card(self, card_id: str) -> CardRecord | None:
-        return await self.cards.get(card_id)
+        """The stored card, as it stands now, or None."""
+        return await self._deps.cards.get(card_id)
 
     async def card_of_token(self, token: str) -> CardRecord | None:
         """The stored card a signed token names, or None when its signature does not hold.
@@ -328,9 +301,42 @@ class Registry(CardDoor):
         """
         card_id: str | None
         try:
-            card_id = self.signer.parse(token).card_id
+            card_id = self._deps.signer.parse(token).card_id
         except CardExpiredError as expired:
             card_id = expired.card_id
         except InvalidCardError:
             return None
-        return await self.cards.get(card_id) if card_id else None
+        return await self._deps.cards.get(card_id) if card_id else None
+
+    def card_id_of(self, token: str) -> str | None:
+        """The card (or card of several) a token's signature vouches for, its time run out or
+        not; None when the signature does not hold.
+
+        A press names its card by this, never by what a surface drew beside the button: a block
+        id or a modal's metadata only helps find where a message is.
+        """
+        signer = self._deps.signer
+        try:
+            if is_batch_token(token):
+                return signer.parse_batch(token)[0].batch_id
+            return signer.parse(token).card_id
+        except CardExpiredError as expired:
+            return expired.card_id
+        except InvalidCardError:
+            return None
+
+    async def pending_for(self, caller: Caller) -> list[CardRecord]:
+        """The live cards waiting on this person's decision, oldest first."""
+        return await self._deps.cards.pending_for(caller.userid, caller.tenantid, self.now())
+
+    async def asked_by(self, caller: Caller) -> list[CardRecord]:
+        """The live cards this person asked for that wait on somebody else, oldest first."""
+        return await self._deps.cards.asked_by(caller.userid, caller.tenantid, self.now())
+
+    async def change_posting(self, card_id: str, change: PostingChange) -> CardRecord | None:
+        """Rewrites where a card's copies are under the row's lock; the card as it then stands."""
+        return await self._deps.cards.change_posting(card_id, change)
+
+    async def policy(self, tenantid: int) -> Policy:
+        """The merchant's approval policy as stored now."""
+        return await Policies(self._deps.db).get(tenantid)

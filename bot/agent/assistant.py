@@ -34,6 +34,7 @@ from bot.agent.streaming import Feed, streams
 from bot.agent.toolset import TurnDeps, as_one_card, build_toolset
 from bot.settings import Settings
 from tools import ALL_TOOLS, Agent, Caller, Proposal, Registry
+from tools.db import Database
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "Assistant", "Reply"]
 
@@ -62,11 +63,14 @@ class _Turn:
 
 
 class Assistant:
-    """The chat agent over one registry: one conversation per key, one person per message."""
+    """The chat agent over one registry: one conversation per key, one person per message.
+
+    Its conversations are kept in ``db``, the database the registry was built with."""
 
     def __init__(
         self,
         registry: Registry,
+        db: Database,
         settings: Settings,
         *,
         agent: Agent = ALL_TOOLS,
@@ -80,7 +84,7 @@ class Assistant:
         self.model = model if model is not None else build_model(settings)
         self.timeout = timeout
         self.limits = limits
-        self.store = ConversationStore(registry.db, max_messages=max_messages)
+        self.store = ConversationStore(db, max_messages=max_messages)
         self._loop = ModelLoop(
             self.model,
             deps_type=TurnDeps,

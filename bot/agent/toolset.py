@@ -101,7 +101,7 @@ def _caller_of(name: str, *, write: bool) -> ToolFn:
             deps.proposed[ctx.tool_call_id or str(len(deps.proposed))] = result.proposal
             if len(deps.proposals) > 1:
                 grouped = [p.card_id for p in deps.proposals[:MAX_ITEMS]]
-                deps.together = await deps.registry.batch_routing(deps.caller, grouped)
+                deps.together = await deps.registry.batches.routing(deps.caller, grouped)
         return result.for_model()
 
     call.__name__ = name

@@ -229,7 +229,7 @@ async def attach(registry: Registry, fresh: Fresh, placement: Placement) -> Card
     """
 
     if fresh.card is not None:
-        batch = await registry.change_batch_posting(fresh.card_id, first_copy(placement))
+        batch = await registry.batches.change_posting(fresh.card_id, first_copy(placement))
         return _of_batch(batch) if batch is not None and batch.items else None
     record = await registry.change_posting(fresh.card_id, first_copy(placement))
     return one(record) if record is not None else None
@@ -265,7 +265,7 @@ async def of_record(registry: Registry, record: CardRecord) -> Card:
     """
     if record.batch_id is None:
         return one(record)
-    batch = await registry.batch(record.batch_id)
+    batch = await registry.batches.get(record.batch_id)
     return _of_batch(batch) if batch is not None and batch.items else one(record)
 
 
@@ -276,7 +276,7 @@ async def load(registry: Registry, card_id: str | None) -> Card | None:
     record = await registry.card(card_id)
     if record is not None:
         return await of_record(registry, record)
-    batch = await registry.batch(card_id)
+    batch = await registry.batches.get(card_id)
     return _of_batch(batch) if batch is not None and batch.items else None
 
 
@@ -285,7 +285,7 @@ async def change_posting(
 ) -> Card | None:
     """Rewrites where the card's copies are under its row's lock; the card as it then stands."""
     if card.several:
-        batch = await registry.change_batch_posting(card.card_id, change)
+        batch = await registry.batches.change_posting(card.card_id, change)
         return _of_batch(batch) if batch is not None else None
     record = await registry.change_posting(card.card_id, change)
     return one(record) if record is not None else None
@@ -321,11 +321,11 @@ async def decide(  # noqa: PLR0917 - a press is these things
     whether it names one card or a batch (each item then decided as alone)."""
     if is_batch_token(token):
         if verb == "approve":
-            batch = await registry.approve_batch(agent, token, caller)
+            batch = await registry.batches.approve(agent, token, caller)
         elif verb == "withdraw":
-            batch = await registry.withdraw_batch(agent, token, caller)
+            batch = await registry.batches.withdraw(agent, token, caller)
         else:
-            batch = await registry.reject_batch(agent, token, caller, reason)
+            batch = await registry.batches.reject(agent, token, caller, reason)
         return Decided(_of_batch(batch.batch), batch.moved, batch.refusal)
     if verb == "approve":
         decision = await registry.approve(agent, token, caller)

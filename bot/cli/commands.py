@@ -18,7 +18,7 @@ from bot.cli.failures import CliError, checked_url, database_errors, shown_url
 from bot.cli.lookup import person_names, tenant_names
 from bot.cli.session import open_database, probe_database
 from bot.settings import Settings, SettingsError
-from tools import CardRecord, CardSigner, Directory
+from tools import CardRecord, CardSigner, Directory, ProcessLease
 from tools.toolsets.mcp import McpTools
 from tools.toolsets.mcp.demo import connect_demo_ledger
 from tools.toolsets.merchant import build_registry
@@ -126,12 +126,12 @@ async def reconcile_cards(settings: Settings, args: argparse.Namespace) -> str:
         settings.card_secrets(), ttl=timedelta(seconds=settings.countersign_card_ttl)
     )
     async with open_database(checked_url(settings.database_url)) as db:
-        registry = build_registry(db, signer)
+        lease = ProcessLease(db, expiry=timedelta(seconds=settings.countersign_reconcile_after))
+        registry = build_registry(db, signer, lease=lease)
         # Names a card's MCP tool as such (an external write: "outcome unknown", never
         # "nothing was changed"), without connecting to any server.
         registry.add_source(McpTools(db))
-        registry.lease.expiry = timedelta(seconds=settings.countersign_reconcile_after)
-        settled = await registry.reconcile()
+        settled = await registry.sweeps.reconcile()
         people = await person_names(db, (card.userid for card in settled))
         merchants = await tenant_names(db, (card.tenantid for card in settled))
     if not settled:

@@ -46,7 +46,7 @@ async def deliver(
     routing = proposal.routing
     people = list(routing.issued_to) if routing else []
     fresh = replace(cards.fresh_one(proposal), agent=agent)
-    connected = await Connections(services.registry.db).listing()
+    connected = await Connections(services.db).listing()
     for reach in reaches:
         installations = [
             c.installation

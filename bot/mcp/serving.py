@@ -93,7 +93,7 @@ class McpEndpoint:
         self.services = services
         self.reaches = list(reaches)
         self.guard = Guard(public_url)
-        self.tokens = McpTokens(services.registry.db, clock=services.registry.clock)
+        self.tokens = McpTokens(services.db, clock=services.registry.now)
         # The chat's allow-list, with the tools only an outside agent needs (card_status).
         services.registry.register_agent_family(
             MCP_AGENT_PREFIX, Agent("mcp", services.agent.tools)

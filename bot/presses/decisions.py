@@ -59,7 +59,7 @@ async def show(services: Services, adapter: Adapter, card: Card) -> None:
         with contextlib.ExitStack() as running:
             # While it is shown here, no sweep of this process takes its items over.
             for item in card.items:
-                running.enter_context(services.registry.working_on(item.card_id))
+                running.enter_context(services.registry.showing.working_on(item.card_id))
             await _show_several(services, adapter, card)
         return
     if card.open:
@@ -89,9 +89,9 @@ async def show_recorded(services: Services, adapter: Adapter, card: Card) -> Non
 async def _take_and_show(services: Services, adapter: Adapter, card: Card) -> bool:
     """Shows a decided card of one whole, if this process takes its showing; whether it did."""
     registry = services.registry
-    if await registry.take_showing(card.card_id) is None:
+    if await registry.showing.take(card.card_id) is None:
         return False
-    with registry.working_on(card.card_id):
+    with registry.showing.working_on(card.card_id):
         await _shown(services, adapter, card)
     return True
 
@@ -104,7 +104,7 @@ async def redraw(services: Services, adapter: Adapter, card: Card) -> list[Place
     first. A process killed between that claim and the line left it without one; its copies
     are still redrawn here (a second line would be worse than none).
     """
-    with services.registry.working_on(card.card_id):
+    with services.registry.showing.working_on(card.card_id):
         if card.several:
             return await _show_several(services, adapter, card, redrawing=True)
         copies, complete = await _show(services, adapter, card)
@@ -119,10 +119,10 @@ async def _shown(services: Services, adapter: Adapter, card: Card) -> None:
         copies, told = await _show(services, adapter, card, told=told)
         if not copies:
             # Nowhere to show it yet: whoever records its copy takes the showing at once.
-            await registry.give_back_showing(card.card_id)
+            await registry.showing.give_back(card.card_id)
             return
         covers = covering(copies, {adapter.platform})
-        if not told or await registry.record_shown([card.card_id], batch_id=None, covers=covers):
+        if not told or await registry.showing.record([card.card_id], batch_id=None, covers=covers):
             return
         log.info("copy_recorded_while_shown", card_id=card.card_id)
         card = await cards.load(registry, card.card_id) or card
@@ -170,11 +170,11 @@ async def _line(services: Services, adapter: Adapter, card: Card, copies: list[P
     if all(c.status in _UNAUDITED for c in card.items):
         return True
     registry = services.registry
-    if await receipts.taken(registry.db, card.once("told")):
+    if await receipts.taken(services.db, card.once("told")):
         return True
     if not await post_line(services, adapter, card, copies):
         return False
-    await receipts.claim(registry.db, card.once("told"), registry.now())
+    await receipts.claim(services.db, card.once("told"), registry.now())
     return True
 
 
@@ -203,7 +203,7 @@ async def _show_several(
             return None
         items = [item.card_id for item in fresh.items]
         covers = covering(copies, {adapter.platform})
-        if redrawing or await registry.record_shown(items, batch_id=card.card_id, covers=covers):
+        if redrawing or await registry.showing.record(items, batch_id=card.card_id, covers=covers):
             return copies
         log.info("copy_recorded_while_shown", card_id=card.card_id)
     return None
@@ -216,11 +216,11 @@ async def _several_line(
     shown as far as this process goes: its line out, or (for the sweep) another's to post."""
     registry = services.registry
     if not await _claim_line(services, card, redrawing=redrawing):
-        return redrawing or await receipts.taken(registry.db, card.once("told"))
+        return redrawing or await receipts.taken(services.db, card.once("told"))
     audited = not all(c.status in _UNAUDITED for c in card.items)
     if audited and not await post_line(services, adapter, card, copies):
         return False
-    await receipts.claim(registry.db, card.once("told"), registry.now())
+    await receipts.claim(services.db, card.once("told"), registry.now())
     await note(services, card, copies)
     await settle_answers(adapter, card, copies)
     return True
@@ -233,9 +233,9 @@ async def _claim_line(services: Services, card: Card, *, redrawing: bool) -> boo
     "Told" is claimed once the line is out, so the sweep posts it only then: a process killed
     between the claim and the line does not leave a batch with no line for good.
     """
-    registry, now = services.registry, services.registry.now()
-    if await receipts.claim(registry.db, card.once("settled"), now):
+    now = services.registry.now()
+    if await receipts.claim(services.db, card.once("settled"), now):
         return True
-    if not redrawing or await receipts.taken(registry.db, card.once("told")):
+    if not redrawing or await receipts.taken(services.db, card.once("told")):
         return False
-    return await receipts.claim(registry.db, card.once("retold"), now)
+    return await receipts.claim(services.db, card.once("retold"), now)

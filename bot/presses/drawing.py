@@ -149,5 +149,5 @@ async def audit_channel(services: Services, placement: Placement) -> str | None:
     """The audit channel set for the copy's installation (Slack workspaces have one), or None."""
     if not isinstance(placement, SlackPlacement) or not placement.team:
         return None
-    found = await Connections(services.registry.db).connection(placement.platform, placement.team)
+    found = await Connections(services.db).connection(placement.platform, placement.team)
     return found.audit_channel if found is not None else None

@@ -128,7 +128,7 @@ async def _tell_owners(
 ) -> int:
     """Sends each notice to each owner, on the first platform that reaches them."""
     merchant = await services.directory.merchant_name(tenantid) or f"merchant {tenantid}"
-    owners = await services.registry.owners(tenantid)
+    owners = await services.registry.sweeps.owners(tenantid)
     places = await _installations(services, tenantid)
     sent = 0
     for notice in news:

@@ -48,7 +48,7 @@ class Shows(Protocol):
 
 async def expire(services: Services, mounted: Mapping[str, Shows], *, now: datetime) -> int:
     """Expires every card whose time ran out and shows it expired on every copy; how many."""
-    records = await services.registry.expire_due(now)
+    records = await services.registry.sweeps.expire_due(now)
     for record in records:
         card = await cards.of_record(services.registry, record)
         await _guarded(record, _each_platform(record, card, mounted, _shown(services, card)))
@@ -67,7 +67,7 @@ async def escalate(
     registry = services.registry
     delays: dict[int, timedelta] = {}
     done = 0
-    for card in await registry.escalation_due(now - _SOONEST, now):
+    for card in await registry.sweeps.escalation_due(now - _SOONEST, now):
         if card.tenantid not in delays:
             policy = await registry.policy(card.tenantid)
             delays[card.tenantid] = timedelta(seconds=policy.escalate_after or after)
@@ -75,14 +75,14 @@ async def escalate(
             continue
         bosses = [
             o
-            for o in await registry.owners(card.tenantid)
+            for o in await registry.sweeps.owners(card.tenantid)
             if not _issued(card, o) and o.userid not in card.kept_out
         ]
         names = ", ".join(o.name for o in bosses) or "no owner beyond those already asked"
         # "Issued", not "sent": this line commits before any copy goes out, and it once said
         # "sent to Priya" when Slack refused her DM. Whether each owner was told is audited
         # once their copies went out (or did not).
-        record = await registry.escalate(
+        record = await registry.sweeps.escalate(
             card.card_id, [*card.issued_to, *bosses], now, detail=f"issued to {names}"
         )
         if record is None:
@@ -102,11 +102,11 @@ async def redraw(services: Services, mounted: Mapping[str, Shows], *, now: datet
     went out, so a failure here leaves it for a later sweep.
     """
     registry, done = services.registry, 0
-    for card in await registry.unshown(now):
+    for card in await registry.showing.unshown(now):
         # An item of a card of several is shown as that card, once it has settled; one item
         # taken redraws it and records every item shown, so its other items match no more.
         whole = await cards.of_record(registry, card) if card.batch_id else cards.one(card)
-        if whole.open or not await registry.take_over_showing(card, now):
+        if whole.open or not await registry.showing.take_over(card, now):
             continue  # still waiting on an item, or another process took it first
         if await _redrawn(services, mounted, card, whole):
             done += 1
@@ -136,7 +136,7 @@ async def _redrawn(
         items = [item.card_id for item in whole.items]
         batch = whole.card_id if whole.several else None
         covers = covering(copies, platforms)
-        complete = await services.registry.record_shown(items, batch_id=batch, covers=covers)
+        complete = await services.registry.showing.record(items, batch_id=batch, covers=covers)
     log.info("decision_redrawn", card_id=card.card_id, status=str(card.status), shown=complete)
     return complete
 
@@ -182,7 +182,7 @@ async def _tell(
             return
         registry = services.registry
         key = card.once(f"escalated-{adapter.platform}")
-        if not await receipts.claim(registry.db, key, registry.now()):
+        if not await receipts.claim(services.db, key, registry.now()):
             return
         sent = await send_copies(
             services,
@@ -213,7 +213,7 @@ async def _told(
     if missed:
         lines.append(f"{', '.join(missed)} could not be reached in {where}")
     for line in lines:
-        await services.registry.note_escalation(record, services.registry.now(), detail=line)
+        await services.registry.sweeps.note_escalation(record, services.registry.now(), detail=line)
     if missed:
         log.warning("escalation_unreached", card_id=record.card_id, owners=missed)
 

@@ -124,7 +124,7 @@ async def _oauth_settings(settings: Settings, services: Services) -> AsyncOAuthS
     # The state store reads a state and then deletes it, and the installation store reads
     # before it saves: on SQLite a write another connection made in between failed an
     # install's callback with "database is locked" (401), once the inbox wrote beside it.
-    engine = services.registry.db.writing_engine
+    engine = services.db.writing_engine
     installations = AsyncSQLAlchemyInstallationStore(
         client_id=settings.slack_client_id, engine=engine
     )

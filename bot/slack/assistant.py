@@ -143,7 +143,7 @@ async def _titled(
     title = texts.assistant.question_title(text)
     registry = services.registry
     if not title or not await receipts.claim(
-        registry.db, f"slack-title/{channel}/{thread}", registry.now()
+        services.db, f"slack-title/{channel}/{thread}", registry.now()
     ):
         return
     try:

@@ -179,7 +179,7 @@ async def audit_here(services: Services, caller: Caller, *, installation: str, c
     if not caller.role.satisfies(Role.MANAGER):
         log.info("audit_channel_refused", tenant=caller.tenantid, user=caller.userid)
         return texts.audit_not_allowed()
-    connections = Connections(services.registry.db)
+    connections = Connections(services.db)
     try:
         await connections.set_audit_channel(Platform.SLACK, installation, channel)
     except NotFoundError as missing:

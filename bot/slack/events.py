@@ -205,4 +205,4 @@ async def _ours(services: Services, adapter: SlackAdapter) -> bool:
     assert where.channel is not None
     assert where.thread_ts is not None
     key = receipts.thread_key(where.installation, where.channel, where.thread_ts)
-    return await receipts.taken(services.registry.db, key)
+    return await receipts.taken(services.db, key)

@@ -73,7 +73,7 @@ async def _record(
         return
     # The key the answer's turn was kept under (``bot.slack.events.turn_of``).
     conversation = f"{where.installation}:{where.channel}:{where.thread_ts or 'top'}"
-    await FeedbackLog(services.registry.db).record(
+    await FeedbackLog(services.db).record(
         found,
         platform="slack",
         conversation=conversation,

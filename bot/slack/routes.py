@@ -159,7 +159,7 @@ class SlackRoutes:
         # A delivery already claimed was another event's turn (a mention in the bot's thread
         # arrives as message.channels too, unkept): answered again, this one was a duplicate
         # and its row stayed unanswered, taken anew by every process that started.
-        claimed = kept.started or await receipts.taken(self.services.registry.db, kept.key)
+        claimed = kept.started or await receipts.taken(self.services.db, kept.key)
         if claimed and kept.cards:
             # Killed while its cards went out: each is finished (recorded, its copies sent),
             # and the person told to ask again for one that never reached the thread.

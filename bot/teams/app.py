@@ -251,7 +251,7 @@ class TeamsRoutes:
         Teams opens a chat only through a service URL it gave this process, and a card asked for
         at ``/mcp`` comes with none: the chats are kept from what people wrote (``chats``).
         """
-        chat = await chats.find(self.services.registry.db, installation, user)
+        chat = await chats.find(self.services.db, installation, user)
         if chat is None:
             log.info("reach_no_chat", tenant=installation, person=user)
             return False

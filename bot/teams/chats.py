@@ -107,7 +107,7 @@ async def keep(services: Services, activity: Activity) -> None:
     chat = chat_of(activity)
     if chat is None:
         return
-    db = services.registry.db
+    db = services.db
     if _uninstalled(activity):
         await forget(db, chat.tenant, chat.aad)
         return

@@ -191,7 +191,7 @@ async def _claimed_caller(
     """
     now = services.registry.now()
     try:
-        async with services.registry.db.begin(write=True) as conn:
+        async with services.db.begin(write=True) as conn:
             await receipts.claim_on(conn, turn.receipts, now)
             await services.inbox.started_on(conn, turn.kept)
             read = await identify_on(conn, adapter.platform, turn.installation, turn.user)
@@ -209,7 +209,7 @@ async def _claimed_caller(
 async def _claimed_apart(
     services: Services, adapter: Adapter, turn: Turn
 ) -> Caller | identity.Unresolved | None:
-    db = services.registry.db
+    db = services.db
     taken = await receipts.claim_all(db, turn.receipts, services.registry.now())
     if taken is not None:
         log.info("delivery_duplicate", key=taken)
@@ -239,7 +239,7 @@ async def _resolved(
     if not isinstance(found, str):
         now = services.registry.now()
         for key in turn.marks:
-            await receipts.claim(services.registry.db, key, now)
+            await receipts.claim(services.db, key, now)
     return found
 
 

@@ -57,7 +57,7 @@ async def post_turn_cards(
         log.info("batch_not_made", why=why)
         return list(proposals)
     try:
-        batch = await services.registry.bundle(caller, [p.card_id for p in grouped])
+        batch = await services.registry.batches.bundle(caller, [p.card_id for p in grouped])
     except ConflictError as refused:
         # A card decided or replaced within the same moment: each keeps its own card.
         log.info("batch_not_made", why=str(refused))

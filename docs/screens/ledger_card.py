@@ -31,7 +31,7 @@ from playwright.async_api import Page, async_playwright, expect
 from bot.cards import card as cards
 from bot.teams.adaptive import render
 from tests.browser.conftest import ARGS, CHROMIUM, free_port, launch, open_as
-from tools import CardSigner
+from tools import CardSigner, CardStore
 from tools.db import Database
 from tools.toolsets.merchant import build_registry
 
@@ -70,7 +70,7 @@ async def _teams_card(database: Path) -> dict[str, Any]:
     db = Database(f"sqlite+aiosqlite:///{database}")
     try:
         registry = build_registry(db, CardSigner("drawing only: no card is signed here"))
-        record = (await registry.cards.rows())[-1]  # the payment just approved
+        record = (await CardStore(db).rows())[-1]  # the payment just approved
         card = await cards.load(registry, record.id)
         assert card is not None
         return render(card.spec(now=registry.now()), view="everyone")

@@ -50,8 +50,13 @@ class Recorder:
 
 
 @pytest.fixture
-def registry(db: Database) -> Registry:
-    return build_registry(db, CardSigner([SECRET]))
+def signer() -> CardSigner:
+    return CardSigner([SECRET])
+
+
+@pytest.fixture
+def registry(db: Database, signer: CardSigner) -> Registry:
+    return build_registry(db, signer)
 
 
 @pytest.fixture
@@ -65,8 +70,10 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def assistant(registry: Registry, settings: Settings, recorder: Recorder) -> Assistant:
-    return Assistant(registry, settings, model=recorder.model())
+def assistant(
+    db: Database, registry: Registry, settings: Settings, recorder: Recorder
+) -> Assistant:
+    return Assistant(registry, db, settings, model=recorder.model())
 
 
 def tool_calls(messages: Sequence[ModelMessage]) -> list[tuple[str, dict[str, Any]]]:

@@ -16,6 +16,7 @@ from bot.settings import Settings
 from tests.agent.conftest import ARJUN
 from tests.agent.test_history import _paired
 from tools import Registry
+from tools.db import Database
 
 Step = Callable[[list[ModelMessage], AgentInfo], Awaitable[ModelResponse]]
 
@@ -53,32 +54,38 @@ async def _second_turn_works(assistant: Assistant) -> None:
     assert isinstance(stored.messages[-1], ModelResponse)
 
 
-async def test_a_model_error_is_answered_politely(registry: Registry, settings: Settings) -> None:
+async def test_a_model_error_is_answered_politely(
+    db: Database, registry: Registry, settings: Settings
+) -> None:
     """An HTTP 503 from the provider becomes a polite reply; the next message is answered."""
-    assistant = Assistant(registry, settings, model=_first_call_then_offline(_unavailable))
+    assistant = Assistant(registry, db, settings, model=_first_call_then_offline(_unavailable))
     reply = await assistant.reply(conversation="f", caller=ARJUN, text="branches")
     assert reply.text == replies.MODEL_FAILED
     assert reply.proposals == []
     await _second_turn_works(assistant)
 
 
-async def test_a_slow_model_is_stopped(registry: Registry, settings: Settings) -> None:
+async def test_a_slow_model_is_stopped(
+    db: Database, registry: Registry, settings: Settings
+) -> None:
     """A model past the turn's timeout is cancelled with a polite reply; the next turn works."""
     model = _first_call_then_offline(_asleep)
-    assistant = Assistant(registry, settings, model=model, timeout=0.3)
+    assistant = Assistant(registry, db, settings, model=model, timeout=0.3)
     reply = await assistant.reply(conversation="f", caller=ARJUN, text="branches")
     assert reply.text == replies.TIMEOUT
     assistant.timeout = 60  # the next turn does real database work, slower than 0.3 s on a busy CI
     await _second_turn_works(assistant)
 
 
-async def test_a_looping_model_hits_the_usage_limit(registry: Registry, settings: Settings) -> None:
+async def test_a_looping_model_hits_the_usage_limit(
+    db: Database, registry: Registry, settings: Settings
+) -> None:
     """A model calling tools forever stops at the request limit, the history left whole."""
 
     async def forever(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[ToolCallPart("list_branches", {})])
 
-    assistant = Assistant(registry, settings, model=FunctionModel(forever))
+    assistant = Assistant(registry, db, settings, model=FunctionModel(forever))
     with capture_logs() as logs:
         reply = await assistant.reply(conversation="f", caller=ARJUN, text="branches")
     assert reply.text == replies.TOO_MANY_STEPS
@@ -90,10 +97,10 @@ async def test_a_looping_model_hits_the_usage_limit(registry: Registry, settings
 
 
 async def test_an_unexpected_error_is_logged_and_answered(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """A bug raised inside the turn is logged with its traceback and the person gets an apology."""
-    assistant = Assistant(registry, settings, model=_first_call_then_offline(_broken))
+    assistant = Assistant(registry, db, settings, model=_first_call_then_offline(_broken))
     with capture_logs() as logs:
         reply = await assistant.reply(conversation="f", caller=ARJUN, text="branches")
     assert reply.text == replies.BROKEN
@@ -105,7 +112,7 @@ async def test_an_unexpected_error_is_logged_and_answered(
 
 
 async def test_a_card_made_before_a_failure_is_still_handed_over(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """When the model fails after proposing, the reply carries the card and says nothing is done."""
     calls = 0
@@ -117,7 +124,7 @@ async def test_a_card_made_before_a_failure_is_still_handed_over(
             return ModelResponse(parts=[ToolCallPart("approve_request", {"request_id": 3})])
         raise ModelHTTPError(500, "test-model")
 
-    assistant = Assistant(registry, settings, model=FunctionModel(then_fails))
+    assistant = Assistant(registry, db, settings, model=FunctionModel(then_fails))
     reply = await assistant.reply(conversation="f", caller=ARJUN, text="approve request 3")
     assert len(reply.proposals) == 1
     assert reply.text.startswith(replies.MODEL_FAILED)

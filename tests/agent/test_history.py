@@ -65,10 +65,10 @@ async def test_the_next_turn_sees_the_earlier_ones(
 
 
 async def test_history_is_bounded_at_turn_boundaries(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """With room for 6 messages, five turns leave at most 6, starting at a prompt, calls paired."""
-    assistant = Assistant(registry, settings, max_messages=6)
+    assistant = Assistant(registry, db, settings, max_messages=6)
     for text in ("branches", "pending requests", "help", "stock at Whitefield", "sales today"):
         await assistant.reply(conversation="a", caller=ARJUN, text=text)
     stored = await assistant.store.load("a")
@@ -107,7 +107,7 @@ async def test_a_recorded_decision_reaches_the_next_turn(
 
 
 async def test_two_messages_at_once_both_stay_in_history(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """Two turns that read the same version both end up stored, one after the other."""
     both_running = asyncio.Barrier(2)
@@ -117,7 +117,7 @@ async def test_two_messages_at_once_both_stay_in_history(
             await asyncio.wait_for(both_running.wait(), timeout=60)
         return await respond(messages, info)
 
-    assistant = Assistant(registry, settings, model=FunctionModel(slow))
+    assistant = Assistant(registry, db, settings, model=FunctionModel(slow))
     await asyncio.gather(
         assistant.reply(conversation="a", caller=ARJUN, text="branches"),
         assistant.reply(conversation="a", caller=MEERA, text="pending requests"),

@@ -15,6 +15,7 @@ from bot.settings import Settings
 from tests.agent.conftest import ARJUN, SECRET
 from tests.support.streaming import RecordedStream
 from tools import Registry
+from tools.db import Database
 
 _WORDS = ["You have ", "four branches; ", "MG Road ", "is closed."]
 
@@ -73,6 +74,7 @@ async def base_url() -> AsyncIterator[tuple[str, StreamingOpenAI]]:
 
 
 async def test_a_providers_words_stream_in_order_and_its_tool_call_never(
+    db: Database,
     registry: Registry,
     base_url: tuple[str, StreamingOpenAI],
     monkeypatch: pytest.MonkeyPatch,
@@ -87,7 +89,7 @@ async def test_a_providers_words_stream_in_order_and_its_tool_call_never(
         countersign_secret=SECRET,
     )
     stream = RecordedStream()
-    async with Assistant(registry, settings) as assistant:
+    async with Assistant(registry, db, settings) as assistant:
         reply = await assistant.reply(
             conversation="p", caller=ARJUN, text="which branches?", stream=stream
         )

@@ -18,7 +18,8 @@ from bot.agent import Assistant
 from bot.agent.models import build_model
 from bot.settings import Settings, SettingsError
 from tests.agent.conftest import ARJUN, SECRET
-from tools import Registry
+from tools import CardSigner, Registry
+from tools.db import Database
 
 
 def test_offline_is_the_default() -> None:
@@ -123,24 +124,24 @@ async def _serve(fake: FakeOpenAI) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
-def _assistant(registry: Registry, base_url: str) -> Assistant:
+def _assistant(db: Database, registry: Registry, base_url: str) -> Assistant:
     settings = Settings(
         countersign_model="openai-chat:gpt-4.1",
         countersign_model_base_url=base_url,
         openai_api_key="sk-local-test",
         countersign_secret=SECRET,
     )
-    return Assistant(registry, settings)
+    return Assistant(registry, db, settings)
 
 
 async def test_an_openai_compatible_server_drives_a_turn(
-    registry: Registry, monkeypatch: pytest.MonkeyPatch
+    db: Database, registry: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The server's tool call runs the registry's list_branches; its final words are the reply."""
     monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # loopback only, this test only
     fake = FakeOpenAI("list_branches", {}, "You have four branches; MG Road is closed.")
     async for base_url in _serve(fake):
-        async with _assistant(registry, base_url) as assistant:
+        async with _assistant(db, registry, base_url) as assistant:
             reply = await assistant.reply(
                 conversation="o", caller=ARJUN, text="which branches do we have?"
             )
@@ -158,7 +159,7 @@ async def test_an_openai_compatible_server_drives_a_turn(
 
 
 async def test_a_real_models_proposal_reaches_the_reply_but_not_the_server(
-    registry: Registry, monkeypatch: pytest.MonkeyPatch
+    signer: CardSigner, db: Database, registry: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A provider's approve_request becomes a card in the reply; the server is sent no token."""
     monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # loopback only, this test only
@@ -166,13 +167,13 @@ async def test_a_real_models_proposal_reaches_the_reply_but_not_the_server(
         "approve_request", {"request_id": 3}, "Press Approve on the card to approve it."
     )
     async for base_url in _serve(fake):
-        assistant = _assistant(registry, base_url)
+        assistant = _assistant(db, registry, base_url)
         reply = await assistant.reply(
             conversation="o", caller=ARJUN, text="approve the whitefield discount"
         )
         await assistant.aclose()
     (proposal,) = reply.proposals
-    assert registry.signer.parse(proposal.card).userid == ARJUN.userid
+    assert signer.parse(proposal.card).userid == ARJUN.userid
     (result,) = fake.tool_messages()
     assert "NOT been done" in result
     assert proposal.card not in json.dumps(fake.bodies)

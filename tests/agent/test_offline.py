@@ -12,6 +12,7 @@ from bot.agent.offline import normalise, understand
 from bot.settings import Settings
 from tests.agent.conftest import ARJUN, PRIYA, RAVI, Recorder, tool_calls
 from tools import Caller, Registry, time_stamp
+from tools.db import Database
 from tools.toolsets.merchant import READ_ONLY_AGENT
 
 PHRASINGS: list[tuple[Caller, str, str | None, dict[str, Any], list[str]]] = [
@@ -187,10 +188,10 @@ async def test_reject_without_a_reason_asks_for_one(assistant: Assistant) -> Non
 
 
 async def test_a_tool_the_agent_lacks_is_explained(
-    registry: Registry, settings: Settings, recorder: Recorder
+    db: Database, registry: Registry, settings: Settings, recorder: Recorder
 ) -> None:
     """A read-only agent asked to approve says it cannot, and calls nothing."""
-    assistant = Assistant(registry, settings, agent=READ_ONLY_AGENT, model=recorder.model())
+    assistant = Assistant(registry, db, settings, agent=READ_ONLY_AGENT, model=recorder.model())
     reply = await assistant.reply(conversation="c", caller=ARJUN, text="approve request 3")
     assert "not available" in reply.text
     assert reply.proposals == []

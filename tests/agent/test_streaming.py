@@ -15,13 +15,14 @@ from bot.turns.streamed import closed, unshown
 from tests.agent.conftest import ARJUN
 from tests.support.streaming import RecordedStream, streaming_model
 from tools import Registry
+from tools.db import Database
 
 
 async def test_a_streamed_answer_arrives_in_pieces_in_order(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """Each text delta is appended as written; together they are the reply's whole text."""
-    assistant = Assistant(registry, settings, model=streaming_model())
+    assistant = Assistant(registry, db, settings, model=streaming_model())
     stream = RecordedStream()
     reply = await assistant.reply(conversation="s", caller=ARJUN, text="branches", stream=stream)
     assert len(stream.pieces) > 3
@@ -30,10 +31,10 @@ async def test_a_streamed_answer_arrives_in_pieces_in_order(
 
 
 async def test_a_card_and_its_tool_call_never_enter_the_stream(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """A proposal's token and the tool call behind it are not streamed; its words are."""
-    assistant = Assistant(registry, settings, model=streaming_model())
+    assistant = Assistant(registry, db, settings, model=streaming_model())
     stream = RecordedStream()
     reply = await assistant.reply(
         conversation="s", caller=ARJUN, text="approve request 3", stream=stream
@@ -54,7 +55,7 @@ async def test_the_offline_model_does_not_stream(assistant: Assistant) -> None:
 
 
 async def test_words_before_a_tool_call_are_their_own_paragraph(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """A model that speaks, calls a tool, then answers streams both, a paragraph apart."""
 
@@ -69,7 +70,7 @@ async def test_words_before_a_tool_call_are_their_own_paragraph(
         yield {1: DeltaToolCall("list_branches", "{}", tool_call_id="c1")}
 
     model = FunctionModel(stream_function=chatty)
-    assistant = Assistant(registry, settings, model=model)
+    assistant = Assistant(registry, db, settings, model=model)
     stream = RecordedStream()
     reply = await assistant.reply(conversation="p", caller=ARJUN, text="branches", stream=stream)
     assert reply.text == "Let me look.\n\nThere are three branches."
@@ -77,7 +78,7 @@ async def test_words_before_a_tool_call_are_their_own_paragraph(
 
 
 async def test_a_run_that_times_out_midway_keeps_what_was_shown(
-    registry: Registry, settings: Settings
+    registry: Registry, db: Database, settings: Settings
 ) -> None:
     """Words already streamed stay the reply's start; the apology follows them.
 
@@ -92,7 +93,7 @@ async def test_a_run_that_times_out_midway_keeps_what_was_shown(
         yield "never"
 
     assistant = Assistant(
-        registry, settings, model=FunctionModel(stream_function=stalls), timeout=2.0
+        registry, db, settings, model=FunctionModel(stream_function=stalls), timeout=2.0
     )
     stream = RecordedStream()
     reply = await assistant.reply(conversation="t", caller=ARJUN, text="branches", stream=stream)

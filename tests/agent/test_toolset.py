@@ -15,6 +15,7 @@ from bot.agent.toolset import compact_schema, inline_definitions
 from bot.settings import Settings
 from tests.agent.conftest import ARJUN
 from tools import Agent, Registry
+from tools.db import Database
 from tools.tool import Scope
 from tools.toolsets.merchant import DEFAULT_AGENT, READ_ONLY_AGENT
 
@@ -23,7 +24,7 @@ TOKEN_BUDGET = 2_000
 
 
 async def _offered(
-    registry: Registry, settings: Settings, agent: Agent = DEFAULT_AGENT
+    db: Database, registry: Registry, settings: Settings, agent: Agent = DEFAULT_AGENT
 ) -> list[ToolDefinition]:
     offered: list[ToolDefinition] = []
 
@@ -32,17 +33,17 @@ async def _offered(
         assert info.instructions == INSTRUCTIONS
         return ModelResponse(parts=[TextPart("ok")])
 
-    assistant = Assistant(registry, settings, agent=agent, model=FunctionModel(look))
+    assistant = Assistant(registry, db, settings, agent=agent, model=FunctionModel(look))
     await assistant.reply(conversation="s", caller=ARJUN, text="hello")
     return offered
 
 
 async def test_every_tool_of_the_agent_is_offered_with_its_schema(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """The model gets each allowed tool's name, description and argument fields, no titles."""
-    offered = await _offered(registry, settings)
-    tools = registry.tools_for(DEFAULT_AGENT)
+    offered = await _offered(db, registry, settings)
+    tools = await registry.offered(DEFAULT_AGENT, 1)
     assert [t.name for t in offered] == [t.name for t in tools]
     for definition, tool in zip(offered, tools, strict=True):
         assert definition.description == tool.description
@@ -52,11 +53,11 @@ async def test_every_tool_of_the_agent_is_offered_with_its_schema(
 
 
 async def test_a_read_only_agent_is_offered_no_write(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """The read-only agent's model never sees a write tool at all."""
-    offered = {t.name for t in await _offered(registry, settings, READ_ONLY_AGENT)}
-    writes = {t.name for t in registry.tools.values() if t.scope is Scope.WRITE}
+    offered = {t.name for t in await _offered(db, registry, settings, READ_ONLY_AGENT)}
+    writes = {t.name for t in await registry.offered(DEFAULT_AGENT, 1) if t.scope is Scope.WRITE}
     assert offered
     assert not offered & writes
 
@@ -103,10 +104,10 @@ def test_enum_references_are_written_in_place() -> None:
 
 
 async def test_prompt_and_tool_definitions_fit_the_budget(
-    registry: Registry, settings: Settings
+    db: Database, registry: Registry, settings: Settings
 ) -> None:
     """Instructions stay near 250 tokens and, with every tool definition, under the budget."""
-    offered = await _offered(registry, settings)
+    offered = await _offered(db, registry, settings)
     definitions = [
         {"name": t.name, "description": t.description, "parameters": t.parameters_json_schema}
         for t in offered

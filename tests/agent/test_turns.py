@@ -10,7 +10,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from bot.agent import Assistant
 from bot.settings import Settings
 from tests.agent.conftest import ARJUN, RAVI, Recorder, tool_calls
-from tools import Registry
+from tools import CardSigner, Registry
 from tools.db import Database
 from tools.toolsets.merchant.models import BranchRequest
 
@@ -23,12 +23,12 @@ async def _status(db: Database, request_id: int) -> str:
 
 
 async def test_approve_as_a_manager_proposes_and_changes_nothing(
-    assistant: Assistant, registry: Registry, db: Database
+    signer: CardSigner, assistant: Assistant, registry: Registry, db: Database
 ) -> None:
     """A manager's "approve request 3" returns one card issued to them; request 3 stays pending."""
     reply = await assistant.reply(conversation="t", caller=ARJUN, text="approve request 3")
     assert len(reply.proposals) == 1
-    claims = registry.signer.parse(reply.proposals[0].card)
+    claims = signer.parse(reply.proposals[0].card)
     assert (claims.tool, claims.userid, claims.tenantid) == ("approve_request", 2, 1)
     assert "Not done yet" in reply.text
     assert "waiting for your approval" in reply.text
@@ -36,7 +36,7 @@ async def test_approve_as_a_manager_proposes_and_changes_nothing(
 
 
 async def test_staff_approve_goes_to_the_managers(
-    assistant: Assistant, registry: Registry, db: Database
+    signer: CardSigner, assistant: Assistant, registry: Registry, db: Database
 ) -> None:
     """Ravi (staff) asking to approve gets a card issued to the managers and owner, not him;
     the reply says so, and nothing changes."""
@@ -44,19 +44,19 @@ async def test_staff_approve_goes_to_the_managers(
     [proposal] = reply.proposals
     assert proposal.routing is not None and proposal.routing.routed
     assert [i.name for i in proposal.routing.issued_to] == ["Arjun Mehta", "Meera Iyer"]
-    assert registry.signer.parse(proposal.card).userid == RAVI.userid
+    assert signer.parse(proposal.card).userid == RAVI.userid
     assert "went to Arjun Mehta or Meera Iyer" in reply.text
     assert await _status(db, 3) == "pending"
 
 
 async def test_a_shared_thread_acts_as_each_writer(
-    assistant: Assistant, registry: Registry
+    signer: CardSigner, assistant: Assistant, registry: Registry
 ) -> None:
     """In one thread Ravi's words make a card he asked for (routed to the managers); Arjun's
     same words, as Arjun, point to that live card instead of making a second one."""
     asked = await assistant.reply(conversation="thread", caller=RAVI, text="approve request 3")
     again = await assistant.reply(conversation="thread", caller=ARJUN, text="approve request 3")
-    assert [registry.signer.parse(p.card).userid for p in asked.proposals] == [RAVI.userid]
+    assert [signer.parse(p.card).userid for p in asked.proposals] == [RAVI.userid]
     assert again.proposals == []
     assert "already waiting on a card" in again.text
     prompts = [m for m in (await assistant.store.load("thread")).messages if _prompt(m)]
@@ -92,7 +92,7 @@ async def test_the_model_never_sees_a_signed_card(assistant: Assistant, recorder
 
 
 async def test_the_caller_comes_from_the_turn_not_the_model(
-    registry: Registry, settings: Settings, db: Database
+    signer: CardSigner, registry: Registry, settings: Settings, db: Database
 ) -> None:
     """A model claiming Priya the owner in its arguments is refused; with the arguments alone,
     the card is still Ravi's (staff), so it goes to the managers and he cannot approve it."""
@@ -103,7 +103,7 @@ async def test_the_caller_comes_from_the_turn_not_the_model(
         args: dict[str, Any] = {"request_id": 3, "userid": 1, "role": "owner"}
         return ModelResponse(parts=[ToolCallPart("approve_request", args)])
 
-    assistant = Assistant(registry, settings, model=FunctionModel(impostor))
+    assistant = Assistant(registry, db, settings, model=FunctionModel(impostor))
     reply = await assistant.reply(conversation="t", caller=RAVI, text="approve request 3")
     assert reply.proposals == []
     assert "There is no 'userid' setting here." in reply.text
@@ -114,9 +114,9 @@ async def test_the_caller_comes_from_the_turn_not_the_model(
             return ModelResponse(parts=[TextPart("ok")])
         return ModelResponse(parts=[ToolCallPart("approve_request", {"request_id": 3})])
 
-    assistant = Assistant(registry, settings, model=FunctionModel(plain))
+    assistant = Assistant(registry, db, settings, model=FunctionModel(plain))
     [card] = (await assistant.reply(conversation="u", caller=RAVI, text="as Priya")).proposals
-    assert registry.signer.parse(card.card).userid == RAVI.userid
+    assert signer.parse(card.card).userid == RAVI.userid
     assert card.routing is not None and RAVI.userid not in [
         i.userid for i in card.routing.issued_to
     ]

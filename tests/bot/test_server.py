@@ -14,7 +14,7 @@ from bot.agent import Assistant
 from bot.server import application, build_services
 from bot.services import Services
 from bot.settings import Settings, SettingsError
-from tools import CardSigner
+from tools import CardSigner, ProcessLease
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import build_registry
@@ -49,8 +49,11 @@ SLACK_ONLY = {
 
 
 def services_over(db: Database, configured: Settings) -> Services:
-    registry = build_registry(db, CardSigner([CARD_SECRET]))
-    return Services(registry, Assistant(registry, configured), Directory(db))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([CARD_SECRET]), lease=lease)
+    return Services(
+        registry, Assistant(registry, db, configured), Directory(db), db=db, lease=lease
+    )
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from bot.services import ModelReply, Services
 from bot.turns import posting
 from tests.support.clock import SteppedClock
 from tests.support.fake_surface import FakePlatform, Member
-from tools import Caller, CardSigner, Proposal, Registry
+from tools import Caller, CardSigner, ProcessLease, Proposal, Registry
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
@@ -67,6 +67,7 @@ class Core:
     fake: FakePlatform
     notes: Notes
     clock: SteppedClock
+    signer: CardSigner
 
     async def caller(self, user: str) -> Caller:
         found = await self.services.directory.resolve("slack", TEAM, user)
@@ -87,9 +88,11 @@ class Core:
 
     async def process(self) -> Services:
         """Another server on the same database, its lease started (stop it to have it gone)."""
-        registry = build_registry(self.registry.db, self.registry.signer, clock=self.clock)
-        await registry.lease.start()
-        return Services(registry, self.notes, self.services.directory)
+        db = self.services.db
+        lease = ProcessLease(db, clock=self.clock)
+        registry = build_registry(db, self.signer, clock=self.clock, lease=lease)
+        await lease.start()
+        return Services(registry, self.notes, self.services.directory, db=db, lease=lease)
 
     async def ask(
         self, user: str, *requests: int, services: Services | None = None
@@ -149,7 +152,8 @@ async def core(db: Database) -> Core:
     clock = SteppedClock()
     secret = "card-secret-for-core-tests-0123456789"
     signer = CardSigner([secret], ttl=timedelta(minutes=30), clock=clock)
-    registry = build_registry(db, signer, clock=clock)
+    lease = ProcessLease(db, clock=clock)
+    registry = build_registry(db, signer, clock=clock, lease=lease)
     directory = Directory(db)
     for user in LINKED:
         email = MEMBERS[user].email
@@ -157,5 +161,5 @@ async def core(db: Database) -> Core:
         await directory.link("slack", TEAM, user, email)
     fake = FakePlatform(TEAM, dict(MEMBERS))
     notes = Notes(platform=fake)
-    services = Services(registry, notes, directory)
-    return Core(services, registry, fake, notes, clock)
+    services = Services(registry, notes, directory, db=db, lease=lease)
+    return Core(services, registry, fake, notes, clock, signer)

@@ -130,7 +130,7 @@ async def test_copies_recorded_after_the_decision_was_shown_are_drawn_decided(co
     core.fake.on_post = then_on_its_copies
     with pytest.raises(ProcessDied):
         await core.ask("URAVI", 1, services=sender)
-    await sender.registry.lease.stop()
+    await sender.lease.stop()
     assert not await _is_shown(core)
 
     assert await _sweep(core) == 1
@@ -158,7 +158,7 @@ async def test_a_decision_whose_process_died_midway_is_shown_once(
     core.fake.dies_at = dies_at
     with pytest.raises(ProcessDied):
         await core.press("UARJUN", arjun, services=decider)
-    await decider.registry.lease.stop()
+    await decider.lease.stop()
     assert not await _is_shown(core)
 
     assert await _sweep(core) == 1

@@ -8,7 +8,7 @@ import pytest
 
 from tests.engine.toy import TOY_TOOLS
 from tests.support.clock import SteppedClock
-from tools import Agent, Caller, CardSigner, Registry, Role
+from tools import Agent, Caller, CardSigner, ProcessLease, Registry, Role
 from tools.db import Database
 from tools.toolsets.merchant.scope import tenant_name
 
@@ -29,6 +29,18 @@ def clock() -> SteppedClock:
 
 
 @pytest.fixture
-def registry(db: Database, clock: SteppedClock) -> Registry:
-    signer = CardSigner([SECRET], ttl=timedelta(minutes=30), clock=clock)
-    return Registry(db, signer, TOY_TOOLS, clock=clock, tenant_names=tenant_name)
+def signer(clock: SteppedClock) -> CardSigner:
+    return CardSigner([SECRET], ttl=timedelta(minutes=30), clock=clock)
+
+
+@pytest.fixture
+def lease(db: Database, clock: SteppedClock) -> ProcessLease:
+    """This process's lease, the one the registry claims cards under."""
+    return ProcessLease(db, clock=clock)
+
+
+@pytest.fixture
+def registry(
+    db: Database, clock: SteppedClock, signer: CardSigner, lease: ProcessLease
+) -> Registry:
+    return Registry(db, signer, TOY_TOOLS, clock=clock, tenant_names=tenant_name, lease=lease)

@@ -11,18 +11,19 @@ import sys
 
 from tests.engine.conftest import ARJUN, EVERYTHING, SECRET
 from tests.engine.toy import TOY_TOOLS
-from tools import CardSigner, Registry
+from tools import CardSigner, ProcessLease, Registry
 from tools.db import Database
 
 
 async def main(url: str, token: str) -> None:
     db = Database(url)
-    registry = Registry(db, CardSigner([SECRET]), TOY_TOOLS)
-    await registry.lease.start()
+    lease = ProcessLease(db)
+    registry = Registry(db, CardSigner([SECRET]), TOY_TOOLS, lease=lease)
+    await lease.start()
     try:
         await registry.approve(EVERYTHING, token, ARJUN)
     finally:
-        await registry.lease.stop()
+        await lease.stop()
         await db.dispose()
 
 

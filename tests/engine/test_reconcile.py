@@ -11,8 +11,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from tests.engine.conftest import ARJUN, EVERYTHING, SteppedClock
-from tools import CardStatus, Registry
-from tools.audit.log import Outcome
+from tests.engine.toy import TOY_TOOLS
+from tools import CardStatus, ProcessLease, Registry
+from tools.audit.log import AuditLog, Outcome
+from tools.cards.store import CardStore
+from tools.db import Database
 from tools.keeping.reconcile import INTERRUPTED_NOTE, UNKNOWN_NOTE
 from tools.toolsets.merchant.models import Branch
 
@@ -28,7 +31,7 @@ async def _wait_for(path: Path, process: asyncio.subprocess.Process, seconds: fl
 
 
 async def test_card_killed_mid_write_becomes_interrupted(
-    registry: Registry, database_url: str, tmp_path: Path
+    db: Database, registry: Registry, database_url: str, tmp_path: Path
 ) -> None:
     """SIGKILL between 'approved / executing' and the commit: the process is dead on this
     machine, so the reconciler marks the card interrupted at once, audits it, reports it, and
@@ -47,46 +50,46 @@ async def test_card_killed_mid_write_becomes_interrupted(
     )
     try:
         await _wait_for(tmp_path / "marker", child)
-        trail = await registry.audit.recent(card_id=proposal.card_id)
+        trail = await AuditLog(db).recent(card_id=proposal.card_id)
         assert (trail[0].outcome, trail[0].detail) == (Outcome.APPROVED, "executing")
     finally:
         child.send_signal(signal.SIGKILL)
         assert await child.wait() == -signal.SIGKILL
 
-    settled = await registry.reconcile()
+    settled = await registry.sweeps.reconcile()
 
     assert [(c.card_id, c.status, c.outcome) for c in settled] == [
         (proposal.card_id, CardStatus.INTERRUPTED, INTERRUPTED_NOTE)
     ]
-    async with registry.db.session() as session:
+    async with db.session() as session:
         branch = await session.get(Branch, 1)
         assert branch is not None and branch.name == "Indiranagar"
-    assert (await registry.audit.recent(card_id=proposal.card_id))[0].outcome == Outcome.INTERRUPTED
-    assert await registry.reconcile() == []
+    assert (await AuditLog(db).recent(card_id=proposal.card_id))[0].outcome == Outcome.INTERRUPTED
+    assert await registry.sweeps.reconcile() == []
 
 
 async def test_external_side_effects_are_reported_as_unknown(
-    registry: Registry, clock: SteppedClock
+    lease: ProcessLease, db: Database, registry: Registry, clock: SteppedClock
 ) -> None:
     """A tool declaring effects outside the database is settled as 'outcome unknown'."""
     from dataclasses import replace
 
-    tool = registry.lookup("rename_branch")
+    tool = next(t for t in TOY_TOOLS if t.name == "rename_branch")
     registry._catalogue._reference["rename_branch"] = replace(tool, external=True)
     proposal = (
         await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)
     ).proposal
     assert proposal is not None
-    assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
-    clock.step(registry.lease.expiry)
+    assert await CardStore(db).claim(proposal.card_id, ARJUN, registry.now())
+    clock.step(lease.expiry)
 
-    settled = await registry.reconcile()
+    settled = await registry.sweeps.reconcile()
 
     assert [(c.status, c.outcome) for c in settled] == [(CardStatus.UNKNOWN, UNKNOWN_NOTE)]
 
 
 async def test_unknown_claimant_is_given_the_grace_period(
-    registry: Registry, clock: SteppedClock
+    lease: ProcessLease, db: Database, registry: Registry, clock: SteppedClock
 ) -> None:
     """A card claimed by no known process (before leases existed) is left alone until it has
     been stuck longer than the grace period; then it is settled."""
@@ -94,11 +97,11 @@ async def test_unknown_claimant_is_given_the_grace_period(
         await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "X"}, ARJUN)
     ).proposal
     assert proposal is not None
-    assert await registry.cards.claim(proposal.card_id, ARJUN, registry.clock())
-    registry.lease.expiry = timedelta(seconds=60)
+    assert await CardStore(db).claim(proposal.card_id, ARJUN, registry.now())
+    lease.expiry = timedelta(seconds=60)
 
-    assert await registry.reconcile() == []
+    assert await registry.sweeps.reconcile() == []
     clock.step(timedelta(seconds=61))
-    settled = await registry.reconcile()
+    settled = await registry.sweeps.reconcile()
 
     assert [(c.card_id, c.status) for c in settled] == [(proposal.card_id, CardStatus.INTERRUPTED)]

@@ -13,10 +13,20 @@ from sqlalchemy import select, update
 
 from tests.engine import toy
 from tests.engine.conftest import ARJUN, EVERYTHING, MEERA, RAVI, SAM, SECRET, SteppedClock
-from tools import NOT_DONE_NOTE, Agent, CardClaims, CardSigner, CardStatus, Registry, Scope, Tool
-from tools.audit.log import Outcome
+from tools import (
+    NOT_DONE_NOTE,
+    Agent,
+    CardClaims,
+    CardSigner,
+    CardStatus,
+    Registry,
+    Scope,
+    Tool,
+    ToolContext,
+)
+from tools.audit.log import AuditLog, Outcome
 from tools.cards.tokens import args_digest
-from tools.db import AuditRow, ProposalRow
+from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import (
     CardDecidedError,
     CardExpiredError,
@@ -37,8 +47,8 @@ from tools.toolsets.merchant.models import Branch
 RENAME = {"branch_id": 1, "name": "Indiranagar East"}
 
 
-async def _branch_name(registry: Registry, branch_id: int = 1) -> str:
-    async with registry.db.session() as session:
+async def _branch_name(db: Database, branch_id: int = 1) -> str:
+    async with db.session() as session:
         branch = await session.get(Branch, branch_id)
         assert branch is not None
         return branch.name
@@ -52,8 +62,8 @@ async def _card(
     return result.proposal.card
 
 
-async def _audit(registry: Registry) -> list[AuditRow]:
-    return list(reversed(await registry.audit.recent(limit=100)))
+async def _audit(db: Database) -> list[AuditRow]:
+    return list(reversed(await AuditLog(db).recent(limit=100)))
 
 
 def test_a_write_tool_cannot_be_built_with_a_plain_handler() -> None:
@@ -67,20 +77,22 @@ def test_a_write_tool_cannot_be_built_with_a_plain_handler() -> None:
         replace(built, handler=toy.execute_rename)
 
 
-async def test_a_write_tools_plain_handler_refuses(registry: Registry) -> None:
+async def test_a_write_tools_plain_handler_refuses(db: Database, registry: Registry) -> None:
     """Even called directly, a write tool's handler raises NeedsApprovalError and writes nothing."""
-    tool = registry.lookup("rename_branch")
-    async with registry.db.tenant_session(1) as session:
-        ctx = await registry.context(session, ARJUN, registry.clock())
+    tool = next(t for t in toy.TOY_TOOLS if t.name == "rename_branch")
+    async with db.tenant_session(1) as session:
+        ctx = ToolContext(ARJUN, session, registry.now())
         with pytest.raises(NeedsApprovalError):
             await tool.handler(ctx, toy.RenameArgs(**RENAME))  # type: ignore[arg-type]
-    assert await _branch_name(registry) == "Indiranagar"
+    assert await _branch_name(db) == "Indiranagar"
 
 
-async def test_model_path_call_of_a_write_changes_nothing_and_says_so(registry: Registry) -> None:
+async def test_model_path_call_of_a_write_changes_nothing_and_says_so(
+    db: Database, registry: Registry
+) -> None:
     """Registry.call of a write returns a proposal whose note says it has NOT been done."""
     result = await registry.call(EVERYTHING, "rename_branch", RENAME, ARJUN)
-    assert await _branch_name(registry) == "Indiranagar"
+    assert await _branch_name(db) == "Indiranagar"
     assert result.note == NOT_DONE_NOTE
     assert "NOT been done" in result.note
     assert result.scope == "nothing has changed yet"
@@ -88,61 +100,67 @@ async def test_model_path_call_of_a_write_changes_nothing_and_says_so(registry: 
     assert result.proposal is not None
     assert result.proposal.card not in repr(shown)
     assert shown["rows"][0]["summary"] == "Rename branch 1 from Indiranagar to Indiranagar East."
-    rows = await _audit(registry)
+    rows = await _audit(db)
     assert (rows[-1].outcome, rows[-1].card_id) == (Outcome.PROPOSED, result.proposal.card_id)
 
 
-async def test_approved_card_runs_once_and_audits_before_and_after(registry: Registry) -> None:
+async def test_approved_card_runs_once_and_audits_before_and_after(
+    db: Database, registry: Registry
+) -> None:
     """Approval executes the write, moves the card to done, and audits approved then done."""
     token = await _card(registry)
     decision = await registry.approve(EVERYTHING, token, ARJUN)
     assert decision.ok and decision.card.status is CardStatus.DONE
     assert decision.card.decided_by_name == "Arjun Mehta"
-    assert await _branch_name(registry) == "Indiranagar East"
-    outcomes = [(r.outcome, r.detail) for r in await _audit(registry)][-2:]
+    assert await _branch_name(db) == "Indiranagar East"
+    outcomes = [(r.outcome, r.detail) for r in await _audit(db)][-2:]
     assert outcomes == [(Outcome.APPROVED, "executing"), (Outcome.DONE, "done")]
 
 
-async def test_tampered_token_is_refused_and_audited(registry: Registry) -> None:
+async def test_tampered_token_is_refused_and_audited(db: Database, registry: Registry) -> None:
     """A token with a changed character is refused as invalid, and the refusal is audited."""
     token = await _card(registry)
     flipped = token[:-3] + ("A" if token[-3] != "A" else "B") + token[-2:]
     with pytest.raises(InvalidCardError):
         await registry.approve(EVERYTHING, flipped, ARJUN)
-    assert (await _audit(registry))[-1].outcome == Outcome.REFUSED
-    assert await _branch_name(registry) == "Indiranagar"
+    assert (await _audit(db))[-1].outcome == Outcome.REFUSED
+    assert await _branch_name(db) == "Indiranagar"
 
 
 @pytest.mark.parametrize("token", ["", "garbage", "a.b.c", "x" * 5000, "eyJ.eyJ.eyJ"])
-async def test_garbage_tokens_are_refusals_not_crashes(registry: Registry, token: str) -> None:
+async def test_garbage_tokens_are_refusals_not_crashes(
+    db: Database, registry: Registry, token: str
+) -> None:
     """Empty, truncated, oversized and made-up tokens all raise InvalidCardError."""
     with pytest.raises(InvalidCardError):
         await registry.approve(EVERYTHING, token, ARJUN)
-    assert (await _audit(registry))[-1].outcome == Outcome.REFUSED
+    assert (await _audit(db))[-1].outcome == Outcome.REFUSED
 
 
-async def test_foreign_key_signed_token_is_refused(registry: Registry, clock: SteppedClock) -> None:
+async def test_foreign_key_signed_token_is_refused(
+    signer: CardSigner, registry: Registry, clock: SteppedClock
+) -> None:
     """A card signed with a key this server does not hold is refused."""
     token = await _card(registry)
-    claims = registry.signer.parse(token)
+    claims = signer.parse(token)
     forged = CardSigner(["someone-else-secret-0123456789"], clock=clock).mint(claims)
     with pytest.raises(InvalidCardError):
         await registry.approve(EVERYTHING, forged, ARJUN)
 
 
 async def test_rotated_key_still_accepts_older_cards(
-    registry: Registry, clock: SteppedClock
+    db: Database, registry: Registry, clock: SteppedClock
 ) -> None:
     """Cards minted with the previous key verify after rotation; new cards use the new key."""
     token = await _card(registry)
     signer = CardSigner(["new-secret-0123456789abcdef", SECRET], clock=clock)
-    rotated = Registry(registry.db, signer, registry.tools.values(), clock=clock)
+    rotated = Registry(db, signer, toy.TOY_TOOLS, clock=clock)
     decision = await rotated.approve(EVERYTHING, token, ARJUN)
     assert decision.ok
 
 
 async def test_expired_card_is_its_own_error_and_marks_the_card(
-    registry: Registry, clock: SteppedClock
+    db: Database, registry: Registry, clock: SteppedClock
 ) -> None:
     """Past the TTL the card is refused as expired (not invalid), stored as expired, audited."""
     token = await _card(registry)
@@ -151,18 +169,20 @@ async def test_expired_card_is_its_own_error_and_marks_the_card(
         await registry.approve(EVERYTHING, token, ARJUN)
     record = await registry.card(str(expired.value.card_id))
     assert record is not None and record.status is CardStatus.EXPIRED
-    assert (await _audit(registry))[-1].outcome == Outcome.EXPIRED
-    assert await _branch_name(registry) == "Indiranagar"
+    assert (await _audit(db))[-1].outcome == Outcome.EXPIRED
+    assert await _branch_name(db) == "Indiranagar"
 
 
-async def test_other_users_card_is_refused(registry: Registry) -> None:
+async def test_other_users_card_is_refused(
+    db: Database, signer: CardSigner, registry: Registry
+) -> None:
     """Meera pressing Arjun's card gets NotYourCardError, audited; the card stays pending."""
     token = await _card(registry)
     with pytest.raises(NotYourCardError):
         await registry.approve(EVERYTHING, token, MEERA)
-    last = (await _audit(registry))[-1]
+    last = (await _audit(db))[-1]
     assert (last.outcome, last.user_id) == (Outcome.REFUSED, MEERA.userid)
-    assert (await registry.card(registry.signer.parse(token).card_id)).status is CardStatus.PENDING  # type: ignore[union-attr]
+    assert (await registry.card(signer.parse(token).card_id)).status is CardStatus.PENDING  # type: ignore[union-attr]
 
 
 async def test_other_tenants_card_is_refused(registry: Registry) -> None:
@@ -173,19 +193,21 @@ async def test_other_tenants_card_is_refused(registry: Registry) -> None:
         await registry.approve(EVERYTHING, token, impostor)
 
 
-async def test_card_for_an_unknown_tool_is_refused(registry: Registry) -> None:
+async def test_card_for_an_unknown_tool_is_refused(
+    db: Database, signer: CardSigner, registry: Registry
+) -> None:
     """A validly signed card naming a tool the registry does not have is refused."""
     claims = CardClaims("0" * 32, "transfer_money", ARJUN.userid, ARJUN.tenantid, "x")
     with pytest.raises(UnknownToolError):
-        await registry.approve(EVERYTHING, registry.signer.mint(claims), ARJUN)
-    assert (await _audit(registry))[-1].tool == "transfer_money"
+        await registry.approve(EVERYTHING, signer.mint(claims), ARJUN)
+    assert (await _audit(db))[-1].tool == "transfer_money"
 
 
-async def test_card_for_a_read_tool_is_refused(registry: Registry) -> None:
+async def test_card_for_a_read_tool_is_refused(signer: CardSigner, registry: Registry) -> None:
     """A signed card naming a read tool is refused: reads have nothing to approve."""
     claims = CardClaims("0" * 32, "count_branches", ARJUN.userid, ARJUN.tenantid, "x")
     with pytest.raises(NotAWriteError):
-        await registry.approve(EVERYTHING, registry.signer.mint(claims), ARJUN)
+        await registry.approve(EVERYTHING, signer.mint(claims), ARJUN)
 
 
 async def test_allow_list_is_checked_again_at_approval(registry: Registry) -> None:
@@ -198,7 +220,9 @@ async def test_allow_list_is_checked_again_at_approval(registry: Registry) -> No
         await registry.call(reader, "rename_branch", RENAME, ARJUN)
 
 
-async def test_role_is_checked_at_approval_against_the_live_role(registry: Registry) -> None:
+async def test_role_is_checked_at_approval_against_the_live_role(
+    db: Database, registry: Registry
+) -> None:
     """Staff may ask but not approve (their card goes to the managers); a manager demoted after
     proposing is refused at approval."""
     staffs = await registry.call(EVERYTHING, "rename_branch", RENAME, RAVI)
@@ -209,10 +233,12 @@ async def test_role_is_checked_at_approval_against_the_live_role(registry: Regis
     token = await _card(registry)
     with pytest.raises(RoleRequiredError):
         await registry.approve(EVERYTHING, token, replace(ARJUN, role=RAVI.role))
-    assert await _branch_name(registry) == "Indiranagar"
+    assert await _branch_name(db) == "Indiranagar"
 
 
-async def test_unknown_tool_and_bad_arguments_are_distinct_errors(registry: Registry) -> None:
+async def test_unknown_tool_and_bad_arguments_are_distinct_errors(
+    db: Database, registry: Registry
+) -> None:
     """Registry.call names each refusal: unknown tool, invalid arguments; both audited."""
     with pytest.raises(UnknownToolError):
         await registry.call(EVERYTHING, "nope", {}, ARJUN)
@@ -220,45 +246,53 @@ async def test_unknown_tool_and_bad_arguments_are_distinct_errors(registry: Regi
         await registry.call(EVERYTHING, "rename_branch", {"name": "x"}, ARJUN)
     with pytest.raises(InvalidArgumentsError, match="sneaky"):
         await registry.call(EVERYTHING, "rename_branch", {**RENAME, "sneaky": 1}, ARJUN)
-    assert [r.outcome for r in await _audit(registry)] == [Outcome.REFUSED] * 3
+    assert [r.outcome for r in await _audit(db)] == [Outcome.REFUSED] * 3
 
 
-async def _rewrite_args(registry: Registry, token: str, args: dict[str, object]) -> None:
-    card_id = registry.signer.parse(token).card_id
-    async with registry.db.session() as session, session.begin():
+async def _rewrite_args(
+    db: Database, signer: CardSigner, token: str, args: dict[str, object]
+) -> None:
+    card_id = signer.parse(token).card_id
+    async with db.session() as session, session.begin():
         await session.execute(
             update(ProposalRow).where(ProposalRow.id == card_id).values(args=args)
         )
 
 
-async def test_schema_invalid_stored_arguments_are_refused(registry: Registry) -> None:
+async def test_schema_invalid_stored_arguments_are_refused(
+    signer: CardSigner, db: Database, registry: Registry
+) -> None:
     """Stored arguments that no longer fit the schema are refused before anything runs."""
     token = await _card(registry)
-    await _rewrite_args(registry, token, {"branch_id": "one", "name": ""})
+    await _rewrite_args(db, signer, token, {"branch_id": "one", "name": ""})
     with pytest.raises(InvalidArgumentsError):
         await registry.approve(EVERYTHING, token, ARJUN)
-    assert await _branch_name(registry) == "Indiranagar"
+    assert await _branch_name(db) == "Indiranagar"
 
 
-async def test_digest_mismatch_is_refused(registry: Registry) -> None:
+async def test_digest_mismatch_is_refused(
+    signer: CardSigner, db: Database, registry: Registry
+) -> None:
     """Valid but different stored arguments do not match the signed digest: what was shown runs."""
     token = await _card(registry)
-    await _rewrite_args(registry, token, {**RENAME, "name": "Something Else"})
+    await _rewrite_args(db, signer, token, {**RENAME, "name": "Something Else"})
     with pytest.raises(CardMismatchError):
         await registry.approve(EVERYTHING, token, ARJUN)
-    assert await _branch_name(registry) == "Indiranagar"
-    assert (await _audit(registry))[-1].outcome == Outcome.REFUSED
+    assert await _branch_name(db) == "Indiranagar"
+    assert (await _audit(db))[-1].outcome == Outcome.REFUSED
 
 
-async def test_approved_executing_is_audited_even_when_execute_raises(registry: Registry) -> None:
+async def test_approved_executing_is_audited_even_when_execute_raises(
+    db: Database, signer: CardSigner, registry: Registry
+) -> None:
     """The 'approved / executing' row is committed before a write that then blows up."""
     token = await _card(registry, "explode")
     with pytest.raises(RuntimeError, match="payment provider"):
         await registry.approve(EVERYTHING, token, ARJUN)
-    rows = [(r.outcome, r.detail) for r in await _audit(registry)][-2:]
+    rows = [(r.outcome, r.detail) for r in await _audit(db)][-2:]
     assert rows[0] == (Outcome.APPROVED, "executing")
     assert rows[1][0] == Outcome.FAILED and "payment provider" in rows[1][1]
-    record = await registry.card(registry.signer.parse(token).card_id)
+    record = await registry.card(signer.parse(token).card_id)
     assert record is not None and record.status is CardStatus.FAILED
 
 
@@ -270,7 +304,9 @@ async def test_replayed_card_is_refused_with_who_decided(registry: Registry) -> 
         await registry.approve(EVERYTHING, token, ARJUN)
 
 
-async def test_fifty_concurrent_approvals_execute_exactly_once(registry: Registry) -> None:
+async def test_fifty_concurrent_approvals_execute_exactly_once(
+    db: Database, registry: Registry
+) -> None:
     """Fifty simultaneous presses of one card: one execution, forty-nine CardDecidedError."""
     toy.SEEN_TYPES.clear()
     token = await _card(registry)
@@ -281,29 +317,33 @@ async def test_fifty_concurrent_approvals_execute_exactly_once(registry: Registr
     refused = [o for o in outcomes if isinstance(o, CardDecidedError)]
     assert (len(done), len(refused)) == (1, 49)
     assert len(toy.SEEN_TYPES) == 1
-    async with registry.db.session() as session:
+    async with db.session() as session:
         approvals = await session.scalars(
             select(AuditRow).where(AuditRow.outcome == Outcome.APPROVED)
         )
         assert len(approvals.all()) == 1
 
 
-async def test_state_changed_since_proposal_is_refused_at_execution(registry: Registry) -> None:
+async def test_state_changed_since_proposal_is_refused_at_execution(
+    db: Database, registry: Registry
+) -> None:
     """A branch closed between proposal and approval: the card fails with a reason, no write.
 
     The reason is the tool's own refusal: the card is resolved again before its write runs
     (``tools.approving.as_shown``), and resolving refuses a closed branch as it would have at proposal.
     """
     token = await _card(registry)
-    async with registry.db.session() as session, session.begin():
+    async with db.session() as session, session.begin():
         await session.execute(update(Branch).where(Branch.id == 1).values(status="closed"))
     decision = await registry.approve(EVERYTHING, token, ARJUN)
     assert decision.card.status is CardStatus.FAILED
     assert decision.card.outcome == "Branch 1 (Indiranagar) is closed."
-    assert await _branch_name(registry) == "Indiranagar"
+    assert await _branch_name(db) == "Indiranagar"
 
 
-async def test_json_round_trip_keeps_every_argument_type(registry: Registry) -> None:
+async def test_json_round_trip_keeps_every_argument_type(
+    signer: CardSigner, registry: Registry
+) -> None:
     """Ints, Decimals, dates and enums come back to execute as themselves, not floats or strings.
 
     The first version of this design read a request id sealed as 41 back as 41.0 and looked up
@@ -314,29 +354,33 @@ async def test_json_round_trip_keeps_every_argument_type(registry: Registry) -> 
     token = await _card(registry, args=args)
     await registry.approve(EVERYTHING, token, ARJUN)
     assert [(int, Decimal, dt.date, toy.RequestKind)] == toy.SEEN_TYPES
-    record = await registry.card(registry.signer.parse(token).card_id)
+    record = await registry.card(signer.parse(token).card_id)
     assert record is not None
     assert record.args["budget"] == "1250.50" and record.args["branch_id"] == 1
 
 
-async def test_token_stays_short_whatever_the_arguments(registry: Registry) -> None:
+async def test_token_stays_short_whatever_the_arguments(
+    signer: CardSigner, registry: Registry
+) -> None:
     """The token carries a digest, not the arguments: under 1,000 characters for a huge name."""
     token = await _card(registry, args={**RENAME, "name": "N" * 100})
-    claims = registry.signer.parse(token)
+    claims = signer.parse(token)
     assert len(token) < 1000
     record = await registry.card(claims.card_id)
     assert record is not None and claims.digest == args_digest(record.args)
 
 
-async def test_reject_keeps_the_reason_and_blocks_approval(registry: Registry) -> None:
+async def test_reject_keeps_the_reason_and_blocks_approval(
+    db: Database, registry: Registry
+) -> None:
     """Rejecting moves the card to rejected with the reason; a later approval is refused."""
     token = await _card(registry)
     decision = await registry.reject(EVERYTHING, token, ARJUN, "  not this week  ")
     assert (decision.card.status, decision.card.reason) == (CardStatus.REJECTED, "not this week")
     with pytest.raises(CardDecidedError, match="rejected by Arjun Mehta"):
         await registry.approve(EVERYTHING, token, ARJUN)
-    assert await _branch_name(registry) == "Indiranagar"
-    assert (await _audit(registry))[-2].outcome == Outcome.REJECTED
+    assert await _branch_name(db) == "Indiranagar"
+    assert (await _audit(db))[-2].outcome == Outcome.REJECTED
 
 
 async def test_reject_by_someone_else_is_refused(registry: Registry) -> None:

@@ -131,13 +131,13 @@ def test_correctly_signed_nonsense_is_refused(payload: bytes) -> None:
         signer.parse(token)
 
 
-async def test_sha1_card_approves_end_to_end(registry: Registry) -> None:
+async def test_sha1_card_approves_end_to_end(signer: CardSigner, registry: Registry) -> None:
     """A card proposed just before the deploy, pressed just after it, runs."""
     proposal = (
         await registry.call(EVERYTHING, "rename_branch", {"branch_id": 1, "name": "Old"}, ARJUN)
     ).proposal
     assert proposal is not None
-    legacy = _sha1_token(registry.signer.parse(proposal.card), at=registry.clock())
+    legacy = _sha1_token(signer.parse(proposal.card), at=registry.now())
     decision = await registry.approve(EVERYTHING, legacy, ARJUN)
     assert decision.ok
 

@@ -20,7 +20,7 @@ RENAME = {"branch_id": 1, "name": "Indiranagar East"}
 
 
 @asynccontextmanager
-async def _transactions(registry: Registry) -> AsyncIterator[list[list[str]]]:
+async def _transactions(db: Database) -> AsyncIterator[list[list[str]]]:
     """Every statement the driver received, grouped by the transaction that ended it.
 
     Recorded at the driver (``tests.support.driver_calls``): the approval path runs its
@@ -28,7 +28,7 @@ async def _transactions(registry: Registry) -> AsyncIterator[list[list[str]]]:
     setup (SQLite's PRAGMAs) and the pool's rollback of a connection handed back after its
     commit belong to no transaction and are left out.
     """
-    async with registry.db.engine.connect():
+    async with db.engine.connect():
         pass  # the engine's first connection asks the server about itself; not a cycle's
     steps: list[Step] = []
     done: list[list[str]] = []
@@ -43,9 +43,11 @@ async def _transactions(registry: Registry) -> AsyncIterator[list[list[str]]]:
             current.clear()
 
 
-async def test_propose_is_one_transaction_with_its_audit_line(registry: Registry) -> None:
+async def test_propose_is_one_transaction_with_its_audit_line(
+    db: Database, registry: Registry
+) -> None:
     """The card and its 'proposed' audit line are stored by one commit, after the tool's reads."""
-    async with _transactions(registry) as done:
+    async with _transactions(db) as done:
         await registry.call(EVERYTHING, "rename_branch", RENAME, ARJUN)
 
     [proposed] = done
@@ -53,6 +55,7 @@ async def test_propose_is_one_transaction_with_its_audit_line(registry: Registry
 
 
 async def test_approve_commits_the_claim_and_its_audit_before_the_write(
+    db: Database,
     registry: Registry,
 ) -> None:
     """Two transactions: the claim with 'approved / executing', committed; then the write, the
@@ -60,7 +63,7 @@ async def test_approve_commits_the_claim_and_its_audit_before_the_write(
     proposal = (await registry.call(EVERYTHING, "rename_branch", RENAME, ARJUN)).proposal
     assert proposal is not None
 
-    async with _transactions(registry) as done:
+    async with _transactions(db) as done:
         assert (await registry.approve(EVERYTHING, proposal.card, ARJUN)).ok
 
     claim, write = done

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tools import Caller, CardSigner, Role
+from tools import Caller, CardSigner, ProcessLease, Role
 from tools.db import Database
 from tools.toolsets.mcp import McpTools, SourceClients
 from tools.toolsets.merchant import build_registry
@@ -20,14 +20,15 @@ PRIYA = Caller(1, 1, Role.OWNER, "Priya Raman")
 
 async def main(url: str, secret: str, token: str) -> None:
     db = Database(url)
-    registry = build_registry(db, CardSigner([secret]))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([secret]), lease=lease)
     registry.add_source(McpTools(db, SourceClients()))
-    await registry.lease.start()
+    await lease.start()
     try:
         await registry.approve(registry.default_agent, token, PRIYA)
     finally:
         await registry.aclose()
-        await registry.lease.stop()
+        await lease.stop()
         await db.dispose()
 
 

@@ -36,7 +36,9 @@ async def test_another_merchants_model_is_never_offered_them(
     await connect(db, 1, "odd", hostile_stdio, trust_annotations=True)
     offered = Offered()
     settings = Settings(countersign_model="offline", countersign_secret="s" * 32)
-    assistant = Assistant(registry, settings, model=FunctionModel(offered, model_name="offered"))
+    assistant = Assistant(
+        registry, db, settings, model=FunctionModel(offered, model_name="offered")
+    )
 
     fiesta = await assistant.reply(
         conversation="f", caller=PRIYA, text="use odd__sleep with seconds=0"

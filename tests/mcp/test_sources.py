@@ -13,8 +13,9 @@ from tests.engine.conftest import ARJUN, MEERA, PRIYA, RAVI, SAM
 from tests.mcp.conftest import connect, connect_url
 from tests.support.mcp_servers import HostileState, payments_with_key
 from tools import Registry
-from tools.audit.log import Outcome
+from tools.audit.log import AuditLog, Outcome
 from tools.cards.record import CardStatus
+from tools.cards.store import CardStore
 from tools.db import AuditRow, Database
 from tools.errors import ConflictError, InvalidArgumentsError, NotFoundError, UnknownToolError
 from tools.keeping.reconcile import UNKNOWN_NOTE
@@ -56,7 +57,8 @@ async def test_an_untrusted_servers_read_only_tool_is_still_a_write(
     assert offered["odd__approve_request"] is Scope.WRITE
     # The reference tool of that name is untouched beside it.
     assert offered["approve_request"] is Scope.WRITE
-    assert registry.tools["approve_request"].external is False
+    tools = {t.name: t for t in await registry.offered(registry.default_agent, 1)}
+    assert tools["approve_request"].external is False
 
 
 async def test_a_write_is_a_card_and_nothing_is_sent_before_approve(
@@ -456,14 +458,14 @@ async def test_an_answer_after_the_card_was_settled_keeps_the_card_and_is_audite
     pressed = asyncio.create_task(registry.approve(registry.default_agent, proposal.card, PRIYA))
     while not [c for c in hostile_state.calls("slow_transfer") if c["arguments"] == args]:  # noqa: ASYNC110
         await asyncio.sleep(0.02)  # the server's call log is another process's file
-    assert await registry.cards.move(
+    assert await CardStore(db).move(
         proposal.card_id, frm=CardStatus.EXECUTING, to=CardStatus.UNKNOWN, outcome=UNKNOWN_NOTE
     )
 
     decision = await pressed
 
     assert (decision.card.status, decision.card.outcome) == (CardStatus.UNKNOWN, UNKNOWN_NOTE)
-    latest = (await registry.audit.recent(card_id=proposal.card_id))[0]
+    latest = (await AuditLog(db).recent(card_id=proposal.card_id))[0]
     assert latest.outcome == Outcome.DONE
     assert "Transferred 8.0 to ACC-8" in latest.detail
     assert "answered after the card was settled as outcome_unknown" in latest.detail

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy import update as sa_update
 
-from tools.audit.log import Outcome
+from tools.audit.log import AuditLog, Outcome
 from tools.caller import Caller, Role
 from tools.cards.tokens import CardSigner, Clock
 from tools.db import Database
@@ -596,20 +596,20 @@ async def test_sales_summary_in_dollars_for_harbor(week_of_sales: Registry) -> N
 # ── audit and arguments ──────────────────────────────────────────────────────────────────────
 
 
-async def test_reads_are_audited(registry: Registry) -> None:
+async def test_reads_are_audited(db: Database, registry: Registry) -> None:
     """A read leaves an audit row with who, which tool, the resolved arguments and row count."""
     await read(registry, "list_requests", {"branch": "Indiranagar"})
-    [entry] = await registry.audit.recent(tenantid=1, limit=1)
+    [entry] = await AuditLog(db).recent(tenantid=1, limit=1)
     assert (entry.tool, entry.scope, entry.outcome) == ("list_requests", "read", Outcome.OK)
     assert (entry.user_id, entry.agent, entry.rows) == (4, DEFAULT_AGENT.name, 4)
     assert entry.args == {"status": "pending", "branch": "Indiranagar", "kind": None}
 
 
-async def test_refused_reads_are_audited(registry: Registry) -> None:
+async def test_refused_reads_are_audited(db: Database, registry: Registry) -> None:
     """A read that finds nothing is audited as refused, with the message the person saw."""
     with pytest.raises(NotFoundError):
         await read(registry, "get_request", {"request_id": 10})
-    [entry] = await registry.audit.recent(tenantid=1, limit=1)
+    [entry] = await AuditLog(db).recent(tenantid=1, limit=1)
     assert (entry.tool, entry.outcome) == ("get_request", Outcome.REFUSED)
     assert entry.detail.startswith("There is no request 10.")
 

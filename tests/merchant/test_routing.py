@@ -27,6 +27,8 @@ from tests.support.clock import SteppedClock
 from tools.audit.log import Outcome
 from tools.caller import Role
 from tools.cards.record import CardStatus, Issuee
+from tools.cards.store import CardStore
+from tools.cards.tokens import CARD_TTL
 from tools.db import AuditRow, Database, ProposalRow
 from tools.errors import (
     AlreadyApprovedError,
@@ -129,7 +131,7 @@ async def test_three_pressing_a_two_approver_card_at_once(db: Database) -> None:
     stored = await registry.card(card.card_id)
     assert stored is not None
     priya = Issuee(PRIYA.userid, PRIYA.name)
-    assert await registry.cards.escalate(card.card_id, [*stored.issued_to, priya], registry.clock())
+    assert await CardStore(db).escalate(card.card_id, [*stored.issued_to, priya], registry.now())
     results = await asyncio.gather(
         *(approve(registry, card, who) for who in (ARJUN, MEERA, PRIYA)), return_exceptions=True
     )
@@ -198,9 +200,9 @@ async def test_expiry_is_decided_once_across_sweeps(db: Database) -> None:
     """Two sweeps after the card's time: the first moves it to expired, the second finds none."""
     registry = make_registry(db)
     card = await propose(registry, "approve_request", {"request_id": 1}, RAVI)
-    later = registry.clock() + registry.card_ttl + timedelta(seconds=1)
+    later = registry.now() + CARD_TTL + timedelta(seconds=1)
     first, second = await asyncio.gather(
-        registry.cards.expire_due(later), registry.cards.expire_due(later)
+        CardStore(db).expire_due(later), CardStore(db).expire_due(later)
     )
     assert [r.card_id for r in [*first, *second]] == [card.card_id]
     expired = await registry.card(card.card_id)
@@ -254,16 +256,16 @@ async def test_an_approval_slipped_in_before_the_count_is_read_again(
         pytest.skip("SQLite runs one writer at a time; nothing can slip in between")
     registry = make_registry(db)
     card = await propose(registry, "approve_request", {"request_id": 5}, RAVI)
-    original = registry.cards.approve_once
+    original = CardStore.approve_once
     slipped: list[bool] = []
 
-    async def interleaved(card_id: str, **kwargs: Any) -> bool:
+    async def interleaved(store: CardStore, card_id: str, **kwargs: Any) -> bool:
         if not slipped:
             slipped.append(True)
             assert (await approve(registry, card, MEERA)).partly  # commits on its own
-        return await original(card_id, **kwargs)
+        return await original(store, card_id, **kwargs)
 
-    monkeypatch.setattr(registry.cards, "approve_once", interleaved)
+    monkeypatch.setattr(CardStore, "approve_once", interleaved)
     decision = await approve(registry, card, ARJUN)
     assert slipped and decision.ok
     assert decision.card.decided_by_name == "Meera Iyer and Arjun Mehta"

@@ -20,6 +20,7 @@ from tests.merchant.writes_support import (
     update,
 )
 from tools.cards.record import CardStatus, Issuee
+from tools.cards.store import CardStore
 from tools.db import Database
 from tools.errors import CardHeldError, NotYourCardError
 from tools.people.policy import Policies, SelfApproval
@@ -97,7 +98,7 @@ async def test_an_owner_who_raised_a_request_is_refused_even_after_escalation(
     stored = await registry.card(card.card_id)
     assert stored is not None and stored.kept_out == (PRIYA.userid,)
     priya = Issuee(PRIYA.userid, PRIYA.name)
-    assert await registry.cards.escalate(card.card_id, [*stored.issued_to, priya], registry.clock())
+    assert await CardStore(db).escalate(card.card_id, [*stored.issued_to, priya], registry.now())
     with pytest.raises(NotYourCardError):
         await approve(registry, card, PRIYA)
     assert (await row(db, BranchRequest, 6)).status == "pending"
@@ -109,7 +110,7 @@ async def test_a_batch_keeps_the_requester_out(db: Database) -> None:
     registry = make_registry(db)
     three = await propose(registry, "approve_request", {"request_id": 3}, ARJUN)
     four = await propose(registry, "approve_request", {"request_id": 4}, ARJUN)
-    made = await registry.bundle(ARJUN, [three.card_id, four.card_id])
+    made = await registry.batches.bundle(ARJUN, [three.card_id, four.card_id])
     assert [i.name for i in made.routing.issued_to] == ["Meera Iyer"]
 
 

@@ -44,7 +44,7 @@ from tests.support.slack_requests import (
     signed,
     view_submission,
 )
-from tools import CardSigner, Registry
+from tools import AuditLog, CardSigner, CardStore, ProcessLease, Registry
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import build_registry
@@ -174,6 +174,16 @@ class InProcessBot:
     def registry(self) -> Registry:
         return self.services.registry
 
+    @property
+    def card_store(self) -> CardStore:
+        """The engine's card store, read straight from the database (the registry keeps its own)."""
+        return CardStore(self.services.db)
+
+    @property
+    def audit(self) -> AuditLog:
+        """The engine's audit log, read straight from the database."""
+        return AuditLog(self.services.db)
+
     def ts(self) -> str:
         self._ts += 1
         return f"1800000000.{self._ts:06d}"
@@ -222,10 +232,11 @@ async def in_process_bot(
 ) -> AsyncIterator[InProcessBot]:
     """Serves the bot over ``db`` until the block ends; ``model`` replaces the offline model."""
     settings = settings_for(slack, str(db.url.render_as_string(hide_password=False)))
-    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)), lease=lease)
     await link_everyone(db)
-    assistant = Assistant(registry, settings, model=model)
-    services = Services(registry, assistant, Directory(db))
+    assistant = Assistant(registry, db, settings, model=model)
+    services = Services(registry, assistant, Directory(db), db=db, lease=lease)
     server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:

@@ -53,11 +53,11 @@ async def _card(bot: InProcessBot) -> Message:
 
 async def _refused_quietly(bot: InProcessBot, body: str, content_type: str, **sign: int) -> int:
     """Sends one signed body; asserts it wrote nothing and made no Slack call; returns the status."""
-    before, calls = await count_rows(bot.registry.db), len(bot.slack.calls)
+    before, calls = await count_rows(bot.services.db), len(bot.slack.calls)
     headers = signed(body, SIGNING_SECRET, content_type=content_type, **sign)
     status = await bot.post(body.encode(), headers)
     await bot.settle()
-    assert await count_rows(bot.registry.db) == before
+    assert await count_rows(bot.services.db) == before
     # auth.test is bolt asking who it is (once per process); nothing else may be called.
     assert [c.method for c in bot.slack.calls[calls:] if c.method != "auth.test"] == []
     return status
@@ -68,11 +68,11 @@ async def test_bad_signature_on_a_genuine_press_is_401(bot: InProcessBot) -> Non
     card = await _card(bot)
     body, headers = signed_form(press_payload("UARJUN", card))
     headers = {**headers, **signed(body.decode(), "not-the-secret", content_type=FORM)}
-    before = await count_rows(bot.registry.db)
+    before = await count_rows(bot.services.db)
     assert await bot.post(body, headers) == 401
     await bot.settle()
-    assert await count_rows(bot.registry.db) == before
-    assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
+    assert await count_rows(bot.services.db) == before
+    assert [c.status for c in await bot.card_store.rows()] == [CardStatus.PENDING]
 
 
 async def test_stale_timestamp_on_a_genuine_press_is_401(bot: InProcessBot) -> None:
@@ -80,7 +80,7 @@ async def test_stale_timestamp_on_a_genuine_press_is_401(bot: InProcessBot) -> N
     card = await _card(bot)
     body = form(press_payload("UARJUN", card))
     assert await _refused_quietly(bot, body, FORM, timestamp=int(time.time()) - 600) == 401
-    assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
+    assert [c.status for c in await bot.card_store.rows()] == [CardStatus.PENDING]
 
 
 _PRESS = block_action(
@@ -198,13 +198,13 @@ async def test_unknown_payload_is_4xx(bot: InProcessBot, case: str) -> None:
 async def test_oversized_body_is_413(bot: InProcessBot) -> None:
     """A signed 3 MB body is refused with 413 before anything parses it."""
     body = json.dumps({"type": "event_callback", "padding": "x" * (3 * 1024 * 1024)})
-    before = await count_rows(bot.registry.db)
+    before = await count_rows(bot.services.db)
     headers = signed(body, SIGNING_SECRET, content_type=JSON)
     async with bot.http.post(
         bot.server.make_url("/slack/events"), data=io.BytesIO(body.encode()), headers=headers
     ) as response:
         assert response.status == 413
-    assert await count_rows(bot.registry.db) == before
+    assert await count_rows(bot.services.db) == before
     assert bot.slack.calls == []
 
 
@@ -248,13 +248,13 @@ async def test_mutated_tokens_over_http_are_refused(bot: InProcessBot) -> None:
         assert await bot.post(body, headers) == 200
     await bot.settle()
 
-    [record] = await bot.registry.cards.rows()
+    [record] = await bot.card_store.rows()
     assert record.status == CardStatus.PENDING
     told = bot.ephemerals("UARJUN")
     assert len(told) == len(tokens)
     assert all("not valid" in text for text in told), {t for t in told if "not valid" not in t}
     assert await bot.press("UARJUN", card) == 200
-    assert [r.status for r in await bot.registry.cards.rows()] == [CardStatus.DONE]
+    assert [r.status for r in await bot.card_store.rows()] == [CardStatus.DONE]
 
 
 TOO_LARGE = {
@@ -309,7 +309,7 @@ async def test_an_amount_too_large_in_the_edit_modal_is_answered_in_it(
     assert answer["response_action"] == "errors"
     assert "The amount must be at most 1,000,000,000,000" in answer["errors"]["edit_amount"]
     await bot.settle()
-    assert [c.status for c in await bot.registry.cards.rows()] == [CardStatus.PENDING]
+    assert [c.status for c in await bot.card_store.rows()] == [CardStatus.PENDING]
 
 
 @pytest.mark.parametrize(("word", "said"), [("9" * 5000, "No cards"), ("²", "/countersign help")])

@@ -39,7 +39,7 @@ from tests.support.slack_requests import view_submission
 from tests.support.teams_activities import TENANT, invoke, message
 from tests.teams.adaptive import texts
 from tests.teams.conftest import ARJUN, MEMBERS
-from tools import CardSigner, CardStatus
+from tools import CardSigner, CardStatus, ProcessLease
 from tools.db import Database
 from tools.db.migrate import upgrade_async
 from tools.keeping.reconcile import INTERRUPTED_NOTE
@@ -100,7 +100,7 @@ async def _health(bot: InProcessBot) -> int:
 async def _card(bot: InProcessBot) -> tuple[str, str]:
     await bot.mention("UARJUN", "approve request 3")
     [card] = bot.cards()
-    proposal = (await bot.registry.cards.rows())[0]
+    proposal = (await bot.card_store.rows())[0]
     return card.ts, proposal.id
 
 
@@ -244,10 +244,11 @@ async def teams_bot(db: Database, slack: FakeSlack) -> AsyncIterator[TeamsBot]:
         connector.add(member)
     await connector.start()
     settings = settings_for(slack, str(db.url.render_as_string(hide_password=False)))
-    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)), lease=lease)
     directory = Directory(db)
     await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
-    services = Services(registry, Assistant(registry, settings), directory)
+    services = Services(registry, Assistant(registry, db, settings), directory, db=db, lease=lease)
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
     server = TestServer(application(settings, services, teams_auth=anonymous), host="127.0.0.1")
     await server.start_server()

@@ -130,7 +130,7 @@ async def test_injected_instructions_write_nothing_and_render_escaped(
         await bot.mention("UPRIYA", "what does request 2 say?")
 
         assert await _merchant_state(db) == before
-        records = await bot.registry.cards.rows()
+        records = await bot.card_store.rows()
         assert sorted(r.tool for r in records) == [
             "approve_request",
             "close_branch",
@@ -156,7 +156,7 @@ async def test_injected_instructions_write_nothing_and_render_escaped(
         assert await bot.press("UPRIYA", card) == 200
         after = await _merchant_state(db)
         assert after[0] != before[0] and after[3:5] == before[3:5]
-        ended = {r.status for r in await bot.registry.cards.rows()}
+        ended = {r.status for r in await bot.card_store.rows()}
         assert ended <= {CardStatus.DONE, CardStatus.FAILED}
         for sent in _posted(slack):
             assert not any(live in sent for live in LIVE), sent

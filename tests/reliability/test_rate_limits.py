@@ -57,7 +57,7 @@ async def test_rate_limited_posts_are_retried_once_each(
         throttled.limit += 1  # the audit line after the press meets one more 429
         assert await bot.press("UARJUN", card) == 200
         assert throttled.refused == 3
-        [record] = await bot.registry.cards.rows()
+        [record] = await bot.card_store.rows()
         assert record.status == CardStatus.DONE
         thread_messages = [m for m in throttled.messages if m.thread_ts == thread]
         audit = [m for m in thread_messages if m.text.startswith(":white_check_mark:")]

@@ -50,8 +50,8 @@ async def _genuine(registry: Registry) -> str:
     return result.proposal.card
 
 
-async def _audited_refusals(registry: Registry) -> int:
-    async with registry.db.session() as session:
+async def _audited_refusals(db: Database) -> int:
+    async with db.session() as session:
         stmt = select(func.count()).select_from(AuditRow).where(AuditRow.outcome == "refused")
         return int(await session.scalar(stmt) or 0)
 
@@ -99,7 +99,9 @@ def _generate(genuine: str) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-async def test_ten_thousand_broken_tokens_are_refused_and_audited(fuzz_registry: Registry) -> None:
+async def test_ten_thousand_broken_tokens_are_refused_and_audited(
+    db: Database, fuzz_registry: Registry
+) -> None:
     """Bit flips, truncations, foreign re-signing and garbage: all refused, all audited."""
     registry = fuzz_registry
     genuine = await _genuine(registry)
@@ -110,5 +112,5 @@ async def test_ten_thousand_broken_tokens_are_refused_and_audited(fuzz_registry:
         with pytest.raises(CardError):
             await registry.approve(EVERYTHING, token, ARJUN)
 
-    assert await _audited_refusals(registry) == len(tokens)
+    assert await _audited_refusals(db) == len(tokens)
     assert (await registry.approve(EVERYTHING, genuine, ARJUN)).ok

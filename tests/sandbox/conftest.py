@@ -19,7 +19,7 @@ from bot.sandbox.page import add_page_routes
 from bot.server import application
 from bot.services import Services
 from bot.settings import Settings
-from tools import CardSigner, Registry
+from tools import CardSigner, ProcessLease, Registry
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import build_registry
@@ -94,8 +94,11 @@ async def stack(db: Database, database_url: str) -> AsyncIterator[Stack]:
     await page.start_server()
     api.url = str(page.make_url("")).rstrip("/")
     settings = settings_for(api.base_url, database_url)
-    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
-    services = Services(registry, Assistant(registry, settings), Directory(db))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)), lease=lease)
+    services = Services(
+        registry, Assistant(registry, db, settings), Directory(db), db=db, lease=lease
+    )
     bot = TestServer(application(settings, services), host="127.0.0.1")
     await bot.start_server()
     delivery.url = str(bot.make_url("/slack/events"))

@@ -18,7 +18,7 @@ from bot.sandbox.store import SAVE_AFTER, state_file
 from bot.server import application
 from bot.services import Services
 from tests.sandbox.conftest import CARD_SECRET, SECRET, settings_for
-from tools import CardSigner
+from tools import CardSigner, ProcessLease
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import build_registry
@@ -37,8 +37,11 @@ async def running(state: Path, db: Database, database_url: str) -> AsyncIterator
         state=state,
     )
     settings = settings_for(sandbox.api.base_url, database_url)
-    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)))
-    services = Services(registry, Assistant(registry, settings), Directory(db))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30)), lease=lease)
+    services = Services(
+        registry, Assistant(registry, db, settings), Directory(db), db=db, lease=lease
+    )
     bot = TestServer(application(settings, services), host="127.0.0.1")
     await bot.start_server()
     sandbox.acting.delivery.url = str(bot.make_url("/slack/events"))

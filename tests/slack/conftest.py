@@ -33,7 +33,7 @@ from bot.services import ModelReply, Services
 from bot.settings import Settings
 from bot.slack.blocks import APPROVE_VIEW, card_id_of_block
 from tests.support.clock import SteppedClock
-from tools import Caller, CardSigner, Registry
+from tools import AuditLog, Caller, CardSigner, CardStore, ProcessLease, Registry
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.mcp import McpTools, SourceClients
@@ -116,6 +116,21 @@ class Bot:
     # The merchants' MCP sources the registry lists (and the server's news sweep asks).
     mcp: McpTools
     _ts: int = 0
+
+    @property
+    def card_store(self) -> CardStore:
+        """The engine's card store, read straight from the database (the registry keeps its own)."""
+        return CardStore(self.services.db)
+
+    @property
+    def audit(self) -> AuditLog:
+        """The engine's audit log, read straight from the database."""
+        return AuditLog(self.services.db)
+
+    @property
+    def signer(self) -> CardSigner:
+        """A signer with the bot's secret and clock: it mints and reads the bot's tokens."""
+        return CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=self.clock)
 
     def ts(self) -> str:
         self._ts += 1
@@ -305,7 +320,7 @@ def validate(blocks: list[dict[str, Any]]) -> None:
 
 async def request_status(bot: Bot, request_id: int) -> str:
     """A branch request's status as the shop's database holds it."""
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         found = await session.scalar(
             select(BranchRequest.status).where(BranchRequest.id == request_id)
         )
@@ -365,8 +380,12 @@ async def bot(
     """The bot serving on loopback, with the demo people linked to their Slack users."""
     overrides = getattr(request, "param", {})
     settings = bot_settings(slack, database_url, **overrides)
+    lease = ProcessLease(db, clock=clock)
     registry = build_registry(
-        db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock), clock=clock
+        db,
+        CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock),
+        clock=clock,
+        lease=lease,
     )
     # The merchants' own MCP servers, as the server adds them; none is connected unless a test
     # connects one.
@@ -375,9 +394,14 @@ async def bot(
     directory = Directory(db)
     for user in LINKED:
         await directory.link("slack", TEAM, user, PEOPLE[user][1])
-    assistant = RecordingAssistant(Assistant(registry, settings))
+    assistant = RecordingAssistant(Assistant(registry, db, settings))
     services = Services(
-        registry, assistant, directory, audit_channel=settings.countersign_audit_channel
+        registry,
+        assistant,
+        directory,
+        db=db,
+        lease=lease,
+        audit_channel=settings.countersign_audit_channel,
     )
     server = TestServer(application(settings, services, news=mcp), host="127.0.0.1")
     await server.start_server()

@@ -40,7 +40,7 @@ def approve_button(card: Message) -> dict[str, object]:
 async def cards_of(bot: Bot, *request_ids: int) -> dict[int, str]:
     """The card id proposed for each request (the newest), read from the proposals table."""
     found: dict[int, str] = {}
-    for card in await bot.registry.cards.rows():
+    for card in await bot.card_store.rows():
         request = card.args.get("request_id")
         if request in request_ids and card.status == "pending":
             found[int(request)] = card.id
@@ -49,7 +49,7 @@ async def cards_of(bot: Bot, *request_ids: int) -> dict[int, str]:
 
 async def outcomes(bot: Bot, card_ids: list[str]) -> Counter[tuple[str, str]]:
     """How many of each (card, outcome) audit line there are for these cards."""
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         rows = await session.execute(
             select(AuditRow.card_id, AuditRow.outcome).where(AuditRow.card_id.in_(card_ids))
         )
@@ -88,7 +88,7 @@ async def test_a_write_that_can_no_longer_run_fails_alone(bot: Bot) -> None:
     in plain words, and the channel gets one line with each outcome."""
     await bot.mention("UARJUN", "approve requests 1, 2 and 3")
     [card] = bot.cards()
-    async with bot.registry.db.session(write=True) as session:
+    async with bot.services.db.session(write=True) as session:
         await session.execute(
             update(BranchRequest)
             .where(BranchRequest.id == 2)

@@ -190,7 +190,7 @@ async def test_failed_revalidation_is_shown_on_the_card(bot: Bot) -> None:
     """If the request was decided elsewhere meanwhile (here, straight in the shop's database),
     the card shows failed and why; no change."""
     _, first = await card_for(bot, "UARJUN")
-    async with bot.registry.db.tenant_session(1, write=True) as session:
+    async with bot.services.db.tenant_session(1, write=True) as session:
         request = await session.get(BranchRequest, 3)
         assert request is not None
         request.status, request.decided_by, request.decided_at = "approved", 3, bot.clock()

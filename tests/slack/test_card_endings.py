@@ -91,7 +91,7 @@ async def test_the_same_request_asked_twice_points_to_the_live_card(bot: Bot) ->
     answer = bot.slack.thread(CHANNEL, again)[-1].text
     assert "already waiting on a card" in answer and "No new card was made" in answer
     assert buttons(bot.shown(card).blocks) != []
-    live = await bot.registry.cards.pending_in(1, bot.clock())
+    live = await bot.card_store.pending_in(1, bot.clock())
     assert [c.card_id for c in live] == [card_id(card)]
 
 
@@ -113,7 +113,7 @@ async def test_a_different_write_on_the_same_target_replaces_the_card(bot: Bot) 
     assert "₹0.00 (₹250.00 was proposed)" in words
     record = await bot.registry.card(old_id)
     assert record is not None and record.status is CardStatus.SUPERSEDED
-    live = await bot.registry.cards.pending_in(1, bot.clock())
+    live = await bot.card_store.pending_in(1, bot.clock())
     assert [c.card_id for c in live] == [card_id(new)]
     assert not [m for m in bot.slack.messages if m.reply_broadcast]
 

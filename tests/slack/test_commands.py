@@ -110,7 +110,7 @@ async def test_a_card_approved_from_the_app_home_stays_there_decided(bot: Bot) -
 
 
 async def _connected(bot: Bot) -> Connections:
-    connections = Connections(bot.registry.db)
+    connections = Connections(bot.services.db)
     await connections.connect(Platform.SLACK, TEAM, 1)
     return connections
 

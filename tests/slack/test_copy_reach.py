@@ -9,12 +9,12 @@ from tools.people.tables import Identity
 
 
 async def _forget(bot: Bot, *users: str) -> None:
-    async with bot.registry.db.session(write=True) as session, session.begin():
+    async with bot.services.db.session(write=True) as session, session.begin():
         await session.execute(delete(Identity).where(Identity.platform_user_id.in_(users)))
 
 
 async def _linked(bot: Bot, user: str) -> bool:
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         found = await session.scalars(
             select(Identity).where(
                 Identity.platform == "slack",

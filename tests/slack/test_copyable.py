@@ -19,7 +19,7 @@ WHY = "Wrong supplier_ref: INV_2026_002 <!here> & *not* ours"
 
 
 async def _poison(bot: Bot) -> None:
-    async with bot.registry.db.session(write=True) as session, session.begin():
+    async with bot.services.db.session(write=True) as session, session.begin():
         await session.execute(text("UPDATE branches SET name = :n WHERE id = 1"), {"n": BRANCH})
         await session.execute(
             text("UPDATE branch_requests SET reason = :r WHERE id = 1"), {"r": REASON}

@@ -14,7 +14,7 @@ from tools.toolsets.merchant.models import Order, Refund
 
 
 async def _order(bot: Bot) -> Order:
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         stmt = (
             select(Order)
             .where(Order.tenant_id == 1, Order.status == "fulfilled", Order.total >= 30_000)
@@ -85,7 +85,7 @@ async def test_valid_edit_replaces_the_card_and_approving_runs_it(bot: Bot) -> N
     assert "Arjun Mehta edited the card" in note and "₹300.00 → ₹200.00" in note
 
     await bot.press("UARJUN", new[0])
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         refunds = (await session.scalars(select(Refund).where(Refund.order_id == order.id))).all()
     assert [r.amount for r in refunds] == [20_000]
     assert bot.slack.message(CHANNEL, new[0].ts).blocks[0]["text"]["text"] == "Approved and done"
@@ -111,7 +111,7 @@ async def _sams_edit(bot: Bot) -> tuple[str, dict[str, Any]]:
     on its card; returns his thread and the modal that opened."""
     bot.slack.add_user("USAM", "Sam Lee", "sam@harbor.example", team=HARBOR_TEAM)
     await bot.services.directory.link("slack", HARBOR_TEAM, "USAM", "sam@harbor.example")
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         stmt = select(Order.id).where(Order.tenant_id == 2, Order.status == "fulfilled")
         order = (await session.scalars(stmt.order_by(Order.id).limit(1))).one()
     thread = bot.ts()

@@ -53,7 +53,7 @@ async def test_a_thumbs_down_is_recorded_with_its_answer_and_shown_by_the_cli(
     """The press names the conversation, person, merchant and answer; the presser is thanked."""
     thread, answer = await _answered(bot)
     assert await bot.interact(_thumb("UARJUN", answer, good=False)) == 200
-    [press] = await FeedbackLog(bot.registry.db).recent()
+    [press] = await FeedbackLog(bot.services.db).recent()
     assert (press.userid, press.tenantid, press.good) == (2, 1, False)
     assert press.conversation == f"{bot.slack.team_id}:{DM}:{thread}"
     assert press.answer == f"{DM}/{answer.ts}"
@@ -83,7 +83,7 @@ async def test_a_press_by_someone_unlinked_is_not_recorded(bot: Bot) -> None:
     """A stranger's thumbs are answered with how to get linked, and nothing is recorded."""
     _, answer = await _answered(bot)
     assert await bot.interact(_thumb("USTRANGER", answer, good=True)) == 200
-    assert await FeedbackLog(bot.registry.db).recent() == []
+    assert await FeedbackLog(bot.services.db).recent() == []
     assert any("don't know who you are" in text for text in bot.ephemerals("USTRANGER"))
 
 
@@ -93,4 +93,4 @@ async def test_a_press_that_is_not_a_rating_is_ignored(bot: Bot) -> None:
     payload = _thumb("UARJUN", answer, good=True)
     payload["actions"][0]["value"] = "excellent"
     assert await bot.interact(payload) == 200
-    assert await FeedbackLog(bot.registry.db).recent() == []
+    assert await FeedbackLog(bot.services.db).recent() == []

@@ -22,7 +22,7 @@ from tests.slack.conftest import (
     bot_settings,
 )
 from tests.support.slack_requests import event, message, signed
-from tools import CardSigner
+from tools import CardSigner, ProcessLease
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import build_registry
@@ -96,9 +96,16 @@ async def test_healthz_reports_the_database(bot: Bot) -> None:
 async def test_healthz_is_503_when_the_database_is_down(slack: WebApi) -> None:
     """GET /healthz is 503 when the database cannot be reached (nothing listens on port 1)."""
     db = Database("postgresql+asyncpg://nobody@127.0.0.1:1/countersign")
-    registry = build_registry(db, CardSigner([CARD_SECRET]))
+    lease = ProcessLease(db)
+    registry = build_registry(db, CardSigner([CARD_SECRET]), lease=lease)
     settings = bot_settings(slack, str(db.url))
-    services = Services(registry, RecordingAssistant(Assistant(registry, settings)), Directory(db))
+    services = Services(
+        registry,
+        RecordingAssistant(Assistant(registry, db, settings)),
+        Directory(db),
+        db=db,
+        lease=lease,
+    )
     server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:

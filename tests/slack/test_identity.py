@@ -26,12 +26,12 @@ def _meeras_namesake(bot: Bot) -> None:
 
 
 async def _forget(bot: Bot, user: str) -> None:
-    async with bot.registry.db.session(write=True) as session, session.begin():
+    async with bot.services.db.session(write=True) as session, session.begin():
         await session.execute(delete(Identity).where(Identity.platform_user_id == user))
 
 
 async def _identities(bot: Bot, user: str) -> int:
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         stmt = select(func.count()).select_from(Identity).where(Identity.platform_user_id == user)
         return int(await session.scalar(stmt) or 0)
 
@@ -71,7 +71,7 @@ async def test_a_stranger_cannot_approve_the_owners_card(bot: Bot) -> None:
     )
     _, card = await card_for(bot, "UPRIYA", "close branch Whitefield")
     await bot.interact(_press_from_team(card, "UFOREIGN", FOREIGN_TEAM))
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         assert (await session.get(Branch, 3)).status == "open"  # type: ignore[union-attr]
     assert any("link you" in text for text in bot.ephemerals("UFOREIGN"))
 

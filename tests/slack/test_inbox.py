@@ -78,7 +78,7 @@ async def test_a_message_is_kept_before_its_ack_and_marked_answered(bot: Bot, db
     thread = await bot.mention("UARJUN", "show branches")
     async with db.begin() as conn:
         [row] = (await conn.execute(select(INBOX))).all()
-    assert row.holder == bot.registry.lease.holder
+    assert row.holder == bot.services.lease.holder
     assert row.started_at is not None and row.answered_at is not None
     assert len(_replies(bot, thread)) == 1
 
@@ -134,7 +134,7 @@ async def test_messages_kept_at_once_share_a_transaction(bot: Bot, db: Database)
     """Forty messages acknowledged at the same moment are kept in two INSERTs, not forty: the
     ack's write must not cost a burst one commit per event."""
     inserts: list[str] = []
-    engine = bot.registry.db.engine.sync_engine
+    engine = bot.services.db.engine.sync_engine
 
     def executed(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if statement.startswith("INSERT INTO inbox"):
@@ -182,8 +182,9 @@ async def test_a_server_starting_answers_what_a_killed_one_acked(
     a killed server acknowledged is answered without waiting for a later sweep."""
     thread = await _acked_then_killed(bot, db, monkeypatch, "show branches")
     settings = bot_settings(bot.slack, database_url)
-    registry = build_registry(db, bot.registry.signer, clock=bot.clock)
-    services = Services(registry, bot.assistant, bot.services.directory)
+    lease = ProcessLease(db, clock=bot.clock)
+    registry = build_registry(db, bot.signer, clock=bot.clock, lease=lease)
+    services = Services(registry, bot.assistant, bot.services.directory, db=db, lease=lease)
     server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:

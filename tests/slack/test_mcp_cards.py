@@ -99,7 +99,7 @@ async def test_two_mcp_writes_of_one_turn_are_one_card_of_several(
         or "Approve both" in json.dumps(card.blocks)
         or ("Approve all 2" in json.dumps(card.blocks))
     )
-    rows = {row.tool: row.id for row in await bot.registry.cards.rows()}
+    rows = {row.tool: row.id for row in await bot.card_store.rows()}
     assert not _keyed(hostile_state, "transfer", rows["odd__transfer"])
 
     assert await bot.press("UPRIYA", card) == 200
@@ -179,7 +179,7 @@ async def test_a_memo_too_long_to_show_whole_is_refused_before_any_card(
     assert "too long to show in full" in told, told
     assert f"{len(memo):,} characters in memo, the most is 2,000" in told, told
     assert "nothing was sent" in told, told
-    assert await bot.registry.cards.rows() == []
+    assert await bot.card_store.rows() == []
 
 
 async def test_a_long_memo_that_fits_is_shown_whole_and_sent_as_shown(

@@ -246,7 +246,7 @@ async def test_a_staff_token_lists_and_runs_only_what_the_staff_role_may_read(
     assert refused.is_error
     assert "needs a manager; you are staff. Ask a manager to do it." in _said(refused)
     assert len(hostile_state.calls("lookup_order")) == before
-    assert list(await bot.registry.cards.rows()) == []
+    assert list(await bot.card_store.rows()) == []
     assert bot.cards(bot.dm("URAVI")) == []
 
 

@@ -90,7 +90,7 @@ async def test_a_foreign_origin_is_refused_403_and_no_card_is_made(bot: Bot, db:
     assert wrote[0] == 403, wrote
     assert "http://evil.example" in wrote[1]
     assert "COUNTERSIGN_PUBLIC_URL" in wrote[1]
-    assert list(await bot.registry.cards.rows()) == []
+    assert list(await bot.card_store.rows()) == []
     assert bot.cards(bot.dm("UARJUN")) == []
     async with _client(bot, token) as client:
         assert "approve_request" in {t.name for t in (await client.list_tools()).tools}
@@ -103,7 +103,7 @@ async def test_a_foreign_host_is_refused_421(bot: Bot, db: Database) -> None:
     status, text, _ = await _post(bot, token, _WRITE, Host="evil.example")
     assert status == 421, text
     assert "evil.example" in text
-    assert list(await bot.registry.cards.rows()) == []
+    assert list(await bot.card_store.rows()) == []
 
 
 async def test_loopback_origins_of_the_serving_port_are_served(bot: Bot, db: Database) -> None:

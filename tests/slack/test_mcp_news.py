@@ -87,7 +87,7 @@ async def test_the_owner_gets_one_dm_naming_the_new_tools(bot: Bot, odd: Hostile
 async def test_the_running_server_tells_the_owner_once(bot: Bot, odd: HostileState) -> None:
     """Nobody writes or sweeps by hand: the server's own sweep tells Priya, once, within a few
     of its rounds, and the rounds after it tell her nothing more."""
-    beat = bot.server.app[RUNTIME].services.registry.lease.beat_every.total_seconds()
+    beat = bot.server.app[RUNTIME].services.lease.beat_every.total_seconds()
     for _ in range(40):
         if told(bot):
             break
@@ -101,7 +101,7 @@ async def test_a_merchant_with_no_owner_in_chat_is_logged_once(bot: Bot, odd: Ho
     """Priya has no Slack identity and no Slack user has her email: nothing is sent, one info
     event names the tools, and the next sweep logs nothing more."""
     bot.slack.workspace.users["UPRIYA"].email = "priya@elsewhere.example"
-    async with bot.registry.db.session(write=True) as session:
+    async with bot.services.db.session(write=True) as session:
         await session.execute(delete(Identity).where(Identity.platform_user_id == "UPRIYA"))
         await session.commit()
     news = News(bot.mcp)

@@ -40,7 +40,7 @@ async def test_withdraw_card_says_how_and_withdraws_nothing(bot: Bot) -> None:
     await bot.mention("URAVI", "approve request 1")
     said = await answer(bot, "URAVI", "withdraw card")
     assert "press Withdraw on it" in said and "Only you can" in said
-    live = await bot.registry.cards.pending_in(1, bot.clock())
+    live = await bot.card_store.pending_in(1, bot.clock())
     assert len(live) == 1
 
 

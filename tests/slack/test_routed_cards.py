@@ -221,7 +221,7 @@ async def test_staff_asking_again_is_pointed_to_the_managers_card(bot: Bot) -> N
 async def test_an_escalation_never_reaches_the_owner_who_raised_the_request(bot: Bot) -> None:
     """Priya raised request 6; Ravi's card for it waits too long. The sweep sends it to no
     owner (she is the only one), so she never gets a copy of a card approving her own request."""
-    async with bot.registry.db.session() as session, session.begin():
+    async with bot.services.db.session() as session, session.begin():
         await session.execute(
             sa_update(BranchRequest).where(BranchRequest.id == 6).values(requested_by=1)
         )
@@ -235,7 +235,7 @@ async def test_an_escalation_never_reaches_the_owner_who_raised_the_request(bot:
 
 async def _escalations(bot: Bot, card: Message) -> list[str]:
     """The details of the card's escalation audit lines, in order."""
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         rows = await session.scalars(
             select(AuditRow.detail)
             .where(AuditRow.card_id == card_id(card), AuditRow.outcome == "escalated")

@@ -28,7 +28,7 @@ from tests.slack.conftest import (
     request_status,
 )
 from tests.support.clock import SteppedClock
-from tools import CardStatus, Registry
+from tools import CardStatus, ProcessLease, Registry
 from tools.db import Database
 from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
@@ -72,14 +72,15 @@ def _token(card: Message) -> str:
 async def _decided_by_a_process_that_died(bot: Bot, card: Message, *, stop: bool = True) -> str:
     """Approves the card as another server would, whose process is gone before Slack is told:
     the write and the card's move to done commit, and nothing reaches Slack."""
-    other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
-    await other.lease.start()
+    other_lease = ProcessLease(bot.services.db, clock=bot.clock)
+    other = build_registry(bot.services.db, bot.signer, clock=bot.clock, lease=other_lease)
+    await other_lease.start()
     arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
     decision = await other.approve(DEFAULT_AGENT, _token(card), arjun)
     assert decision.card.status is CardStatus.DONE
     if stop:
-        await other.lease.stop()
+        await other_lease.stop()
     return decision.card.card_id
 
 
@@ -140,8 +141,9 @@ async def test_start_up_redraws_what_a_stopped_process_decided_and_never_showed(
     assert buttons(bot.shown(card).blocks) != [] and _audit_lines(bot) == []
 
     settings = bot_settings(slack, database_url)
-    registry = build_registry(db, bot.registry.signer, clock=clock)
-    services = Services(registry, bot.assistant, bot.services.directory)
+    lease = ProcessLease(db, clock=clock)
+    registry = build_registry(db, bot.signer, clock=clock, lease=lease)
+    services = Services(registry, bot.assistant, bot.services.directory, db=db, lease=lease)
     server = TestServer(application(settings, services), host="127.0.0.1")
     await server.start_server()
     try:
@@ -166,7 +168,7 @@ async def test_a_live_process_keeps_its_decision_until_its_lease_runs_out(bot: B
     assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0
     assert buttons(bot.shown(card).blocks) != []
 
-    later = bot.clock() + bot.registry.lease.expiry + timedelta(seconds=1)
+    later = bot.clock() + bot.services.lease.expiry + timedelta(seconds=1)
     assert await sweeps.redraw(bot.services, bot.mounted, now=later) == 1
     assert buttons(bot.shown(card).blocks) == [] and len(_audit_lines(bot)) == 1
 
@@ -177,16 +179,21 @@ async def test_two_processes_sweeping_at_once_post_the_audit_line_once(bot: Bot)
     await bot.mention("UARJUN", "approve request 1")
     [card] = bot.cards()
     await _decided_by_a_process_that_died(bot, card)
-    second: Registry = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
-    await second.lease.start()
-    beside = Services(second, bot.assistant, bot.services.directory)
+    second_lease = ProcessLease(bot.services.db, clock=bot.clock)
+    second: Registry = build_registry(
+        bot.services.db, bot.signer, clock=bot.clock, lease=second_lease
+    )
+    await second_lease.start()
+    beside = Services(
+        second, bot.assistant, bot.services.directory, db=bot.services.db, lease=second_lease
+    )
     try:
         redrawn = await asyncio.gather(
             sweeps.redraw(bot.services, bot.mounted, now=bot.clock()),
             sweeps.redraw(beside, bot.mounted, now=bot.clock()),
         )
     finally:
-        await second.lease.stop()
+        await second_lease.stop()
 
     assert sorted(redrawn) == [0, 1]
     assert buttons(bot.shown(card).blocks) == []
@@ -199,12 +206,13 @@ async def test_the_sweep_redraws_a_card_of_several_a_stopped_process_decided(bot
     cards kept live buttons through a soak. Now it redraws the card and posts its line, once."""
     await bot.mention("UARJUN", "approve requests 1 and 2")
     [card] = bot.cards()
-    other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
-    await other.lease.start()
+    other_lease = ProcessLease(bot.services.db, clock=bot.clock)
+    other = build_registry(bot.services.db, bot.signer, clock=bot.clock, lease=other_lease)
+    await other_lease.start()
     arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
-    await other.approve_batch(DEFAULT_AGENT, _token(card), arjun)
-    await other.lease.stop()
+    await other.batches.approve(DEFAULT_AGENT, _token(card), arjun)
+    await other_lease.stop()
     assert buttons(bot.shown(card).blocks) != []
 
     assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 1
@@ -224,15 +232,16 @@ async def test_a_card_of_several_whose_line_a_killed_process_claimed_gets_its_li
     for good. It posts the line, once, when nobody said it went out."""
     await bot.mention("UARJUN", "approve requests 1 and 2")
     [card] = bot.cards()
-    other = build_registry(bot.registry.db, bot.registry.signer, clock=bot.clock)
-    await other.lease.start()
+    other_lease = ProcessLease(bot.services.db, clock=bot.clock)
+    other = build_registry(bot.services.db, bot.signer, clock=bot.clock, lease=other_lease)
+    await other_lease.start()
     arjun = await bot.services.directory.resolve("slack", TEAM, "UARJUN")
     assert arjun is not None
-    decided = await other.approve_batch(DEFAULT_AGENT, _token(card), arjun)
+    decided = await other.batches.approve(DEFAULT_AGENT, _token(card), arjun)
     whole = await cards.load(bot.registry, decided.batch.batch_id)
     assert whole is not None
-    assert await receipts.claim(bot.registry.db, whole.once("settled"), bot.clock())
-    await other.lease.stop()
+    assert await receipts.claim(bot.services.db, whole.once("settled"), bot.clock())
+    await other_lease.stop()
 
     assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 1
 
@@ -252,15 +261,15 @@ async def test_the_sweep_records_no_decision_shown_on_no_copy(bot: Bot) -> None:
     cid = card_id(card)
     record = await bot.registry.card(cid)
     assert record is not None and record.posting
-    await bot.registry.cards.update(cid, surface=None)  # not recorded yet
+    await bot.card_store.update(cid, surface=None)  # not recorded yet
     await _decided_by_a_process_that_died(bot, card)
 
     assert await sweeps.redraw(bot.services, bot.mounted, now=bot.clock()) == 0
     unshown = await bot.registry.card(cid)
     assert unshown is not None and unshown.shown_at is None
 
-    await bot.registry.cards.attach_posting(cid, record.posting)  # the turn records it now
-    later = bot.clock() + bot.registry.lease.expiry
+    await bot.card_store.attach_posting(cid, record.posting)  # the turn records it now
+    later = bot.clock() + bot.services.lease.expiry
     assert await sweeps.redraw(bot.services, bot.mounted, now=later) == 1
     assert buttons(bot.shown(card).blocks) == []
     assert len(_audit_lines(bot)) == 1
@@ -276,7 +285,7 @@ async def test_a_card_its_server_never_recorded_is_shown_on_the_message_pressed(
     await bot.mention("UARJUN", "approve request 1")
     [card] = bot.cards()
     cid = card_id(card)
-    await bot.registry.cards.update(cid, surface=None)  # killed before recording it
+    await bot.card_store.update(cid, surface=None)  # killed before recording it
 
     await bot.press("UARJUN", card)
 

@@ -61,7 +61,9 @@ async def slack() -> AsyncIterator[WebApi]:
 def streamed(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> Bot:
     """The bot with a model that streams, its stream flushing at every chance (many calls)."""
     settings = Settings(countersign_model="offline", countersign_secret=CARD_SECRET)
-    bot.assistant.inner = Assistant(bot.registry, settings, model=streaming_model())
+    bot.assistant.inner = Assistant(
+        bot.registry, bot.services.db, settings, model=streaming_model()
+    )
     monkeypatch.setattr(streaming, "EVERY", 0.0)
     return bot
 
@@ -127,7 +129,9 @@ async def test_a_streamed_answer_says_done_once_its_card_is_approved(streamed: B
 async def test_a_quick_answer_is_a_few_calls_not_one_per_piece(bot: Bot) -> None:
     """Batched once a second: the many pieces of a quick answer go out in two or three calls."""
     settings = Settings(countersign_model="offline", countersign_secret=CARD_SECRET)
-    bot.assistant.inner = Assistant(bot.registry, settings, model=streaming_model())
+    bot.assistant.inner = Assistant(
+        bot.registry, bot.services.db, settings, model=streaming_model()
+    )
     thread = await ask_in_thread(bot, "branches")
     [answer] = answers(bot, DM, thread)
     assert len(answer.text) > 10 * 7, "many pieces of seven characters"
@@ -214,7 +218,7 @@ async def test_the_offline_model_posts_its_answer_whole_with_feedback(bot: Bot) 
 async def _whole_answer(bot: Bot, text: str) -> str:
     """What the offline model answers to ``text``, unstreamed, in a conversation of its own."""
     settings = Settings(countersign_model="offline", countersign_secret=CARD_SECRET)
-    offline = Assistant(bot.registry, settings)
+    offline = Assistant(bot.registry, bot.services.db, settings)
     _, caller = await bot.services.directory.identify("slack", bot.slack.team_id, "UARJUN")
     assert caller is not None
     return (await offline.reply(conversation="whole", caller=caller, text=text)).text

@@ -16,7 +16,7 @@ from tests.support.slack_requests import message
 def counted(bot: Bot) -> Iterator[list[int]]:
     """Counts the transactions begun on the bot's engine while the block runs."""
     seen = [0]
-    engine = bot.registry.db.engine.sync_engine
+    engine = bot.services.db.engine.sync_engine
 
     def began(conn: Any) -> None:
         seen[0] += 1

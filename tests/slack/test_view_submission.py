@@ -38,7 +38,7 @@ async def test_reject_with_a_reason_through_the_modal(bot: Bot) -> None:
     assert "<!here>" not in audit[0].text
     note = bot.assistant.notes[-1][1]
     assert "Budget is frozen <!here>" in note and "It was not done" in note
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         status = await session.scalar(select(BranchRequest.status).where(BranchRequest.id == 3))
     assert status == "pending"  # rejecting the card leaves the request as it was
 

@@ -22,7 +22,7 @@ from bot.agent import Assistant
 from bot.server import application
 from bot.services import Services
 from bot.settings import Settings
-from tools import CardSigner
+from tools import CardSigner, ProcessLease
 from tools.db import Database
 from tools.people.directory import Directory
 from tools.toolsets.merchant import build_registry
@@ -75,8 +75,11 @@ async def main(database_url: str, turns: int, waiting: int, running: int) -> Non
     db = Database(database_url)
     try:
         configured = _settings(database_url)
-        registry = build_registry(db, CardSigner([_SECRET]))
-        services = Services(registry, Assistant(registry, configured), Directory(db))
+        lease = ProcessLease(db)
+        registry = build_registry(db, CardSigner([_SECRET]), lease=lease)
+        services = Services(
+            registry, Assistant(registry, db, configured), Directory(db), db=db, lease=lease
+        )
         for _ in range(turns):
             services.metrics.turn_seconds.labels(platform="slack").observe(1.0)
         await _serve(services, configured, waiting=waiting, running=running)

@@ -29,7 +29,7 @@ from tests.support.fake_connector import Call, FakeConnector, Member
 from tests.support.paced_model import paced_offline
 from tests.support.teams_activities import CHANNEL, TENANT, invoke, message
 from tests.support.teams_tokens import checker, token
-from tools import CardSigner, Registry
+from tools import AuditLog, CardSigner, CardStore, ProcessLease, Registry
 from tools.db import Database
 from tools.people.connections import Platform
 from tools.people.directory import Directory
@@ -61,6 +61,21 @@ class TeamsBot:
     # Every request carries a Bot Connector token vouching for its activity's service URL,
     # checked by the bot (the local key stands in for Microsoft's); False: no token at all.
     signed: bool = False
+
+    @property
+    def card_store(self) -> CardStore:
+        """The engine's card store, read straight from the database (the registry keeps its own)."""
+        return CardStore(self.services.db)
+
+    @property
+    def audit(self) -> AuditLog:
+        """The engine's audit log, read straight from the database."""
+        return AuditLog(self.services.db)
+
+    @property
+    def signer(self) -> CardSigner:
+        """A signer with the bot's secret and clock: it mints and reads the bot's tokens."""
+        return CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=self.clock)
 
     async def post(
         self, activity: Json, *, headers: dict[str, str] | None = None
@@ -170,15 +185,19 @@ async def running_bot(
     ``stream_interval`` seconds when given (Teams' one second otherwise)."""
     clock = SteppedClock()
     settings = bot_settings(slack, database_url)
+    lease = ProcessLease(db, clock=clock)
     registry = build_registry(
-        db, CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock), clock=clock
+        db,
+        CardSigner([CARD_SECRET], ttl=timedelta(minutes=30), clock=clock),
+        clock=clock,
+        lease=lease,
     )
-    assistant = RecordingAssistant(Assistant(registry, settings, model=model))
+    assistant = RecordingAssistant(Assistant(registry, db, settings, model=model))
     directory = Directory(db)
     # The tenant the activities come from is Fiesta Foods' connected Teams organisation.
     await directory.connections.connect(Platform.TEAMS, TENANT, FIESTA)
     connector.tenant = TENANT
-    services = Services(registry, assistant, directory)
+    services = Services(registry, assistant, directory, db=db, lease=lease)
     # No app registration, so the SDK asks Microsoft for no tokens of its own (tests only).
     anonymous = AgentAuthConfiguration(anonymous_allowed=True)
     app = application(

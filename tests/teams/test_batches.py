@@ -47,8 +47,8 @@ async def test_a_routed_batch_is_approved_once_by_two_managers_pressing_at_once(
         # Whoever came second still sees the batch (with what they were told), not a blank.
         assert status == 200 and "Approve request 1 — " in texts(answer["value"])
     assert [await request_status(signed, n) for n in (1, 2)] == ["approved", "approved"]
-    for cid in {r.id for r in await signed.registry.cards.rows() if r.batch_id}:
-        rows = await signed.registry.audit.recent(card_id=cid)
+    for cid in {r.id for r in await signed.card_store.rows() if r.batch_id}:
+        rows = await signed.audit.recent(card_id=cid)
         assert [r.outcome for r in rows].count("done") == 1
     for update in shown_everywhere(signed, posted).values():
         assert "Approved and done" in texts(update.cards[0]) and actions(update.cards[0]) == []
@@ -77,7 +77,7 @@ async def test_reject_all_takes_the_reason_typed_on_the_card(signed: TeamsBot) -
     shown = texts(answer["value"])
     assert "Not approved" in shown and "Budget is frozen" in shown
     assert [await request_status(signed, n) for n in (3, 6)] == ["pending", "pending"]
-    reasons = {r.reason for r in await signed.registry.cards.rows() if r.batch_id}
+    reasons = {r.reason for r in await signed.card_store.rows() if r.batch_id}
     assert reasons == {"Budget is frozen"}
 
 

@@ -21,7 +21,7 @@ async def test_the_same_request_asked_twice_points_to_the_live_card(signed: Team
     assert len(signed.connector.card_posts()) == cards_before
     answer = signed.connector.texts()[-1]
     assert "already waiting on a card" in answer and "No new card was made" in answer
-    live = await signed.registry.cards.pending_in(1, signed.clock())
+    live = await signed.card_store.pending_in(1, signed.clock())
     assert [c.card_id for c in live] == [card_data(posted.cards[0])["card"]]
 
 
@@ -39,7 +39,7 @@ async def test_a_different_write_on_the_same_target_replaces_the_card(signed: Te
     assert "Nothing was changed" in texts(card)
     record = await signed.registry.card(old_id)
     assert record is not None and record.status is CardStatus.SUPERSEDED
-    live = await signed.registry.cards.pending_in(1, signed.clock())
+    live = await signed.card_store.pending_in(1, signed.clock())
     assert [c.card_id for c in live] == [card_data(new.cards[0])["card"]]
 
 

@@ -103,7 +103,7 @@ async def test_a_copy_on_a_service_url_this_request_did_not_vouch_for_is_left_al
         stray = TeamsPlacement(
             tenant=TENANT, service_url=elsewhere.url, conversation_id="a:1stray", activity_id="9"
         )
-        await signed.registry.cards.attach_posting(card_id, stored([*placements_of(record), stray]))
+        await signed.card_store.attach_posting(card_id, stored([*placements_of(record), stray]))
         with capture_logs() as logs:
             await signed.press(MEERA, "approve", copy_for(signed, MEERA), personal=True)
     finally:

@@ -19,7 +19,7 @@ Json = dict[str, Any]
 
 
 async def _order(bot: TeamsBot) -> Order:
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         stmt = (
             select(Order)
             .where(Order.tenant_id == 1, Order.status == "fulfilled", Order.total >= 30_000)
@@ -30,7 +30,7 @@ async def _order(bot: TeamsBot) -> Order:
 
 
 async def _refunds(bot: TeamsBot, order: Order) -> list[int]:
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         found = await session.scalars(select(Refund.amount).where(Refund.order_id == order.id))
         return list(found)
 

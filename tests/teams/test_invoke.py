@@ -15,7 +15,7 @@ from tools.toolsets.merchant.models import BranchRequest
 
 
 async def request_status(teams: TeamsBot, request_id: int) -> str:
-    async with teams.registry.db.session() as session:
+    async with teams.services.db.session() as session:
         return str(
             await session.scalar(select(BranchRequest.status).where(BranchRequest.id == request_id))
         )
@@ -130,7 +130,7 @@ async def test_ten_presses_at_once_execute_once(teams: TeamsBot) -> None:
     assert len([t for t in teams.connector.texts() if t.startswith("✅")]) == 1
     told = [texts(body["value"]) for _, body in results]
     assert sum("already approved by Arjun Mehta" in t for t in told) == 9
-    rows = await teams.registry.audit.recent(card_id=card_id)
+    rows = await teams.audit.recent(card_id=card_id)
     assert [r.outcome for r in rows].count("done") == 1
 
 
@@ -214,7 +214,7 @@ async def test_unexpected_failure_is_shown_on_the_card_in_the_chat_and_to_the_pr
         conversation=f"teams:{TENANT}:{CHANNEL}",
         token=proposal.card,
     )
-    await teams.registry.cards.attach_posting(proposal.card_id, stored([placement]))
+    await teams.card_store.attach_posting(proposal.card_id, stored([placement]))
     data = {"token": proposal.card, "card": proposal.card_id, "verb": "approve"}
     activity = invoke(
         ARJUN, "approve", data, service_url=teams.connector.url, reply_to="1700000000099"

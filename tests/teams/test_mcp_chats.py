@@ -58,7 +58,7 @@ async def writes_in_chat(bot: TeamsBot, member: Member, *, tenant: str = TENANT)
 
 async def kept(bot: TeamsBot) -> list[tuple[str, str]]:
     """The (tenant, AAD object id) of every 1:1 chat kept."""
-    async with bot.registry.db.session() as session:
+    async with bot.services.db.session() as session:
         return [(r.tenant, r.aad) for r in await session.scalars(select(TeamsChatRow))]
 
 
@@ -70,7 +70,7 @@ async def fiesta_in_teams_only(bot: TeamsBot) -> None:
 @asynccontextmanager
 async def mcp_client(bot: TeamsBot, personid: int) -> AsyncIterator[Client]:
     """An MCP client of the official SDK at /mcp, with a token of ``personid``'s."""
-    token, _ = await McpTokens(bot.registry.db).create(FIESTA, personid, name="Laptop")
+    token, _ = await McpTokens(bot.services.db).create(FIESTA, personid, name="Laptop")
     # The SDK's 5 s default read timeout is shorter than a loaded machine's slowest answer.
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30.0)
     url = str(bot.server.make_url("/mcp"))
@@ -130,7 +130,7 @@ async def test_a_write_is_a_card_in_the_askers_chat_and_approve_runs_it_once(
         done = await card_status(client, card)
     assert await request_status(signed, 1) == "approved"
     assert done["status"] == "done" and done["decided_by"] == "Arjun Mehta"
-    async with signed.registry.db.session() as session:
+    async with signed.services.db.session() as session:
         stmt = select(AuditRow.outcome).where(AuditRow.card_id == card)
         outcomes = list(await session.scalars(stmt))
     assert outcomes.count("done") == 1, outcomes

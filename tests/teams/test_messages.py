@@ -80,7 +80,7 @@ async def test_submit_fallback_approves_and_updates_the_card(teams: TeamsBot) ->
     data = {**posted.cards[0]["refresh"]["action"]["data"], "verb": "approve"}
     activity = submit(ARJUN, data, service_url=teams.connector.url, reply_to=str(posted.created))
     assert (await teams.post(activity))[0] == 202
-    async with teams.registry.db.session() as session:
+    async with teams.services.db.session() as session:
         status = await session.scalar(select(BranchRequest.status).where(BranchRequest.id == 3))
     assert status == "approved"
     assert len(teams.connector.updates()) == 1

@@ -112,7 +112,7 @@ async def test_a_manager_approves_from_her_copy_once_and_every_copy_shows_it(
 
     _, late = await signed.press(ARJUN, "approve", copy_for(signed, ARJUN), personal=True)
     assert "already approved by Meera Iyer" in texts(late["value"])
-    rows = await signed.registry.audit.recent(card_id=card_data(posted.cards[0])["card"])
+    rows = await signed.audit.recent(card_id=card_data(posted.cards[0])["card"])
     assert [r.outcome for r in rows].count("done") == 1
 
 
@@ -156,7 +156,7 @@ async def test_two_managers_approving_at_once_execute_once(signed: TeamsBot) -> 
     assert sum("Approved and done" in t and "already" not in t for t in told) == 1
     audit = [t for t in signed.connector.texts() if t.startswith("✅")]
     assert len(audit) == 1
-    rows = await signed.registry.audit.recent(card_id=card_data(posted.cards[0])["card"])
+    rows = await signed.audit.recent(card_id=card_data(posted.cards[0])["card"])
     assert [r.outcome for r in rows].count("done") == 1
 
 

@@ -12,14 +12,12 @@ async def test_interrupted_card_is_updated_in_its_conversation(teams: TeamsBot) 
     """A card left executing is settled as interrupted; its Teams message is updated for
     everyone, without buttons, and the conversation is told nothing was changed."""
     posted = await teams.card_for(ARJUN)
-    [card] = await teams.registry.cards.in_state(CardStatus.PENDING)
+    [card] = await teams.card_store.in_state(CardStatus.PENDING)
     arjun = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
     # Claimed, as a press does just before its write; the process then "dies".
-    assert await teams.registry.cards.claim(card.card_id, arjun, teams.registry.clock())
+    assert await teams.card_store.claim(card.card_id, arjun, teams.registry.now())
 
-    await settle(
-        teams.server.app[RUNTIME], now=teams.registry.clock() + teams.registry.lease.expiry
-    )
+    await settle(teams.server.app[RUNTIME], now=teams.registry.now() + teams.services.lease.expiry)
 
     record = await teams.registry.card(card.card_id)
     assert record is not None and record.status is CardStatus.INTERRUPTED

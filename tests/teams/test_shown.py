@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.server import RUNTIME, settle
 from tests.teams.adaptive import actions, texts, validate
 from tests.teams.conftest import ARJUN, TeamsBot, card_data
-from tools import Caller, CardStatus, Role
+from tools import Caller, CardStatus, ProcessLease, Role
 from tools.toolsets.merchant import DEFAULT_AGENT, build_registry
 
 
@@ -17,12 +17,13 @@ async def test_a_decision_a_stopped_process_never_showed_is_redrawn_in_teams(
     in its conversation, once however often it settles."""
     posted = await teams.card_for(ARJUN)
     token = card_data(posted.cards[0])["token"]
-    other = build_registry(teams.registry.db, teams.registry.signer, clock=teams.clock)
-    await other.lease.start()
+    lease = ProcessLease(teams.services.db, clock=teams.clock)
+    other = build_registry(teams.services.db, teams.signer, clock=teams.clock, lease=lease)
+    await lease.start()
     arjun = Caller(2, 1, Role.MANAGER, "Arjun Mehta")
     decision = await other.approve(DEFAULT_AGENT, token, arjun)
     assert decision.card.status is CardStatus.DONE
-    await other.lease.stop()
+    await lease.stop()
     assert teams.connector.updates() == []
 
     runtime = teams.server.app[RUNTIME]

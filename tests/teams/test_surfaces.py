@@ -59,7 +59,7 @@ async def slack_card_approved(teams: TeamsBot, text: str) -> str:
 
 async def trail(teams: TeamsBot, card_id: str) -> list[dict[str, Any]]:
     """The card's audit rows, oldest first, without what differs by nature (time, ids, request)."""
-    async with teams.registry.db.session() as session:
+    async with teams.services.db.session() as session:
         stmt = select(AuditRow).where(AuditRow.card_id == card_id).order_by(AuditRow.id)
         rows = (await session.scalars(stmt)).all()
     return [

@@ -15,7 +15,7 @@ FIRST = "Approved by Arjun Mehta, 1 of 2; waiting for a second manager."
 
 
 async def done_count(bot: TeamsBot, posted: Call) -> int:
-    rows = await bot.registry.audit.recent(card_id=card_data(posted.cards[0])["card"])
+    rows = await bot.audit.recent(card_id=card_data(posted.cards[0])["card"])
     return [r.outcome for r in rows].count("done")
 
 

@@ -7,6 +7,7 @@ are the default (every tool) and a read-only one.
 from __future__ import annotations
 
 from tools.agent import Agent
+from tools.cards.lease import ProcessLease
 from tools.cards.tokens import CardSigner, Clock, utcnow
 from tools.db import Database
 from tools.registry import ALL_TOOLS, Registry
@@ -23,7 +24,14 @@ READ_ONLY_AGENT = Agent.only(
 )
 
 
-def build_registry(db: Database, signer: CardSigner, *, clock: Clock = utcnow) -> Registry:
-    """A registry with every merchant tool, sharing ``db`` for data, cards and audit."""
+def build_registry(
+    db: Database,
+    signer: CardSigner,
+    *,
+    clock: Clock = utcnow,
+    lease: ProcessLease | None = None,
+) -> Registry:
+    """A registry with every merchant tool, sharing ``db`` for data, cards and audit;
+    ``lease``: this process's, when the bot's own rows share it (a new one otherwise)."""
     tools = [*READ_TOOLS, *CARD_TOOLS, *WRITE_TOOLS]
-    return Registry(db, signer, tools, clock=clock, tenant_names=tenant_name)
+    return Registry(db, signer, tools, clock=clock, tenant_names=tenant_name, lease=lease)
