@@ -154,7 +154,12 @@ def application(
     from bot.mcp import McpEndpoint
 
     reaches = list(runtime.mounted.values())
-    McpEndpoint(services, reaches, public_url=settings.countersign_public_url).mount(web_app)
+    McpEndpoint(
+        services,
+        reaches,
+        public_url=settings.countersign_public_url,
+        secrets=settings.card_secrets(),
+    ).mount(web_app)
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app
