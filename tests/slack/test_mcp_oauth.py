@@ -446,3 +446,26 @@ async def test_only_the_browser_that_typed_the_email_is_told_the_code(bot: Bot) 
         assert status == 403, body
         assert "redirect" not in body
     assert "code=" in (await _outcome(bot, handle))["redirect"]
+
+
+async def test_the_revocation_endpoint_ends_the_grant_at_once(bot: Bot) -> None:
+    """A client revoking its refresh token at /revoke: its access token gets 401 at once, and
+    the refresh token gives nothing."""
+    client_id = await _register(bot)
+    verifier, challenge = _pkce()
+    code = await _code(bot, client_id, challenge)
+    _, tokens = await _token(
+        bot, grant_type="authorization_code", code=code, client_id=client_id,
+        code_verifier=verifier, redirect_uri=REDIRECT, resource=f"{_base(bot)}/mcp",
+    )  # fmt: skip
+    form = {"token": tokens["refresh_token"], "client_id": client_id}
+    status, body, _ = await _post(bot, "/revoke", data=form)
+    assert status == 200, body
+    status, _, _ = await _post(
+        bot, "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": f"Bearer {tokens['access_token']}"},
+    )  # fmt: skip
+    assert status == 401
+    refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}
+    again = await _token(bot, **refresh, client_id=client_id)
+    assert again[0] == 400
