@@ -22,6 +22,7 @@ from sqlalchemy import or_, select, update
 
 from tools.cards.tokens import Clock, utcnow
 from tools.db import Database
+from tools.errors import AmbiguousError, NotFoundError
 from tools.people.consents import CONSENT_TTL, Consent, consent_of, digest
 from tools.people.grant_tables import ConsentRow, GrantRow, GrantTokenRow, OAuthClientRow
 from tools.people.mcp_tokens import TOUCH_EVERY, Bearer
@@ -233,6 +234,24 @@ class Grants:
         async with self._db.session(write=True) as session:
             await session.execute(_revoking(grant_id, self._clock()))
             await session.commit()
+
+    async def named(self, tenantid: int, ref: str) -> Grant:
+        """One of this merchant's grants by its id (or the start of it, as lists show it).
+
+        Raises:
+            NotFoundError: none of this merchant's grants has that id.
+            AmbiguousError: more than one starts so; the error lists them.
+        """
+        given = ref.strip().lower()
+        found = [g for g in await self.list(tenantid) if given and g.id.startswith(given)]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise NotFoundError(f"This merchant has no connected agent {ref.strip()!r}.")
+        raise AmbiguousError(
+            f"More than one connected agent matches {ref.strip()!r}.",
+            [f"{g.id[:8]} ({g.client_name})" for g in found],
+        )
 
     async def list(self, tenantid: int) -> builtins.list[Grant]:
         """This merchant's grants, newest first, revoked ones included."""
