@@ -159,6 +159,7 @@ def application(
         reaches,
         public_url=settings.countersign_public_url,
         secrets=settings.card_secrets(),
+        loopback_clients=settings.countersign_oauth_loopback_clients,
     ).mount(web_app)
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)

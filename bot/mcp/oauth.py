@@ -4,8 +4,9 @@ The MCP SDK's handlers (``mcp.server.auth``) parse and check every request: PKCE
 redirect URI registered exactly, the code's client. This provider answers them from
 ``tools.Consents`` and ``tools.Grants``:
 
-- clients register themselves (RFC 7591) as public clients, with no secret: PKCE protects the
-  code, and only a hash of any token is kept;
+- a client is its metadata document's URL (``bot.mcp.oauth_clients``), or registers itself
+  (RFC 7591); either way a public client, with no secret: PKCE protects the code, and only a
+  hash of any token is kept;
 - ``authorize`` opens a consent and sends the browser to the authorization page; it refuses a
   request without ``resource`` (RFC 8707), or naming anything but this server's ``/mcp``;
 - a code is exchanged once; a refresh token is used once and replaced, and either presented
@@ -31,6 +32,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
+from bot.mcp.oauth_clients import MetadataDocuments, is_metadata_url
 from tools import Consent, Consents, Grants
 
 __all__ = ["CONSENT_PATH", "PUBLIC_CLIENT", "Provider", "same_resource"]
@@ -55,11 +57,15 @@ class _Code(AuthorizationCode):
 class Provider:
     """The SDK's ``OAuthAuthorizationServerProvider`` for one public base URL."""
 
-    def __init__(self, consents: Consents, grants: Grants, *, base: str) -> None:
-        self.consents, self.grants, self.base = consents, grants, base
+    def __init__(
+        self, consents: Consents, grants: Grants, documents: MetadataDocuments, *, base: str
+    ) -> None:
+        self.consents, self.grants, self.documents, self.base = consents, grants, documents, base
         self.resource = f"{base}/mcp"
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if is_metadata_url(client_id):
+            return await self.documents.client(client_id)
         found = await self.grants.client(client_id)
         return OAuthClientInformationFull.model_validate(found) if found else None
 
@@ -83,6 +89,7 @@ class Provider:
             )
         handle = await self.consents.open(
             client_id=client.client_id,
+            client_name=client.client_name or client.client_id,
             redirect_uri=str(params.redirect_uri),
             state=params.state,
             code_challenge=params.code_challenge,
@@ -113,8 +120,8 @@ class Provider:
     async def exchange_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: _Code
     ) -> OAuthToken:
-        name = client.client_name or client.client_id
-        issued = await self.grants.exchange(authorization_code.consent, client_name=name)
+        consent = authorization_code.consent
+        issued = await self.grants.exchange(consent, client_name=consent.client_name)
         if issued is None:
             raise TokenError(
                 "invalid_grant",

@@ -32,6 +32,7 @@ from bot.mcp import oauth_page
 from bot.mcp.exchange import exchange
 from bot.mcp.guard import Guard
 from bot.mcp.oauth import CONSENT_PATH, PUBLIC_CLIENT, Provider, same_resource
+from bot.mcp.oauth_clients import MetadataDocuments
 from bot.services import Services
 from tools import CONSENT_TTL, Consent, Consents, ConsentSigner, Grants
 
@@ -57,6 +58,7 @@ class OAuthRoutes:
         *,
         public_url: str | None,
         secrets: Sequence[str],
+        loopback_clients: bool = False,
     ) -> None:
         self.services, self.reaches, self.guard = services, list(reaches), guard
         self.public = public_url.rstrip("/") if public_url else None
@@ -64,6 +66,7 @@ class OAuthRoutes:
         self.consents = Consents(services.registry.db, clock=clock)
         self.grants = Grants(services.registry.db, clock=clock)
         self.signer = ConsentSigner(secrets)
+        self.documents = MetadataDocuments(allow_loopback=loopback_clients)
         self._routers: dict[str, Router] = {}
 
     def mount(self, web_app: web.Application) -> None:
@@ -90,7 +93,7 @@ class OAuthRoutes:
         return guarded
 
     def _provider(self, request: web.Request) -> Provider:
-        return Provider(self.consents, self.grants, base=self.base(request))
+        return Provider(self.consents, self.grants, self.documents, base=self.base(request))
 
     async def _resource_metadata(self, request: web.Request) -> web.Response:
         base = self.base(request)
@@ -116,6 +119,7 @@ class OAuthRoutes:
         metadata.token_endpoint_auth_methods_supported = ["none"]
         metadata.revocation_endpoint_auth_methods_supported = ["none"]
         metadata.authorization_response_iss_parameter_supported = True
+        metadata.client_id_metadata_document_supported = True
         # Validated again from the string, so the path-less issuer keeps no trailing slash: a
         # client compares it with the issuer it was told of exactly (RFC 8414, RFC 9207).
         shown = metadata.model_dump(mode="json", exclude_none=True)
@@ -154,8 +158,7 @@ class OAuthRoutes:
             return _html(oauth_page.waiting_page(handle, consent.short_code))
         if consent.status != "new":
             return _html(oauth_page.gone_page(), status=400)
-        name = await self.consents.client_name(consent.client_id)
-        return _html(oauth_page.ask_page(handle, name))
+        return _html(oauth_page.ask_page(handle, consent.client_name))
 
     async def _asked(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -188,9 +191,8 @@ class OAuthRoutes:
         self, consent: Consent, personid: int, tenantid: int, places: list[tuple[str, str, str]]
     ) -> None:
         """The consent card in the person's own DM: Slack first, else their Teams 1:1 chat."""
-        client = await self.grants.client(consent.client_id) or {}
         card = ConsentCard(
-            client_name=str(client.get("client_name") or consent.client_id),
+            client_name=consent.client_name,
             client_host=_host(consent.redirect_uri),
             merchant=await self.services.directory.merchant_name(tenantid) or "your merchant",
             code=consent.short_code or "",

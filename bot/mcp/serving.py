@@ -96,13 +96,19 @@ class McpEndpoint:
         *,
         public_url: str | None = None,
         secrets: Sequence[str],
+        loopback_clients: bool = False,
     ) -> None:
         self.services = services
         self.reaches = list(reaches)
         self.guard = Guard(public_url)
         self.tokens = McpTokens(services.registry.db, clock=services.registry.clock)
         self.oauth = OAuthRoutes(
-            services, reaches, self.guard, public_url=public_url, secrets=secrets
+            services,
+            reaches,
+            self.guard,
+            public_url=public_url,
+            secrets=secrets,
+            loopback_clients=loopback_clients,
         )
         # The chat's allow-list, with the tools only an outside agent needs (card_status).
         services.registry.register_agent_family(

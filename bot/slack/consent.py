@@ -69,7 +69,7 @@ async def _answer(  # noqa: PLR0917 (what bolt handed the listener, passed on wh
     if decided is None:
         text = words.too_late()
     else:
-        name = await consents.client_name(decided.client_id)
+        name = decided.client_name
         code = decided.short_code or ""
         allowed = decided.status == "allowed"
         text = words.allowed(name, code) if allowed else words.denied(name, code)

@@ -180,7 +180,7 @@ async def _connected(url: str) -> tuple[str, str]:
         grants, consents = Grants(db), Consents(db)
         await grants.register("cli-1", {"client_id": "cli-1", "client_name": "ChatGPT"})
         handle = await consents.open(
-            client_id="cli-1", redirect_uri="https://chatgpt.com/cb", state=None,
+            client_id="cli-1", client_name="ChatGPT", redirect_uri="https://chatgpt.com/cb", state=None,
             code_challenge="x", resource="http://127.0.0.1:3000/mcp", scopes=[],
         )  # fmt: skip
         asked = await consents.ask(handle, "arjun@fiesta.example", directory, browser="b")

@@ -27,9 +27,10 @@ from sqlalchemy import update
 from tools.audit.log import AuditEntry, AuditLog, Outcome
 from tools.caller import Caller
 from tools.cards.tokens import Clock, utcnow
+from tools.cards.visible import one_line
 from tools.db import Database
 from tools.people.directory import Directory
-from tools.people.grant_tables import ConsentRow, OAuthClientRow
+from tools.people.grant_tables import ConsentRow
 
 __all__ = [
     "CONSENT_TTL",
@@ -65,6 +66,7 @@ class Consent:
 
     id: str
     client_id: str
+    client_name: str
     redirect_uri: str
     state: str | None
     code_challenge: str
@@ -90,6 +92,7 @@ def consent_of(row: ConsentRow) -> Consent:
     return Consent(
         row.id,
         row.client_id,
+        row.client_name,
         row.redirect_uri,
         row.state,
         row.code_challenge,
@@ -147,6 +150,7 @@ class Consents:
         self,
         *,
         client_id: str,
+        client_name: str,
         redirect_uri: str,
         state: str | None,
         code_challenge: str,
@@ -158,6 +162,7 @@ class Consents:
         row = ConsentRow(
             id=digest(handle),
             client_id=client_id,
+            client_name=one_line(client_name, 100) or client_id[:100],
             redirect_uri=redirect_uri,
             state=state,
             code_challenge=code_challenge,
@@ -218,13 +223,6 @@ class Consents:
         assert asked is not None
         return asked, known, places
 
-    async def client_name(self, client_id: str) -> str:
-        """The name a client registered with (its id when it gave none)."""
-        async with self._db.session() as session:
-            row = await session.get(OAuthClientRow, client_id)
-        name = row.metadata_.get("client_name") if row is not None else None
-        return str(name) if name else client_id
-
     async def decide(self, pressed: Pressed, presser: Caller) -> Consent | None:
         """The press of the person the card was sent to, within its time; None for anyone
         else's press, a late one, or a consent already decided. Audited either way it goes."""
@@ -257,7 +255,7 @@ class Consents:
                 tenantid=presser.tenantid,
                 scope="-",
                 outcome=Outcome.APPROVED if status == "allowed" else Outcome.REJECTED,
-                detail=f"{await self.client_name(consent.client_id)} ({consent.client_id}) {status}, code {consent.short_code}",
+                detail=f"{consent.client_name} ({consent.client_id}) {status}, code {consent.short_code}",
                 args={"client_id": consent.client_id, "code": consent.short_code},
             )
         )

@@ -38,7 +38,9 @@ class ConsentRow(Base):
     __tablename__ = "oauth_consents"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)  # SHA-256 of the handle
-    client_id: Mapped[str] = mapped_column(String(64))
+    client_id: Mapped[str] = mapped_column(String(2000))
+    # The name the client gave (its registration's or its metadata document's), as cards show it.
+    client_name: Mapped[str] = mapped_column(String(100))
     redirect_uri: Mapped[str] = mapped_column(String(2000))
     state: Mapped[str | None] = mapped_column(String(2000))
     code_challenge: Mapped[str] = mapped_column(String(128))
@@ -65,7 +67,7 @@ class GrantRow(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     tenant_id: Mapped[int] = mapped_column(Integer, index=True)
     person_id: Mapped[int] = mapped_column(Integer)
-    client_id: Mapped[str] = mapped_column(String(64))
+    client_id: Mapped[str] = mapped_column(String(2000))
     client_name: Mapped[str] = mapped_column(String(100))
     resource: Mapped[str] = mapped_column(String(2000))
     consent_id: Mapped[str] = mapped_column(String(64))

@@ -32,7 +32,8 @@ def upgrade() -> None:
     op.create_table(
         "oauth_consents",
         sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("client_id", sa.String(length=64), nullable=False),
+        sa.Column("client_id", sa.String(length=2000), nullable=False),
+        sa.Column("client_name", sa.String(length=100), nullable=False),
         sa.Column("redirect_uri", sa.String(length=2000), nullable=False),
         sa.Column("state", sa.String(length=2000), nullable=True),
         sa.Column("code_challenge", sa.String(length=128), nullable=False),
@@ -56,7 +57,7 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=32), nullable=False),
         sa.Column("tenant_id", sa.Integer(), nullable=False),
         sa.Column("person_id", sa.Integer(), nullable=False),
-        sa.Column("client_id", sa.String(length=64), nullable=False),
+        sa.Column("client_id", sa.String(length=2000), nullable=False),
         sa.Column("client_name", sa.String(length=100), nullable=False),
         sa.Column("resource", sa.String(length=2000), nullable=False),
         sa.Column("consent_id", sa.String(length=64), nullable=False),
