@@ -26,7 +26,8 @@ from pydantic import AnyUrl
 
 from bot.mcp.oauth_routes import BROWSER_COOKIE
 from bot.sandbox import Message
-from tests.slack.conftest import Bot, buttons, said
+from bot.sandbox.payloads import block_action
+from tests.slack.conftest import Bot, buttons, request_status, said
 from tools import McpTokens
 
 pytestmark = pytest.mark.slow
@@ -469,3 +470,36 @@ async def test_the_revocation_endpoint_ends_the_grant_at_once(bot: Bot) -> None:
     refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}
     again = await _token(bot, **refresh, client_id=client_id)
     assert again[0] == 400
+
+
+async def test_a_consent_value_approves_no_card_and_a_card_token_allows_no_agent(bot: Bot) -> None:
+    """Swapping the buttons' values: Arjun's consent value sent as a card's Approve, and his
+    pending card's Approve token sent as the consent's Allow, decide neither; the card stays
+    pending and the page keeps waiting."""
+    client_id = await _register(bot)
+    _, challenge = _pkce()
+    handle = await _authorize(bot, client_id, challenge, resource=f"{_base(bot)}/mcp")
+    await _ask(bot, handle, ARJUN_EMAIL)
+    [consent] = _consent_cards(bot, "UARJUN")
+    await bot.mention("UARJUN", "approve request 1")
+    [card] = bot.cards()
+    approve = _value(card, "card_approve")
+    allow = _value(consent, "consent_allow")
+    await bot.interact(_swapped(consent, "consent_allow", approve))
+    await bot.interact(_swapped(card, "card_approve", allow))
+    assert (await _outcome(bot, handle)) == {"status": "waiting"}
+    assert await request_status(bot, 1) == "pending"
+    assert "card_approve" in buttons(bot.shown(card).blocks)
+
+
+def _value(message: Message, action: str) -> str:
+    block = next(b for b in message.blocks if b.get("type") == "actions")
+    return str(next(e for e in block["elements"] if e["action_id"] == action)["value"])
+
+
+def _swapped(message: Message, action: str, value: str) -> dict[str, Any]:
+    block = next(b for b in message.blocks if b.get("type") == "actions")
+    return block_action(
+        "UARJUN", action_id=action, value=value, block_id=block["block_id"],
+        channel=message.channel, message_ts=message.ts, thread_ts=message.thread_ts,
+    )  # fmt: skip
