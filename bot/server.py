@@ -154,7 +154,13 @@ def application(
     from bot.mcp import McpEndpoint
 
     reaches = list(runtime.mounted.values())
-    McpEndpoint(services, reaches, public_url=settings.countersign_public_url).mount(web_app)
+    McpEndpoint(
+        services,
+        reaches,
+        public_url=settings.countersign_public_url,
+        secrets=settings.card_secrets(),
+        loopback_clients=settings.countersign_oauth_loopback_clients,
+    ).mount(web_app)
     web_app.on_startup.append(_start)
     web_app.on_cleanup.append(_stop)
     return web_app

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     # The address people and agents reach this server at (https://countersign.example.com):
     # /mcp answers requests naming its host, and browser pages of its origin, besides loopback.
     countersign_public_url: str | None = None
+    # Lets an OAuth client's metadata document be fetched from loopback over http (tests only):
+    # otherwise only https documents at public addresses are fetched (bot.mcp.oauth_clients).
+    countersign_oauth_loopback_clients: bool = False
     port: int = Field(default=3000, ge=1, le=65535)
     openai_api_key: SecretStr | None = None
     anthropic_api_key: SecretStr | None = None

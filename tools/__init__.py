@@ -27,8 +27,10 @@ from tools.cards.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch
 from tools.cards.visible import MARKED, hides, marked, one_line, too_long
 from tools.keeping.door import Covers, PostingChange
 from tools.people.connections import Connection, Connections, Platform
+from tools.people.consents import CONSENT_TTL, Consent, Consents, ConsentSigner, Pressed
 from tools.people.directory import Directory, identify_on
-from tools.people.mcp_tokens import Bearer, McpToken, McpTokens
+from tools.people.grants import ACCESS_TTL, Grant, Grants, Issued
+from tools.people.mcp_tokens import TOKEN_PREFIX, Bearer, McpToken, McpTokens
 from tools.people.policy import Policies, Policy, SelfApproval
 from tools.proposing.write import NOT_DONE_NOTE, write_tool
 from tools.registry import ALL_TOOLS, Registry
@@ -37,14 +39,17 @@ from tools.times import engine_time, find_times, in_zone, time_of, time_stamp, z
 from tools.tool import PREVIEW, Proposal, ProposalDetail, Result, Routing, Scope, Tool, ToolContext
 
 __all__ = [
+    "ACCESS_TTL",
     "ALL_TOOLS",
     "CARD_TTL",
+    "CONSENT_TTL",
     "DECIDED",
     "FEEDBACK",
     "MARKED",
     "MAX_ITEMS",
     "NOT_DONE_NOTE",
     "PREVIEW",
+    "TOKEN_PREFIX",
     "Agent",
     "Args",
     "AuditEntry",
@@ -62,11 +67,17 @@ __all__ = [
     "Clock",
     "Connection",
     "Connections",
+    "Consent",
+    "ConsentSigner",
+    "Consents",
     "Covers",
     "Decision",
     "Directory",
     "Feedback",
     "FeedbackLog",
+    "Grant",
+    "Grants",
+    "Issued",
     "Issuee",
     "ItemOutcome",
     "LeaseState",
@@ -77,6 +88,7 @@ __all__ = [
     "Policies",
     "Policy",
     "PostingChange",
+    "Pressed",
     "ProcessLease",
     "Proposal",
     "ProposalDetail",

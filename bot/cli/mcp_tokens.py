@@ -1,4 +1,4 @@
-"""Creates, lists and revokes the personal tokens agents send to ``/mcp``; never shows one twice.
+"""Creates, lists and revokes the personal tokens agents send to ``/mcp``, and agents connected by OAuth; never shows a token twice.
 
 ``create`` prints the token once, alone on its last line, so a script can take it with
 ``tail -n 1``; only its hash is stored, and no later command can show it again. Lists show a
@@ -14,7 +14,8 @@ from bot.cli.failures import CliError, checked_url
 from bot.cli.lookup import find_person, find_tenant, person_names
 from bot.cli.session import open_database
 from bot.settings import Settings
-from tools import McpToken, McpTokens, time_stamp, utcnow
+from tools import Grant, Grants, McpToken, McpTokens, time_stamp, utcnow
+from tools.db import Database
 from tools.errors import NotFoundError
 
 __all__ = ["create_token", "list_tokens", "revoke_token"]
@@ -27,6 +28,15 @@ _HEADERS = (
     "state",
     "created (UTC)",
     "expires (UTC)",
+    "last used (UTC)",
+    "revoked (UTC)",
+)
+_GRANT_HEADERS = (
+    "id",
+    "person",
+    "client",
+    "state",
+    "connected (UTC)",
     "last used (UTC)",
     "revoked (UTC)",
 )
@@ -85,13 +95,33 @@ async def list_tokens(settings: Settings, args: argparse.Namespace) -> str:
         tenant = await find_tenant(db, args.merchant)
         tokens = await McpTokens(db).list(tenant.id)
         names = await person_names(db, (t.personid for t in tokens))
-    if not tokens:
-        return (
+        grants = await Grants(db).list(tenant.id)
+        names |= await person_names(db, (g.personid for g in grants))
+    now = utcnow()
+    shown = (
+        _table(_HEADERS, [_row(t, names, now) for t in tokens])
+        if tokens
+        else (
             f"{tenant.name} has no MCP tokens yet. Create one with: "
             f'countersign mcp-token create "{tenant.name}" <email>'
         )
-    now = utcnow()
-    return _table([_row(t, names, now) for t in tokens])
+    )
+    if not grants:
+        return shown
+    agents = _table(_GRANT_HEADERS, [_grant_row(g, names) for g in grants])
+    return f"{shown}\n\nAgents connected by OAuth (each allowed by its person on a card):\n{agents}"
+
+
+def _grant_row(grant: Grant, names: dict[int, str]) -> tuple[str, ...]:
+    return (
+        grant.id[:8],
+        names.get(grant.personid, f"person {grant.personid}"),
+        grant.client_name,
+        "revoked" if grant.revoked_at else "active",
+        _when(grant.created_at),
+        _when(grant.last_used_at, none="never"),
+        _when(grant.revoked_at),
+    )
 
 
 def _row(token: McpToken, names: dict[int, str], now: datetime) -> tuple[str, ...]:
@@ -112,9 +142,9 @@ def _when(at: datetime | None, *, none: str = "-") -> str:
     return none if at is None else f"{at:%Y-%m-%d %H:%M}"
 
 
-def _table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(cell) for cell in column) for column in zip(_HEADERS, *rows, strict=False)]
-    lines = [_HEADERS, *rows]
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
+    lines = [headers, *rows]
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in lines
     )
@@ -127,10 +157,7 @@ async def revoke_token(settings: Settings, args: argparse.Namespace) -> str:
         try:
             token = await McpTokens(db).revoke(tenant.id, args.token)
         except NotFoundError:
-            raise CliError(
-                f"{tenant.name} has no MCP token {args.token.strip()!r}. Its tokens, with the ids "
-                f'to give: countersign mcp-token list "{tenant.name}"'
-            ) from None
+            return await _disconnect(db, tenant.id, tenant.name, args.token)
         person = (await person_names(db, [token.personid])).get(token.personid, "?")
     assert token.revoked_at is not None
     return (
@@ -138,4 +165,22 @@ async def revoke_token(settings: Settings, args: argparse.Namespace) -> str:
         f"{tenant.name}, as of {time_stamp(token.revoked_at, tenant.time_zone)}. An agent sending "
         "it now is "
         "refused (401)."
+    )
+
+
+async def _disconnect(db: Database, tenantid: int, merchant: str, ref: str) -> str:
+    """Revokes an agent connected by OAuth, named by the id the list shows."""
+    grants = Grants(db)
+    try:
+        grant = await grants.named(tenantid, ref)
+    except NotFoundError:
+        raise CliError(
+            f"{merchant} has no MCP token or connected agent {ref.strip()!r}. Both, with the ids "
+            f'to give: countersign mcp-token list "{merchant}"'
+        ) from None
+    await grants.revoke(grant.id)
+    person = (await person_names(db, [grant.personid])).get(grant.personid, "?")
+    return (
+        f"Disconnected {grant.client_name} ({grant.id[:8]}), connected as {person} at "
+        f"{merchant}. Its tokens are refused (401) from now on."
     )

@@ -24,10 +24,11 @@ Asgi = Callable[
 
 
 async def exchange(
-    handler: Asgi, request: web.Request, state: dict[str, Any]
+    handler: Asgi, request: web.Request, state: dict[str, Any], *, body: bytes | None = None
 ) -> web.StreamResponse:
-    """Runs ``handler`` on ``request``; ``state`` reaches it as the ASGI scope's ``state``."""
-    body = await request.read()
+    """Runs ``handler`` on ``request``; ``state`` reaches it as the ASGI scope's ``state``;
+    ``body``, when given, instead of the request's own."""
+    body = await request.read() if body is None else body
     host, port = _server(request)
     scope: Message = {
         "type": "http",

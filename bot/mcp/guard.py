@@ -46,6 +46,11 @@ class Guard:
         """405, 421 or 403 saying what to do, or None for a POST naming this server."""
         if request.method != "POST":
             return _not_allowed()
+        return await self.foreign(request)
+
+    async def foreign(self, request: web.Request) -> web.Response | None:
+        """421 or 403 for a request naming another server (any method), else None: the
+        OAuth endpoints and the authorization page are checked as ``/mcp`` is."""
         port = _local_port(request)
         check = self._checks.get(port)
         if check is None:

@@ -39,8 +39,10 @@ from bot.cards.wording import MCP_AGENT_PREFIX, sentence
 from bot.mcp.delivery import Delivered, Reach, deliver
 from bot.mcp.exchange import exchange
 from bot.mcp.guard import Guard
+from bot.mcp.oauth_routes import OAuthRoutes
 from bot.services import Services
 from tools import (
+    TOKEN_PREFIX,
     Agent,
     Bearer,
     Caller,
@@ -88,12 +90,26 @@ class McpEndpoint:
     """The ``/mcp`` route: a token check, then the MCP SDK's stateless streamable HTTP."""
 
     def __init__(
-        self, services: Services, reaches: Sequence[Reach], *, public_url: str | None = None
+        self,
+        services: Services,
+        reaches: Sequence[Reach],
+        *,
+        public_url: str | None = None,
+        secrets: Sequence[str],
+        loopback_clients: bool = False,
     ) -> None:
         self.services = services
         self.reaches = list(reaches)
         self.guard = Guard(public_url)
         self.tokens = McpTokens(services.db, clock=services.registry.now)
+        self.oauth = OAuthRoutes(
+            services,
+            reaches,
+            self.guard,
+            public_url=public_url,
+            secrets=secrets,
+            loopback_clients=loopback_clients,
+        )
         # The chat's allow-list, with the tools only an outside agent needs (card_status).
         services.registry.register_agent_family(
             MCP_AGENT_PREFIX, Agent("mcp", services.agent.tools)
@@ -112,6 +128,7 @@ class McpEndpoint:
 
     def mount(self, web_app: web.Application) -> None:
         web_app.router.add_route("*", "/mcp", self.handle)
+        self.oauth.mount(web_app)
         web_app.cleanup_ctx.append(self._running)
 
     async def _running(self, _: web.Application) -> AsyncIterator[None]:
@@ -147,15 +164,20 @@ class McpEndpoint:
             return refused
         presented = request.headers.get("Authorization", "")
         scheme, _, token = presented.partition(" ")
+        metadata = self.oauth.resource_metadata_url(request)
         if scheme.lower() != "bearer" or not token.strip():
             return _unauthorized(
-                "Send Authorization: Bearer <token> (countersign mcp-token create)."
+                "Connect with OAuth, or send Authorization: Bearer <token> (countersign "
+                "mcp-token create).",
+                metadata=metadata,
             )
-        bearer = await self.tokens.verify(token.strip())
+        bearer = await self._bearer(token.strip(), request)
         caller = await self.services.directory.person(bearer.personid) if bearer else None
         if bearer is None or caller is None or caller.tenantid != bearer.tenantid:
             log.info("mcp_token_refused", remote=request.remote)
-            return _unauthorized("This token is unknown, revoked or expired.", invalid=True)
+            return _unauthorized(
+                "This token is unknown, revoked or expired.", invalid=True, metadata=metadata
+            )
         manager = self.manager
         if manager is None:  # between start-ups: nothing serves MCP right now
             return web.json_response(
@@ -164,6 +186,13 @@ class McpEndpoint:
                 headers={"Retry-After": "1"},
             )
         return await exchange(manager.handle_request, request, {_CALLER: caller, _BEARER: bearer})
+
+    async def _bearer(self, token: str, request: web.Request) -> Bearer | None:
+        """A personal token's person, or a connected agent's (its grant bound to this ``/mcp``)."""
+        if token.startswith(TOKEN_PREFIX):
+            return await self.tokens.verify(token)
+        resource = f"{self.oauth.base(request)}/mcp"
+        return await self.oauth.grants.verify(token, resource=resource)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
@@ -306,10 +335,13 @@ def _waiting(proposal: Proposal, delivered: Delivered) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
 
 
-def _unauthorized(description: str, *, invalid: bool = False) -> web.Response:
-    """401 with the challenge RFC 6750 (and the MCP authorization spec) asks for."""
-    challenge = _REALM + (
-        f', error="invalid_token", error_description="{description}"' if invalid else ""
+def _unauthorized(description: str, *, metadata: str, invalid: bool = False) -> web.Response:
+    """401 with the challenge RFC 6750 asks for, naming where the protected resource metadata
+    is (RFC 9728), which is how an OAuth client finds how to connect."""
+    challenge = (
+        _REALM
+        + f', resource_metadata="{metadata}"'
+        + (f', error="invalid_token", error_description="{description}"' if invalid else "")
     )
     return web.json_response(
         {"error": "unauthorized", "message": description},

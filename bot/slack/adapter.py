@@ -21,8 +21,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapter import Form, Home, Listing, Stream, Words
 from bot.cards.card import Card, Fresh
+from bot.cards.consent import ConsentCard
 from bot.placement import ListPlacement, Placement, Platform, SlackPlacement
-from bot.slack import outbound, texts
+from bot.slack import consent_card, outbound, texts
 from bot.slack.blocks import Block, reject_modal, rich_text
 from bot.slack.cards import render
 from bot.slack.lists import listed_message
@@ -272,6 +273,10 @@ class SlackAdapter:
             return False
         log.info("notified", slack_user=user)
         return True
+
+    async def post_consent(self, user: str, card: ConsentCard) -> bool:
+        """A consent card (``bot.cards.consent``) in the person's DM with the app."""
+        return await consent_card.post_consent(self.client, user, card)
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """Posts the card, with Approve and Reject, in the person's DM with the app."""

@@ -28,8 +28,19 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.presses.ladder import DATABASE_DOWN
 from bot.services import Services
 from bot.settings import Settings, SlackMode
-from bot.slack import actions, assistant, caller, commands, editing, events, feedback, home
+from bot.slack import (
+    actions,
+    assistant,
+    caller,
+    commands,
+    consent,
+    editing,
+    events,
+    feedback,
+    home,
+)
 from bot.slack.install import on_installed
+from tools import ConsentSigner
 
 __all__ = ["BOT_SCOPES", "Bolt", "build_bolt", "web_client"]
 
@@ -114,6 +125,7 @@ async def build_bolt(
     editing.register(app, services)
     commands.register(app, services)
     home.register(app, services)
+    consent.register(app, services, ConsentSigner(settings.card_secrets()))
     return Bolt(app, client, oauth.installation_store if oauth else None)
 
 

@@ -27,9 +27,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.adapter import Form, Home, Listing, Step, Words
 from bot.cards import several, wording
 from bot.cards.card import Card, Fresh
+from bot.cards.consent import ConsentCard
 from bot.placement import ListPlacement, Placement, Platform, TeamsPlacement
 from bot.services import Services
-from bot.teams import personal, texts
+from bot.teams import consent_card, personal, texts
 from bot.teams.adaptive import render
 from bot.teams.copy_view import card_activity, decided_card, notification, plain, view_of
 from bot.teams.identity import Profile, Who, member_by_email, member_profile
@@ -260,6 +261,10 @@ class TeamsAdapter:
     async def notify(self, user: str, text: str) -> bool:
         """A plain message in the person's 1:1 chat with the bot (``user``: their AAD object id)."""
         return await personal.notify(self.out, user, await self._said(text), tenant=self._tenant())
+
+    async def post_consent(self, user: str, card: ConsentCard) -> bool:
+        """A consent card (``bot.cards.consent``) in the person's 1:1 chat with the bot."""
+        return await consent_card.post_consent(self.out, user, card, tenant=self._tenant())
 
     async def send_copy(self, card: Card, user: str, *, token: str, push: str) -> Placement | None:
         """The card, with the buttons, in a 1:1 chat with the person (``user``: AAD object id)."""

@@ -47,11 +47,11 @@ from bot.placement import Placement, Platform, TeamsPlacement
 from bot.presses.decisions import show
 from bot.services import Services
 from bot.settings import Settings
-from bot.teams import actions, caller, chats, editing, texts, turns
+from bot.teams import actions, caller, chats, consent, editing, texts, turns
 from bot.teams.adapter import teams_adapter
 from bot.teams.auth import JwksKeys, TokenChecker, TokenPolicy, TokenRefusedError
 from bot.teams.stream import INTERVAL
-from tools import CardRecord
+from tools import CardRecord, ConsentSigner
 
 __all__ = ["TEAMS", "Teams", "TeamsRoutes", "auth_configuration", "build_teams"]
 
@@ -101,7 +101,13 @@ def auth_configuration(settings: Settings) -> AgentAuthConfiguration:
     )
 
 
-def build_teams(services: Services, auth: AgentAuthConfiguration, app_id: str = "") -> Teams:
+def build_teams(
+    services: Services,
+    auth: AgentAuthConfiguration,
+    app_id: str = "",
+    *,
+    consents: ConsentSigner,
+) -> Teams:
     """The SDK objects for one configuration, with every route registered."""
     connections = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
     adapter = CloudAdapter(connection_manager=connections)
@@ -135,6 +141,7 @@ def build_teams(services: Services, auth: AgentAuthConfiguration, app_id: str = 
     caller.register(application, services)
     chats.register(application, services)
     actions.register(application, services)
+    consent.register(application, services, consents)
     editing.register(application, services)
     application.add_route(spoken, on_message)
     return teams
@@ -180,7 +187,10 @@ class TeamsRoutes:
         ``auth`` overrides the app registration and ``tokens`` the token check (tests only).
         """
         teams = build_teams(
-            services, auth or auth_configuration(settings), settings.microsoft_app_id or ""
+            services,
+            auth or auth_configuration(settings),
+            settings.microsoft_app_id or "",
+            consents=ConsentSigner(settings.card_secrets()),
         )
         keys = None
         if tokens is not None:

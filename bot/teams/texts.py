@@ -16,6 +16,8 @@ from bot.cards.wording import field_label
 from tools import Scope, hides, marked
 
 __all__ = [
+    "CONSENT_ALLOW",
+    "CONSENT_DENY",
     "EDIT_CANCEL",
     "EDIT_SUBMIT",
     "EDIT_TITLE",
@@ -25,6 +27,12 @@ __all__ = [
     "audit_text",
     "batch_audit_text",
     "card_follows",
+    "consent_allowed",
+    "consent_asked",
+    "consent_code",
+    "consent_denied",
+    "consent_push",
+    "consent_too_late",
     "database_unreachable",
     "editing",
     "field_hint",
@@ -234,3 +242,38 @@ def card_follows() -> str:
 def stream_ended() -> str:
     """Ends a streamed reply whose turn had nothing to say."""
     return "Done."
+
+
+CONSENT_ALLOW: Final = "Allow"
+CONSENT_DENY: Final = "Deny"
+
+
+def consent_push(client_name: str) -> str:
+    return f"{client_name} asks to connect to Countersign as you"
+
+
+def consent_asked(client_name: str, client_host: str, merchant: str) -> str:
+    return (
+        f"{client_name} ({client_host}) asks to connect to Countersign as you, for {merchant}. "
+        f"If you allow it, it will be able to read {merchant}'s data, and ask for changes that "
+        "wait for a countersignature like any card. It can never make a change by itself."
+    )
+
+
+def consent_code(code: str) -> str:
+    return f"Allow only if the page you just used shows the code {code}."
+
+
+def consent_allowed(client_name: str, code: str) -> str:
+    return f"You allowed {client_name} to connect (code {code})."
+
+
+def consent_denied(client_name: str, code: str) -> str:
+    return f"You denied {client_name} (code {code}). It was not connected."
+
+
+def consent_too_late() -> str:
+    return (
+        "This request to connect is no longer waiting (it was answered, or its 10 minutes "
+        "ran out). Start again from the agent if you still want to connect it."
+    )

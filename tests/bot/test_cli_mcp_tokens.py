@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from tests.bot.test_cli import assert_one_line_failure, cli
+from tools import Connections, Consents, Directory, Grants, Platform, Pressed
 from tools.db import Database
 from tools.people.mcp_tokens import Bearer, McpTokens
 
@@ -166,3 +167,61 @@ def test_a_bad_expiry_or_name_is_a_usage_error(tmp_path: Path, demo_url: str) ->
         assert not _TOKEN.search(ran.out)
     listed = cli(tmp_path, demo_url, "mcp-token", "list", "Fiesta Foods")
     assert "Fiesta Foods has no MCP tokens" in listed.out
+
+
+async def _connected(url: str) -> tuple[str, str]:
+    """An agent connected as Arjun by the real consent path: his Allow, the code exchanged.
+    Returns its access token and its grant's id."""
+    db = Database(url)
+    try:
+        directory = Directory(db)
+        await Connections(db).connect(Platform.SLACK, "T0FIESTA", 1)
+        await directory.link("slack", "T0FIESTA", "UARJUN", "arjun@fiesta.example")
+        grants, consents = Grants(db), Consents(db)
+        await grants.register("cli-1", {"client_id": "cli-1", "client_name": "ChatGPT"})
+        handle = await consents.open(
+            client_id="cli-1", client_name="ChatGPT", redirect_uri="https://chatgpt.com/cb", state=None,
+            code_challenge="x", resource="http://127.0.0.1:3000/mcp", scopes=[],
+        )  # fmt: skip
+        asked = await consents.ask(handle, "arjun@fiesta.example", directory, browser="b")
+        assert asked is not None
+        assert asked[1] is not None
+        pressed = Pressed(asked[0].id, asked[1].userid, "allow")
+        assert await consents.decide(pressed, asked[1]) is not None
+        outcome = await consents.outcome(handle)
+        assert outcome is not None
+        assert outcome[1] is not None
+        consent = await grants.code(outcome[1])
+        assert consent is not None
+        issued = await grants.exchange(consent, client_name="ChatGPT")
+        assert issued is not None
+        return issued.access_token, issued.grant_id
+    finally:
+        await db.dispose()
+
+
+async def _verify_grant(url: str, token: str) -> Bearer | None:
+    db = Database(url)
+    try:
+        return await Grants(db).verify(token, resource="http://127.0.0.1:3000/mcp")
+    finally:
+        await db.dispose()
+
+
+def test_list_shows_connected_agents_and_revoke_disconnects_one(
+    tmp_path: Path, demo_url: str
+) -> None:
+    """An agent connected by OAuth is listed beside the tokens with its person, client and
+    last use; revoking its listed id disconnects it, and its token verifies to nobody."""
+    token, grant = asyncio.run(_connected(demo_url))
+    listed = cli(tmp_path, demo_url, "mcp-token", "list", "Fiesta Foods")
+    assert listed.code == 0, listed
+    row = next(line for line in listed.out.splitlines() if line.startswith(grant[:8]))
+    assert "Arjun Mehta" in row and "ChatGPT" in row and " active " in row, listed.out
+    assert token not in listed.out
+    revoked = cli(tmp_path, demo_url, "mcp-token", "revoke", "Fiesta Foods", grant[:8])
+    assert revoked.code == 0, revoked
+    assert "Disconnected ChatGPT" in revoked.out
+    assert asyncio.run(_verify_grant(demo_url, token)) is None
+    after = cli(tmp_path, demo_url, "mcp-token", "list", "Fiesta Foods").out
+    assert " revoked " in next(line for line in after.splitlines() if line.startswith(grant[:8]))
