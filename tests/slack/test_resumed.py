@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from bot.sandbox import Message
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter
 from bot.turns import posting
-from tests.slack.conftest import CHANNEL, Bot, buttons, card_id
+from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status
 from tools import ProcessLease
 from tools.db import INBOX, Database
 
@@ -151,16 +152,75 @@ async def test_a_card_posted_and_never_recorded_is_recorded_not_posted_again(
     assert buttons(bot.shown(card).blocks) == []
 
 
-async def test_a_turn_killed_before_its_card_was_posted_tells_the_person(
+async def test_a_turn_killed_before_its_card_was_posted_has_it_posted_once(
     bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Killed after its words and before its card: Arjun read the answer and waited for a
-    card that never came, in silence (soak: 'a card for approve request 1048' unseen). He is
-    told it was lost and to send it again, once."""
+    """Killed after its words and before its card: Arjun read "waiting on the card below", and
+    was then told to send it again (answered twice, and no card). The process answering it
+    again posts the card itself, once, and his Approve on it runs the write."""
     monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
     thread = await bot.mention("UARJUN", "approve request 1")
     monkeypatch.undo()
     assert bot.cards() == []
+
+    await _resumed(bot, db)
+
+    [card] = bot.cards()
+    assert card.thread_ts == thread
+    assert texts.message_lost() not in _said(bot, thread)
+    assert len(placements_of(await bot.registry.card(card_id(card)))) == 1
+    assert await bot.press("UARJUN", card) == 200
+    assert await request_status(bot, 1) == "approved"
+    assert buttons(bot.shown(card).blocks) == []
+
+
+async def test_a_routed_card_never_posted_is_posted_with_the_managers_copies(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ravi's card, routed to the managers, never reached the thread: it is posted there, Arjun
+    and Meera each get one copy, and Meera's Approve from hers updates every copy."""
+    monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
+    thread = await bot.mention("URAVI", "approve request 1")
+    monkeypatch.undo()
+
+    await _resumed(bot, db)
+
+    [card] = bot.cards()
+    copies = await _copies(bot, card)
+    assert all(len(found) == 1 for found in copies.values()), copies
+    assert texts.message_lost() not in _said(bot, thread)
+    assert await bot.press("UMEERA", copies["UMEERA"][0]) == 200
+    assert await request_status(bot, 1) == "approved"
+    for shown in (card, *(found[0] for found in copies.values())):
+        assert buttons(bot.shown(shown).blocks) == [], shown.channel
+
+
+async def test_a_card_of_several_never_posted_is_posted_whole(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "approve requests 1 and 2" killed before its one card went: that card, one Approve for
+    both, is posted, and pressing it approves both."""
+    monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    monkeypatch.undo()
+
+    await _resumed(bot, db)
+
+    [card] = bot.cards()
+    assert await bot.press("UARJUN", card) == 200
+    assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
+    assert buttons(bot.shown(card).blocks) == []
+
+
+async def test_a_card_past_its_time_is_not_posted_and_the_person_is_told(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its card expired before anyone answered the message again: nobody could press it, so
+    none is posted, and Arjun is told it was lost and to send it again, once."""
+    monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
+    thread = await bot.mention("UARJUN", "approve request 1")
+    monkeypatch.undo()
+    bot.clock.step(timedelta(minutes=31))
 
     await _resumed(bot, db)
 
