@@ -243,3 +243,65 @@ async def test_a_turn_whose_cards_cannot_be_kept_tells_the_person(
 
     assert bot.cards() == []
     assert _said(bot, thread) == [texts.message_database_unreachable()]
+
+
+def _down_once(work: Callable[..., Any]) -> Callable[..., Any]:
+    """``work``, refused once by a database restarting, then through."""
+    calls = 0
+
+    async def refused(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ConnectionRefusedError("the database is restarting")
+        return await work(*args, **kwargs)
+
+    return refused
+
+
+async def test_a_card_posted_as_the_database_went_down_is_recorded_by_the_next_sweep(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ravi's card reached the thread and the database went down before it was recorded: the
+    message was marked answered and nobody finished it, so the card kept live buttons after
+    its decision and the managers never got their copies. Once the database is back, this
+    process's next sweep records it and sends each manager one copy."""
+    monkeypatch.setattr(posting.cards, "attach", _down_once(posting.cards.attach))
+    thread = await bot.mention("URAVI", "approve request 1")
+    [card] = bot.cards()
+    assert placements_of(await bot.registry.card(card_id(card))) == ()
+
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
+    await bot.settle()
+
+    assert await _unanswered(db) == 0
+    assert bot.cards() == [card]
+    assert len(placements_of(await bot.registry.card(card_id(card)))) == 3
+    assert texts.message_lost() not in _said(bot, thread)
+    copies = await _copies(bot, card)
+    assert await bot.press("UMEERA", copies["UMEERA"][0]) == 200
+    for shown in (card, *(found[0] for found in copies.values())):
+        assert buttons(bot.shown(shown).blocks) == [], shown.channel
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
+
+
+async def test_a_card_not_posted_as_the_database_went_down_is_posted_by_the_next_sweep(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "approve requests 1 and 2": the words went out and the database went down before their
+    card could be made, and Arjun waited on "the card below" in silence. The next sweep posts
+    his cards (each its own, as they were never grouped), and approving them runs both."""
+    monkeypatch.setattr(bot.registry, "bundle", _down_once(bot.registry.bundle))
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    monkeypatch.undo()
+    assert bot.cards() == []
+
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
+    await bot.settle()
+
+    assert await _unanswered(db) == 0
+    cards = bot.cards()
+    assert len(cards) == 2  # each on its own: they were never grouped
+    for card in cards:
+        assert await bot.press("UARJUN", card) == 200
+    assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
