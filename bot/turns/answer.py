@@ -261,6 +261,13 @@ async def _run(
             steps=steps,
             stream=Settling(stream, typing) if stream is not None else None,
         )
+    except DATABASE_DOWN as unreachable:
+        # A tool found the database down before any card was made: nothing to keep or post.
+        log.warning("turn_failed_database", error=type(unreachable).__name__, replied=False)
+        if stream is not None:
+            await closed(stream)
+        await adapter.post(adapter.words.message_database_unreachable())
+        return
     except Exception:  # any model failure becomes a polite answer; logged in full
         log.exception("assistant_failed")
         if stream is not None:

@@ -305,3 +305,23 @@ async def test_a_card_not_posted_as_the_database_went_down_is_posted_by_the_next
     for card in cards:
         assert await bot.press("UARJUN", card) == 200
     assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
+
+
+async def test_a_tool_that_finds_the_database_down_tells_the_person_to_send_it_again(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database went down as the model looked request 1 up: Arjun read "something went
+    wrong on my side", which never said what or that sending it again would do. He is told
+    the database is unreachable and to send it again, and the next ask gets its card."""
+
+    async def down(*_: Any, **__: Any) -> None:
+        raise ConnectionRefusedError("the database is restarting")
+
+    monkeypatch.setattr(bot.registry, "call", down)
+    thread = await bot.mention("UARJUN", "approve request 1")
+    monkeypatch.undo()
+
+    assert bot.cards() == []
+    assert _said(bot, thread) == [texts.message_database_unreachable()]
+    await bot.mention("UARJUN", "approve request 1")
+    assert len(bot.cards()) == 1
