@@ -23,7 +23,15 @@ from tools.caller import Caller, Role
 from tools.cards.lease import LeaseState, ProcessLease
 from tools.cards.record import CardRecord, CardStatus, Issuee
 from tools.cards.store import DECIDED, CardStore
-from tools.cards.tokens import CARD_TTL, CardClaims, CardSigner, Clock, is_batch_token, utcnow
+from tools.cards.tokens import (
+    CARD_TTL,
+    BatchClaims,
+    CardClaims,
+    CardSigner,
+    Clock,
+    is_batch_token,
+    utcnow,
+)
 from tools.cards.visible import MARKED, hides, marked, one_line, too_long
 from tools.keeping.door import Covers, PostingChange
 from tools.people.connections import Connection, Connections, Platform
@@ -55,6 +63,7 @@ __all__ = [
     "AuditEntry",
     "AuditLog",
     "Batch",
+    "BatchClaims",
     "BatchDecision",
     "BatchRecord",
     "Bearer",

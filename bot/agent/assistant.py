@@ -23,6 +23,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
+from sqlalchemy.exc import SQLAlchemyError
 from structlog.typing import FilteringBoundLogger as Log
 
 from bot.adapter import Steps, Stream
@@ -44,6 +45,11 @@ DEFAULT_TIMEOUT = 60.0
 _TOOLSETS = 64  # toolsets kept: one per distinct set of tools (merchants with MCP sources)
 # Enough for "look it up, then propose" with a retry or two; a model looping on tools stops here.
 DEFAULT_LIMITS = UsageLimits(request_limit=8, tool_calls_limit=12)
+
+
+# What a tool meets while the database restarts: SQLAlchemy's errors once connected, the
+# driver's refused or reset connection while connecting (as ``bot.presses.ladder`` has it).
+_DATABASE_DOWN = (SQLAlchemyError, ConnectionError)
 
 
 @dataclass(frozen=True)
@@ -190,6 +196,13 @@ class Assistant:
         except AgentRunError as failed:
             bound.warning("agent.model_error", error=f"{type(failed).__name__}: {failed}")
             return _failed("model_error", prompt, deps)
+        except _DATABASE_DOWN:
+            if deps.proposals:  # real cards, said and posted with the apology
+                bound.exception("agent.turn_failed")
+                return _failed("error", prompt, deps)
+            # Nothing made, nothing kept: the turn tells the person the database is down and to
+            # send it again, which "something went wrong on my side" did not say.
+            raise
         except Exception:  # noqa: BLE001 - the turn's edge: logged with its traceback, answered politely
             bound.exception("agent.turn_failed")
             return _failed("error", prompt, deps)

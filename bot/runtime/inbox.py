@@ -114,6 +114,11 @@ async def answer_left(inbox: Inbox, surfaces: Mapping[str, object]) -> int:
         taken += 1
         try:
             await surface.resume(kept)
+        except (SQLAlchemyError, OSError) as failed:
+            # The database went down again midway: taken by this process and unanswered, it
+            # is tried again by the next sweep instead of waiting for this process to die.
+            log.warning("inbox_resume_cut", key=kept.key, error=type(failed).__name__)
+            inbox.release(kept.key)
         except Exception:  # logged in full; the next message is still answered
             log.exception("inbox_resume_failed", key=kept.key)
     return taken
@@ -130,6 +135,8 @@ class Inbox:
         # database down): the sweep marks them again (``mark_again``).
         self._marked: set[str] = set()
         self._unmarked: set[str] = set()
+        # Keys of messages this process left to the sweep (``release``).
+        self._released: set[str] = set()
         self._forget_after = 0.0  # time.monotonic() from which old answers are forgotten
 
     async def keep(
@@ -204,22 +211,35 @@ class Inbox:
             params = {"k": key[:255], "holder": self._lease.holder, "at": self._clock()}
             await conn.execute(_STARTED, params)
 
-    async def proposed(self, key: str | None, card_ids: list[str]) -> None:
-        """Records the cards its turn proposed, before it posts its answer or any of them.
+    async def proposed(self, key: str | None, card_ids: list[str]) -> bool:
+        """Records the cards its turn proposed, before it posts its answer or any of them;
+        whether they are recorded (not when the message was never kept).
 
-        A turn killed while its cards went out used to leave them unposted, or posted with no
-        copy sent to the managers, and its message was taken for answered: whoever answers it
-        again finishes these (``Resumes``), or tells the person they were lost.
+        Whoever answers the message again finishes these (``Resumes``): a turn killed while its
+        cards went out, or cut off by the database going down (``release``).
         """
         if key is None or not card_ids:
-            return
+            return False
         read = select(INBOX.c.message).where(INBOX.c.key == key[:255]).with_for_update()
         async with self._db.begin(write=True) as conn:
             message = await conn.scalar(read)
             if message is None:
-                return  # never kept (the database refused it): answered as before, unkept
+                return False  # never kept (the database refused it): answered as before, unkept
             kept = {**dict(message), "cards": card_ids}
             await conn.execute(update(INBOX).where(INBOX.c.key == key[:255]).values(message=kept))
+        return True
+
+    def release(self, key: str | None) -> None:
+        """Leaves a message this process could not finish to the sweep, as if its holder were
+        gone: its turn's cards were recorded (``proposed``) and the database went down while
+        they went out. Its answer is not marked until the sweep has finished them.
+
+        Held here, the message was marked answered with a card posted and never recorded (its
+        buttons live after its decision) or never posted, and nobody finished it: it is taken
+        by the next sweep that reaches the database, this process's or another's.
+        """
+        if key is not None:
+            self._released.add(key[:255])
 
     async def answered(self, key: str | None, *, last: bool = False) -> None:
         """Marks the message answered: its turn posted, or the person was told it failed.
@@ -230,6 +250,8 @@ class Inbox:
         if key is None:
             return
         key = key[:255]
+        if key in self._released:
+            return  # the sweep answers it (``release``)
         if key in self._marked:
             if last:
                 self._marked.discard(key)
@@ -261,7 +283,7 @@ class Inbox:
 
     def _gone(self, row: Any, now: datetime) -> bool:
         if row.holder == self._lease.holder:
-            return False  # in flight here
+            return row.key in self._released  # else in flight here
         if row.lease_beat_at is None:  # a process whose lease row was never written
             return bool(row.received_at <= now - self._lease.expiry)
         state = LeaseState(
@@ -286,7 +308,9 @@ class Inbox:
             .values(holder=self._lease.holder)
         )
         async with self._db.begin(write=True) as conn:
-            return bool((await conn.execute(stmt)).rowcount == 1)
+            taken = bool((await conn.execute(stmt)).rowcount == 1)
+        self._released.discard(kept.key)  # taken (by us or another): answered from here
+        return taken
 
 
 def _kept(row: Any) -> Kept:

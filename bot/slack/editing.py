@@ -10,7 +10,9 @@ the model what changed.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 
 import structlog
@@ -36,6 +38,10 @@ __all__ = ["edit_modal", "register"]
 
 log = structlog.get_logger("bot.slack.editing")
 _FIELD_PREFIX = "edit_"
+# How long an edit waits for its old card's first copy to be recorded (its turn is recording
+# it), and how often it looks.
+_COPY_WAIT_S = 5.0
+_COPY_POLL_S = 0.1
 
 
 def _plain(text: str, limit: int) -> dict[str, Any]:
@@ -178,8 +184,7 @@ async def _submitted(
         await ack()
         return
     record, tool = found
-    old = first(record, Platform.SLACK)
-    adapter, caller = await _editor(services, client, context, body, old)
+    caller = await caller_of(context).caller()
     if isinstance(caller, str):
         await _refuse(ack, tool, texts.NOT_LINKED)
         return
@@ -191,7 +196,8 @@ async def _submitted(
         return
     await ack()
     assert result.proposal is not None
-    _post_later(services, adapter, result.proposal, caller=caller, old=old)
+    editor = Where(installation_of(context), str(body["user"]["id"]))
+    _post_later(services, client, editor, result.proposal, caller=caller, old=record.card_id)
 
 
 async def _editable(services: Services, token: str) -> tuple[CardRecord, Tool] | None:
@@ -209,20 +215,6 @@ async def _editable(services: Services, token: str) -> tuple[CardRecord, Tool] |
     return record, tool
 
 
-async def _editor(
-    services: Services,
-    client: AsyncWebClient,
-    context: AsyncBoltContext,
-    body: dict[str, Any],
-    old: Placement | None,
-) -> tuple[SlackAdapter, Caller | identity.Unresolved]:
-    """The adapter that posts where the old card was, and the person editing (or why unknown)."""
-    installation, user = installation_of(context), str(body["user"]["id"])
-    where = _where(installation, user, old)
-    adapter = SlackAdapter(client, where, audit_channel=services.audit_channel)
-    return adapter, await caller_of(context).caller()
-
-
 async def _refuse(ack: AsyncAck, tool: Tool, message: str) -> None:
     """Keeps the modal open with ``message`` under its first field; nothing is changed."""
     await ack(response_action="errors", errors={f"{_FIELD_PREFIX}{tool.editable[0]}": message})
@@ -230,25 +222,46 @@ async def _refuse(ack: AsyncAck, tool: Tool, message: str) -> None:
 
 def _post_later(
     services: Services,
-    adapter: SlackAdapter,
+    client: AsyncWebClient,
+    editor: Where,
     proposal: Proposal,
     *,
     caller: Caller,
-    old: Placement | None,
+    old: str,
 ) -> None:
-    """Posts the new card in the press lane, after the modal has closed."""
-    conversation = old.conversation if old is not None else None
-    services.tasks.press(
-        turns.post_edited(
+    """Posts the new card where the old one is, in the press lane, after the modal has closed."""
+
+    async def post() -> None:
+        placed = await _old_copy(services, old)
+        where = _where(editor.installation, editor.user, placed)
+        await turns.post_edited(
             services,
-            adapter,
+            SlackAdapter(client, where, audit_channel=services.audit_channel),
             proposal,
             caller=caller,
-            conversation=conversation,
-            installation=adapter.where.installation,
-        ),
-        name=f"edit by {adapter.where.user}",
-    )
+            conversation=placed.conversation if placed is not None else None,
+            installation=editor.installation,
+        )
+
+    services.tasks.press(post(), name=f"edit by {editor.user}")
+
+
+async def _old_copy(services: Services, card_id: str) -> Placement | None:
+    """The old card's first Slack copy, waiting up to ``_COPY_WAIT_S`` while it has none.
+
+    Edit can be pressed on a card its turn is still recording: read at once, the card had no
+    copy yet, and the edited card went to the editor's DM while the person watched the thread.
+    """
+    deadline = time.monotonic() + _COPY_WAIT_S
+    while True:
+        record = await services.registry.card(card_id)
+        found = first(record, Platform.SLACK)
+        if found is not None or record is None or record.posting is not None:
+            return found
+        if time.monotonic() >= deadline:
+            log.info("edited_card_old_unrecorded", card_id=card_id)
+            return None
+        await asyncio.sleep(_COPY_POLL_S)
 
 
 def _where(installation: str, user: str, old: object) -> Where:

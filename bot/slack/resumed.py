@@ -1,4 +1,4 @@
-"""Finishes the cards of a Slack turn a killed process started: each recorded, every copy sent, once; never posts a card again.
+"""Finishes the cards of a Slack turn a killed process started: each recorded, every copy sent, once; never posts a card twice.
 
 A turn records the cards it proposed in its inbox row before it posts any (``Inbox.proposed``).
 Killed while they went out, it left a card posted and never recorded (its live buttons outlived
@@ -7,8 +7,9 @@ came), and its message was taken for answered. Whoever answers that message agai
 each card here: a card's message found in its thread is recorded as its first copy, and each
 person it is issued to who has no recorded copy gets one, unless their DM already holds it (a
 copy sent and not recorded), which is recorded instead. Nothing is posted where Slack already
-holds it. A card that never reached its thread is not posted from here (its turn's words and
-its token went with the process); the person is told to ask again (``SlackRoutes.resume``).
+holds it. A card that never reached its thread is posted from here, signed anew from the
+stored card (``bot.turns.again``); one nobody could press any more (decided, replaced, past its
+time) is not, and the person is told to ask again (``SlackRoutes.resume``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from bot.slack.adapter import SlackAdapter
 from bot.slack.blocks import APPROVE_ACTION, card_id_of_block
 from bot.slack.outbound import slack_error
 from bot.turns import Turn
+from bot.turns.again import post_again
 from tools import Caller
 
 __all__ = ["finish_cards"]
@@ -53,10 +55,20 @@ async def finish_cards(
             continue
         done.add(card.card_id)
         if adapter.here(card.placements) is None:
-            card = await _record_posted(services, adapter, card, caller, turn)
-        if card is None:
-            everywhere = False
-            continue
+            found = await _record_posted(services, adapter, card, caller, turn)
+            if found is None:
+                # Never reached the thread: posted now, its copies with it, or the person is
+                # told it was lost when nobody could press it any more.
+                everywhere &= await post_again(
+                    services,
+                    adapter,
+                    card,
+                    caller=caller,
+                    conversation=turn.conversation,
+                    installation=where.installation,
+                )
+                continue
+            card = found
         await _send_missing(services, adapter, card, caller)
     return everywhere
 

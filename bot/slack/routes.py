@@ -159,15 +159,17 @@ class SlackRoutes:
         # A delivery already claimed was another event's turn (a mention in the bot's thread
         # arrives as message.channels too, unkept): answered again, this one was a duplicate
         # and its row stayed unanswered, taken anew by every process that started.
-        claimed = kept.started or await receipts.taken(self.services.db, kept.key)
-        if claimed and kept.cards:
-            # Killed while its cards went out: each is finished (recorded, its copies sent),
-            # and the person told to ask again for one that never reached the thread.
+        if kept.cards:
+            # Killed (or cut off by the database) while its cards went out: each is finished
+            # (recorded, posted, its copies sent), and the person told to ask again for one
+            # nobody can press any more. Its cards were recorded by the turn that claimed it,
+            # so it is never answered from the start: that made a second card for one mention.
             if not await finish_cards(self.services, adapter, turn, kept.cards):
                 await adapter.post(texts.message_lost())
             await self.services.inbox.answered(kept.key, last=True)
             log.info("message_cards_finished", key=kept.key, cards=len(kept.cards))
             return
+        claimed = kept.started or await receipts.taken(self.services.db, kept.key)
         if claimed and await _replied(client, where):
             # Answered, killed before the answer was marked: telling it lost answered it twice.
             await self.services.inbox.answered(kept.key, last=True)

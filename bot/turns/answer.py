@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from structlog.contextvars import bound_contextvars
 
 from bot import identity
-from bot.adapter import Adapter, Steps, stream_of
+from bot.adapter import Adapter, Steps, Stream, stream_of
 from bot.cards import wording
 from bot.cards.answered import Answer
 from bot.presses.ladder import DATABASE_DOWN
@@ -261,6 +261,13 @@ async def _run(
             steps=steps,
             stream=Settling(stream, typing) if stream is not None else None,
         )
+    except DATABASE_DOWN as unreachable:
+        # A tool found the database down before any card was made: nothing to keep or post.
+        log.warning("turn_failed_database", error=type(unreachable).__name__, replied=False)
+        if stream is not None:
+            await closed(stream)
+        await adapter.post(adapter.words.message_database_unreachable())
+        return
     except Exception:  # any model failure becomes a polite answer; logged in full
         log.exception("assistant_failed")
         if stream is not None:
@@ -272,28 +279,60 @@ async def _run(
     # Kept before anything is posted: a kill while the cards go out leaves the message to
     # whoever answers it again, who finishes them (``bot.runtime.inbox``).
     try:
-        await services.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
+        kept = await services.inbox.proposed(turn.kept, [p.card_id for p in reply.proposals])
     except DATABASE_DOWN as unreachable:
         # Nothing is out yet, and its cards could not be recorded as posted either: the
         # person is told to send it again (the indicator has settled, so ``answer`` would not).
         log.warning("turn_failed_database", error=type(unreachable).__name__, replied=False)
         await adapter.post(adapter.words.message_database_unreachable())
         return
+    try:
+        await _post_answer(
+            services,
+            adapter,
+            turn,
+            caller,
+            text=reply.text,
+            proposals=reply.proposals,
+            stream=stream,
+        )
+    except DATABASE_DOWN as unreachable:
+        # The database went down while the cards went out: a card posted and not recorded, or
+        # not posted under words saying it is below. With its cards kept, the message is left
+        # to the sweep, which finishes them once the database is back; else nothing can, and
+        # the person is told to send it again rather than wait.
+        log.warning("turn_cards_cut", error=type(unreachable).__name__, left=kept)
+        if kept:
+            services.inbox.release(turn.kept)
+        else:
+            await adapter.post(adapter.words.message_database_unreachable())
+
+
+async def _post_answer(
+    services: Services,
+    adapter: Adapter,
+    turn: Turn,
+    caller: Caller,
+    *,
+    text: str,
+    proposals: Sequence[Proposal],
+    stream: Stream | None,
+) -> None:
+    """Posts the model's words (ending its stream) and then its cards."""
     # The stream ends before anything else is posted: the cards come after the words.
     shown = await closed(stream) if stream is not None else ""
-    rest = unshown(reply.text, shown)
+    rest = unshown(text, shown)
     posted = stream.message if shown and stream is not None else None
     if rest:
         posted = await adapter.post(adapter.words.reply(rest)) or posted
-    if (shown or rest) and not reply.proposals:
+    if (shown or rest) and not proposals:
         # Answered from here on. A turn with cards is answered once they are all out: marked
         # here, a kill while they were posted left a card or a manager's copy unsent for good.
         await services.inbox.answered(turn.kept)
-    log.info("answered", proposals=len(reply.proposals), streamed=len(shown))
-    proposals = reply.proposals
+    log.info("answered", proposals=len(proposals), streamed=len(shown))
     # The answer is edited once its card is decided; with several cards under it, no one
     # card's decision could say what became of them all, and it is left as it is.
-    above = Answer.of(posted, reply.text)
+    above = Answer.of(posted, text)
     alone = await post_turn_cards(
         services,
         adapter,

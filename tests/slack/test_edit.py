@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
+from bot.turns import posting
 from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, said
-from tests.support.slack_requests import block_action, event, message, view_submission
+from tests.support.slack_requests import block_action, event, form, message, view_submission
 from tools.cards.record import CardStatus
 from tools.toolsets.merchant.models import Order, Refund
 
@@ -206,3 +209,47 @@ async def test_an_edit_press_with_a_token_that_does_not_hold_is_answered(bot: Bo
     await bot.interact(payload)
     assert bot.slack.called("views.open") == []
     assert any("not valid" in text for text in bot.ephemerals("UARJUN"))
+
+
+async def test_an_edit_pressed_while_its_card_is_recorded_goes_to_the_cards_thread(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arjun presses Edit on his card while its turn is still recording where it was posted:
+    the edited card went to his DM, and he waited in the thread for a card that never came.
+    It is posted in the thread, under the old card, which reads replaced."""
+    posted, recorded, attach = asyncio.Event(), asyncio.Event(), posting.cards.attach
+
+    async def slow_attach(*args: Any, **kwargs: Any) -> Any:
+        posted.set()  # in the thread, not yet recorded
+        await recorded.wait()
+        return await attach(*args, **kwargs)
+
+    monkeypatch.setattr(posting.cards, "attach", slow_attach)
+    order = await _order(bot)
+    ts = bot.ts()
+    asked = f"<@UBOT> refund order {order.id} 300"
+    mention = message("UARJUN", asked, channel=CHANNEL, ts=ts, kind="app_mention")
+    await bot.post(json.dumps(event(mention)), "application/json")
+    await posted.wait()
+    [old] = bot.cards()
+    button = next(e for e in old.blocks[-1]["elements"] if e["action_id"] == "card_edit")
+    press = block_action(
+        "UARJUN",
+        action_id="card_edit",
+        value=button["value"],
+        block_id=old.blocks[-1]["block_id"],
+        channel=CHANNEL,
+        message_ts=old.ts,
+        thread_ts=ts,
+    )
+    await bot.post(form(press), "application/x-www-form-urlencoded")
+    [opened] = bot.slack.called("views.open")
+    submitted = view_submission("UARJUN", opened["view"], values=_amount("200"))
+    await bot.post(form(submitted), "application/x-www-form-urlencoded")
+    recorded.set()
+    await bot.settle()
+
+    new = [c for c in bot.cards() if c.ts != old.ts]
+    assert [(c.channel, c.thread_ts) for c in new] == [(CHANNEL, ts)]
+    assert bot.cards(bot.dm("UARJUN")) == []
+    assert "Replaced by an edited card" in said(bot.shown(old).blocks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from bot.sandbox import Message
 from bot.slack import texts
 from bot.slack.adapter import SlackAdapter
 from bot.turns import posting
-from tests.slack.conftest import CHANNEL, Bot, buttons, card_id
+from tests.slack.conftest import CHANNEL, Bot, buttons, card_id, request_status
 from tools import ProcessLease
 from tools.db import INBOX, Database
 
@@ -151,16 +152,75 @@ async def test_a_card_posted_and_never_recorded_is_recorded_not_posted_again(
     assert buttons(bot.shown(card).blocks) == []
 
 
-async def test_a_turn_killed_before_its_card_was_posted_tells_the_person(
+async def test_a_turn_killed_before_its_card_was_posted_has_it_posted_once(
     bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Killed after its words and before its card: Arjun read the answer and waited for a
-    card that never came, in silence (soak: 'a card for approve request 1048' unseen). He is
-    told it was lost and to send it again, once."""
+    """Killed after its words and before its card: Arjun read "waiting on the card below", and
+    was then told to send it again (answered twice, and no card). The process answering it
+    again posts the card itself, once, and his Approve on it runs the write."""
     monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
     thread = await bot.mention("UARJUN", "approve request 1")
     monkeypatch.undo()
     assert bot.cards() == []
+
+    await _resumed(bot, db)
+
+    [card] = bot.cards()
+    assert card.thread_ts == thread
+    assert texts.message_lost() not in _said(bot, thread)
+    assert len(placements_of(await bot.registry.card(card_id(card)))) == 1
+    assert await bot.press("UARJUN", card) == 200
+    assert await request_status(bot, 1) == "approved"
+    assert buttons(bot.shown(card).blocks) == []
+
+
+async def test_a_routed_card_never_posted_is_posted_with_the_managers_copies(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ravi's card, routed to the managers, never reached the thread: it is posted there, Arjun
+    and Meera each get one copy, and Meera's Approve from hers updates every copy."""
+    monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
+    thread = await bot.mention("URAVI", "approve request 1")
+    monkeypatch.undo()
+
+    await _resumed(bot, db)
+
+    [card] = bot.cards()
+    copies = await _copies(bot, card)
+    assert all(len(found) == 1 for found in copies.values()), copies
+    assert texts.message_lost() not in _said(bot, thread)
+    assert await bot.press("UMEERA", copies["UMEERA"][0]) == 200
+    assert await request_status(bot, 1) == "approved"
+    for shown in (card, *(found[0] for found in copies.values())):
+        assert buttons(bot.shown(shown).blocks) == [], shown.channel
+
+
+async def test_a_card_of_several_never_posted_is_posted_whole(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "approve requests 1 and 2" killed before its one card went: that card, one Approve for
+    both, is posted, and pressing it approves both."""
+    monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    monkeypatch.undo()
+
+    await _resumed(bot, db)
+
+    [card] = bot.cards()
+    assert await bot.press("UARJUN", card) == 200
+    assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
+    assert buttons(bot.shown(card).blocks) == []
+
+
+async def test_a_card_past_its_time_is_not_posted_and_the_person_is_told(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its card expired before anyone answered the message again: nobody could press it, so
+    none is posted, and Arjun is told it was lost and to send it again, once."""
+    monkeypatch.setattr(SlackAdapter, "post_card", _killed(SlackAdapter.post_card))
+    thread = await bot.mention("UARJUN", "approve request 1")
+    monkeypatch.undo()
+    bot.clock.step(timedelta(minutes=31))
 
     await _resumed(bot, db)
 
@@ -183,3 +243,85 @@ async def test_a_turn_whose_cards_cannot_be_kept_tells_the_person(
 
     assert bot.cards() == []
     assert _said(bot, thread) == [texts.message_database_unreachable()]
+
+
+def _down_once(work: Callable[..., Any]) -> Callable[..., Any]:
+    """``work``, refused once by a database restarting, then through."""
+    calls = 0
+
+    async def refused(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ConnectionRefusedError("the database is restarting")
+        return await work(*args, **kwargs)
+
+    return refused
+
+
+async def test_a_card_posted_as_the_database_went_down_is_recorded_by_the_next_sweep(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ravi's card reached the thread and the database went down before it was recorded: the
+    message was marked answered and nobody finished it, so the card kept live buttons after
+    its decision and the managers never got their copies. Once the database is back, this
+    process's next sweep records it and sends each manager one copy."""
+    monkeypatch.setattr(posting.cards, "attach", _down_once(posting.cards.attach))
+    thread = await bot.mention("URAVI", "approve request 1")
+    [card] = bot.cards()
+    assert placements_of(await bot.registry.card(card_id(card))) == ()
+
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
+    await bot.settle()
+
+    assert await _unanswered(db) == 0
+    assert bot.cards() == [card]
+    assert len(placements_of(await bot.registry.card(card_id(card)))) == 3
+    assert texts.message_lost() not in _said(bot, thread)
+    copies = await _copies(bot, card)
+    assert await bot.press("UMEERA", copies["UMEERA"][0]) == 200
+    for shown in (card, *(found[0] for found in copies.values())):
+        assert buttons(bot.shown(shown).blocks) == [], shown.channel
+    assert await answer_left(bot.services.inbox, bot.mounted) == 0
+
+
+async def test_a_card_not_posted_as_the_database_went_down_is_posted_by_the_next_sweep(
+    bot: Bot, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "approve requests 1 and 2": the words went out and the database went down before their
+    card could be made, and Arjun waited on "the card below" in silence. The next sweep posts
+    his cards (each its own, as they were never grouped), and approving them runs both."""
+    monkeypatch.setattr(bot.registry.batches, "bundle", _down_once(bot.registry.batches.bundle))
+    await bot.mention("UARJUN", "approve requests 1 and 2")
+    monkeypatch.undo()
+    assert bot.cards() == []
+
+    assert await answer_left(bot.services.inbox, bot.mounted) == 1
+    await bot.settle()
+
+    assert await _unanswered(db) == 0
+    cards = bot.cards()
+    assert len(cards) == 2  # each on its own: they were never grouped
+    for card in cards:
+        assert await bot.press("UARJUN", card) == 200
+    assert [await request_status(bot, n) for n in (1, 2)] == ["approved", "approved"]
+
+
+async def test_a_tool_that_finds_the_database_down_tells_the_person_to_send_it_again(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database went down as the model looked request 1 up: Arjun read "something went
+    wrong on my side", which never said what or that sending it again would do. He is told
+    the database is unreachable and to send it again, and the next ask gets its card."""
+
+    async def down(*_: Any, **__: Any) -> None:
+        raise ConnectionRefusedError("the database is restarting")
+
+    monkeypatch.setattr(bot.registry, "call", down)
+    thread = await bot.mention("UARJUN", "approve request 1")
+    monkeypatch.undo()
+
+    assert bot.cards() == []
+    assert _said(bot, thread) == [texts.message_database_unreachable()]
+    await bot.mention("UARJUN", "approve request 1")
+    assert len(bot.cards()) == 1

@@ -20,6 +20,7 @@ from tools.batches.deciding import BatchDecision
 from tools.batches.grouping import Batch, BatchRecord
 from tools.caller import Caller
 from tools.cards.record import CardRecord, Issuee
+from tools.cards.tokens import BatchClaims, CardClaims
 from tools.deps import EngineDeps
 from tools.keeping import showing, sweeping
 from tools.keeping.reconcile import reconcile
@@ -38,6 +39,17 @@ class Showing:
 
     def __init__(self, deps: EngineDeps) -> None:
         self._deps = deps
+
+    def token_of(self, card: CardRecord) -> str:
+        """The card's token signed anew from the stored card: the same claims, so it verifies as
+        the one first minted (for posting a card whose first post never went out)."""
+        claims = CardClaims(card.card_id, card.tool, card.userid, card.tenantid, card.digest)
+        return self._deps.signer.mint(claims)
+
+    def batch_token_of(self, batch: BatchRecord) -> str:
+        """A batch's token signed anew from the stored batch, as ``token_of`` for one card."""
+        claims = BatchClaims(batch.batch_id, batch.userid, batch.tenantid, batch.digest)
+        return self._deps.signer.mint_batch(claims)
 
     async def take(self, card_id: str) -> CardRecord | None:
         """Takes the showing of a decided card for this process; see ``tools.keeping.showing.take``."""
