@@ -82,13 +82,9 @@ def _on_press(services: Services, verb: presses.Verdict) -> Listener:
                 log.warning("approve_confirm_database_down", error=type(unreachable).__name__)
                 await adapter.post_privately(adapter.words.database_unreachable())
                 return
-        key = await keep_press(services, adapter.where, press, trigger=body.get("trigger_id"))
-        redraw = _ephemeral_list(body)
-        presser = caller_of(context)
-        work = answered_after(
-            services, key, lambda: decide(services, adapter, press, presser, redraw=redraw)
+        await _kept_then_decided(
+            services, adapter, press, body, context, redraw=_ephemeral_list(body)
         )
-        services.tasks.press(work, name=f"{verb} by {press.user}")
 
     return on_press
 
@@ -134,11 +130,7 @@ def _on_reject_submit(services: Services) -> Listener:
     ) -> None:
         await ack()
         where, press = _rejection(installation_of(context), body, view)
-        adapter = _adapter(services, client, where)
-        key = await keep_press(services, where, press, trigger=body.get("trigger_id"))
-        presser = caller_of(context)
-        work = answered_after(services, key, lambda: decide(services, adapter, press, presser))
-        services.tasks.press(work, name=f"reject by {press.user}")
+        await _kept_then_decided(services, _adapter(services, client, where), press, body, context)
 
     return on_reject_submit
 
@@ -155,13 +147,28 @@ def _on_approve_submit(services: Services) -> Listener:
     ) -> None:
         await ack()
         where, press = approving.submitted(installation_of(context), body, view)
-        adapter = _adapter(services, client, where)
-        key = await keep_press(services, where, press, trigger=body.get("trigger_id"))
-        presser = caller_of(context)
-        work = answered_after(services, key, lambda: decide(services, adapter, press, presser))
-        services.tasks.press(work, name=f"approve by {press.user}")
+        await _kept_then_decided(services, _adapter(services, client, where), press, body, context)
 
     return on_approve_submit
+
+
+async def _kept_then_decided(
+    services: Services,
+    adapter: SlackAdapter,
+    press: presses.Press,
+    body: dict[str, Any],
+    context: AsyncBoltContext,
+    *,
+    redraw: str | None = None,
+) -> None:
+    """Keeps the press in the inbox (a process killed after the ack leaves it to another),
+    then decides it in the press lane as the request's caller and marks it answered."""
+    key = await keep_press(services, adapter.where, press, trigger=body.get("trigger_id"))
+    presser = caller_of(context)
+    work = answered_after(
+        services, key, lambda: decide(services, adapter, press, presser, redraw=redraw)
+    )
+    services.tasks.press(work, name=f"{press.verb} by {press.user}")
 
 
 def _adapter(services: Services, client: AsyncWebClient, where: Where) -> SlackAdapter:
