@@ -220,7 +220,9 @@ def _messages(found: Findings, slack: SoakSlack, tally: Tally) -> None:
         replies = [
             m for m in thread if id(m) not in cards and not m.ephemeral_to and not m.reply_broadcast
         ]
-        if not replies:
+        if not replies and not any(id(m) in cards for m in thread):
+            # A card alone answers it: a turn killed before its words had its card posted by
+            # whoever finished it (the words went with the process; the card says what it is).
             found.lost.append(f"{said.text!r} from {said.user} ({said.ts})")
         elif len(replies) > 1:
             said_back = " | ".join(m.text[:60] for m in replies)
